@@ -1,0 +1,138 @@
+"""Section kinds → text: the cached prompt prefix, incremental context, floop behaviour tiers.
+
+Cache states model the agent's own caches (passepartout): a prefix *hit* means the prefix inputs are
+unchanged since the previous turn, so a provider's prompt cache would hit too; context is *reused*
+while focus, scope and memory content are unchanged, and *skipped* on heartbeat/delegation turns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tokenbox.core import behaviors
+from tokenbox.core.model import Section, Session
+
+SKIPPING_SENSORS = ("heartbeat", "delegation")
+
+
+def digest(*parts: object) -> str:
+    """A stable digest of JSON-serialisable parts (never Python's salted ``hash``)."""
+    payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return hashlib.blake2b(payload.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def prefix_text(section: Section) -> str:
+    """``IDENTITY: {assistant_name}{identity}{feedback}`` + blank line + ``TOOLS:`` + newline + tools."""
+    return f"IDENTITY: {section.assistant_name}{section.identity}{section.feedback}\n\nTOOLS:\n{section.tools}"
+
+
+def context_text(section: Section) -> str:
+    """The awareness block rendered from focus, scope and memory (and any literal text)."""
+    lines = []
+    if section.foveal_focus is not None:
+        lines.append(f"FOCUS: {section.foveal_focus}")
+    if section.scope is not None:
+        lines.append(f"SCOPE: {section.scope}")
+    if section.memory:
+        lines.append("MEMORY:")
+        lines.extend("- " + item.replace("\n", "\n  ") for item in section.memory)
+    if section.text:
+        lines.append(section.text)
+    return "\n".join(lines)
+
+
+@dataclass
+class AssemblyState:
+    """What the agent's caches hold after a turn: per section id, the digest of the last inputs."""
+
+    prefix: dict[str, str] = field(default_factory=dict)
+    context: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Assembled:
+    """A section's text for this turn, before layout."""
+
+    section: Section
+    text: str
+    skipped: bool = False
+    tiers: list[behaviors.Tier] | None = None
+
+
+@dataclass
+class Assembly:
+    """Every section of a turn assembled, with the cache states of that turn."""
+
+    parts: list[Assembled]
+    prefix_cache: str  # hit | miss | none
+    context_cache: str  # reused | rebuilt | skipped | none
+
+
+class Assembler:
+    """Assembles turns, caching prefix and context text by the digest of their inputs."""
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self.count = count
+        self._prefix_texts: dict[str, str] = {}
+        self._context_texts: dict[str, str] = {}
+        self._behavior_tiers: dict[str, list[behaviors.Tier]] = {}
+
+    def assemble(self, session: Session, state: AssemblyState, *, texts: bool = True) -> Assembly:
+        """Assemble one turn, updating ``state`` (the agent's caches) as the agent would.
+
+        With ``texts=False`` only the cache states are advanced (replaying earlier turns).
+        """
+        parts: list[Assembled] = []
+        prefix_states: list[str] = []
+        context_states: list[str] = []
+        for section in session.sections:
+            kind = section.kind
+            if kind == "prefix":
+                key = digest(section.assistant_name, section.identity, section.feedback, section.tools)
+                prefix_states.append("hit" if state.prefix.get(section.id) == key else "miss")
+                state.prefix[section.id] = key
+                if not texts:
+                    continue
+                text = self._prefix_texts.get(key)
+                if text is None:
+                    text = self._prefix_texts[key] = prefix_text(section)
+                parts.append(Assembled(section, text))
+            elif kind == "context":
+                if session.sensor in SKIPPING_SENSORS:
+                    context_states.append("skipped")
+                    parts.append(Assembled(section, "", skipped=True))
+                    continue
+                key = digest(section.foveal_focus, section.scope, list(section.memory), section.text)
+                context_states.append("reused" if state.context.get(section.id) == key else "rebuilt")
+                state.context[section.id] = key
+                if not texts:
+                    continue
+                text = self._context_texts.get(key)
+                if text is None:
+                    text = self._context_texts[key] = context_text(section)
+                parts.append(Assembled(section, text))
+            elif not texts:
+                continue
+            elif kind == "behaviors":
+                key = digest([(b.name, b.kind, b.activation, b.content, b.summary, list(b.tags)) for b in section.items], section.budget)
+                tiers = self._behavior_tiers.get(key)
+                if tiers is None:
+                    tiers, _ = behaviors.fit_budget(section.items, section.budget, self.count)
+                    self._behavior_tiers[key] = tiers
+                parts.append(Assembled(section, behaviors.render(section.items, tiers), tiers=list(tiers)))
+            else:
+                parts.append(Assembled(section, section.text or ""))
+        return Assembly(parts, _combine(prefix_states, ("miss", "hit")), _combine(context_states, ("rebuilt", "reused", "skipped")))
+
+
+def _combine(states: list[str], severity: tuple[str, ...]) -> str:
+    """One state for several sections: the first of ``severity`` that any section has."""
+    if not states:
+        return "none"
+    for state in severity:
+        if state in states:
+            return state
+    return states[0]

@@ -1,0 +1,239 @@
+"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``.
+
+Exit codes: 0 fits (or ok), 1 critical overflow / over the gate, 2 bad input. Every error is one
+line on stderr, ``tokenbox: error: FILE:LINE:COL: problem (remedy)``, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from fractions import Fraction
+
+from tokenbox.core.errors import BadInput, ConfigError, TokenboxError
+from tokenbox.core.textsafe import printable
+
+EXIT_OK, EXIT_OVER, EXIT_BAD = 0, 1, 2
+MAX_FLAG = 10**9
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageError(message)
+
+
+def _positive(text: str) -> int:
+    value = text.strip()
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_FLAG:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to {MAX_FLAG}")
+    return int(value)
+
+
+def _non_negative(text: str) -> int:
+    value = text.strip()
+    if not value.isascii() or not value.isdigit() or int(value) > MAX_FLAG:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 to {MAX_FLAG}")
+    return int(value)
+
+
+def _turn(text: str) -> int:
+    value = text.strip()
+    body = value[1:] if value.startswith("-") else value
+    if not body.isascii() or not body.isdigit() or int(value) == 0 or abs(int(value)) > MAX_FLAG:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a turn number (1-based; negative counts from the end)")
+    return int(value)
+
+
+def _size(text: str) -> int:
+    value = text.strip().upper()
+    units = {"K": 1024, "M": 1024**2, "G": 1024**3}
+    factor = 1
+    if value.endswith("B"):
+        value = value[:-1]
+    if value and value[-1] in units:
+        factor = units[value[-1]]
+        value = value[:-1]
+    if not value.isascii() or not value.isdigit() or int(value) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 64M)")
+    return int(value) * factor
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="tokenbox",
+        description="Plan, render and gate LLM prompt sessions with a deterministic token-budget layout.",
+        epilog="Exit codes: 0 fits, 1 critical overflow or over the context gate, 2 bad input.",
+    )
+    parser.add_argument("--version", action="version", version=f"tokenbox {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def session_command(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("file", metavar="FILE", help="session file: .yaml/.yml, .json or .jsonl")
+        sub.add_argument("--budget", type=_positive, metavar="N", help="context window (max_ctx) in tokens")
+        sub.add_argument("--tokenizer", metavar="NAME", help="tokenizer name (see `tokenbox tokenizers`)")
+        sub.add_argument("--turn", type=_turn, metavar="K", help="turn of a .jsonl log (1-based; -1 = newest)")
+        sub.add_argument("--max-file-size", type=_size, metavar="SIZE", help="refuse bigger files (default 64M)")
+        return sub
+
+    plan = session_command("plan", "plan a session: per-section tokens, actions and the trim trace")
+    plan.add_argument("--json", action="store_true", help="print the plan JSON (tokenbox.plan/1)")
+    plan.add_argument("--trimming", choices=("tokenbox", "progressive"), help="override the trimming policy")
+    render = session_command("render", "print the rendered context, byte-exact")
+    render.add_argument("--trimming", choices=("tokenbox", "progressive"), help="override the trimming policy")
+    check = session_command("check", "pre-send gate: untrimmed tokens + reserve_out must fit max_ctx × (1 - headroom)")
+    check.add_argument("--reserve-out", type=_non_negative, metavar="N", help="tokens kept free for the reply")
+    check.add_argument("--allow-over-context", action="store_true", help="warn instead of failing when over")
+    commands.add_parser("tokenizers", help="list the tokenizers", description="List every tokenizer.")
+    return parser
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("tokenbox")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
+        return "0+unknown"
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"tokenbox: error: {message}\n")
+    return EXIT_BAD
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``tokenbox``; returns the exit code (and exits with it when run as a script)."""
+    code = _main(list(sys.argv[1:] if argv is None else argv))
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+def _main(argv: list[str]) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as exc:
+        return _fail(f"{printable(str(exc))} (see `tokenbox --help`)")
+    if not args.command:
+        parser.print_help(sys.stderr)
+        return EXIT_BAD
+    try:
+        if args.command == "tokenizers":
+            return _tokenizers()
+        return _session_command(args)
+    except BadInput as exc:
+        return _fail(str(exc))
+    except TokenboxError as exc:
+        return _fail(printable(str(exc)))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_OK
+    except MemoryError:
+        return _fail("out of memory (the session is too large for this machine)")
+    except RecursionError:
+        return _fail("input nested too deeply (flatten the session)")
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+def _session_command(args: argparse.Namespace) -> int:
+    from tokenbox.core.engine import Engine
+    from tokenbox.core.session import load_session
+
+    engine = Engine()
+    max_bytes = args.max_file_size or engine.settings.max_file_size
+    session = load_session(args.file, args.turn, max_bytes=max_bytes)
+    if args.command == "check":
+        return _check(engine, session, args)
+    plan = engine.plan(session, args.budget, args.tokenizer, trimming=getattr(args, "trimming", None))
+    if args.command == "render":
+        if not plan.ok:
+            sys.stderr.write(f"tokenbox: {printable(session.path)}: ContextCriticalOverflow: {printable(plan.error['message'])}\n")  # type: ignore[index]
+            return EXIT_OVER
+        sys.stdout.buffer.write(plan.render().encode("utf-8"))
+        sys.stdout.flush()
+        return EXIT_OK
+    if args.json:
+        sys.stdout.write(json.dumps(plan.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        from tokenbox.core.report import plan_table
+
+        sys.stdout.write(plan_table(plan))
+    sys.stdout.flush()
+    if not plan.ok:
+        sys.stderr.write(f"tokenbox: {printable(session.path)}: ContextCriticalOverflow: {printable(plan.error['message'])}\n")  # type: ignore[index]
+        return EXIT_OVER
+    return EXIT_OK
+
+
+def _check(engine, session, args: argparse.Namespace) -> int:
+    resolved = engine.resolve(session, budget=args.budget, tokenizer=args.tokenizer, reserve_out=args.reserve_out)
+    counter = engine.counter(resolved.tokenizer)
+    plan = engine.plan(session, args.budget, args.tokenizer, reserve_out=args.reserve_out)
+    tokens = plan.tokens_before
+    limit = resolved.max_ctx * (1 - Fraction(repr(float(resolved.headroom))))
+    approx = "" if counter.tokenizer.exact else "≈"
+    numbers = (
+        f"{approx}{tokens} tokens + {resolved.reserve_out} reserve_out "
+        f"{'>' if tokens + resolved.reserve_out > limit else '<='} {_fmt(limit)} "
+        f"(max_ctx {resolved.max_ctx} × (1 - headroom {resolved.headroom}), {resolved.tokenizer})"
+    )
+    where = printable(session.path)
+    if tokens + resolved.reserve_out > limit:
+        if args.allow_over_context:
+            sys.stderr.write(f"tokenbox: warning: {where}: over context, allowed by --allow-over-context: {numbers}\n")
+            return EXIT_OK
+        sys.stderr.write(f"tokenbox: check failed: {where}: over context: {numbers} (trim the session or pass --allow-over-context)\n")
+        return EXIT_OVER
+    sys.stdout.write(f"ok: {where}: {numbers}\n")
+    return EXIT_OK
+
+
+def _fmt(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):.2f}"
+
+
+def _tokenizers() -> int:
+    from tokenbox.core.tokenizers import default_registry
+
+    registry = default_registry()
+    rows = []
+    for entry in registry.entries():
+        version = entry.source
+        exact = "exact" if entry.exact else "approximate"
+        try:
+            tokenizer = registry.get(entry.name)
+            version = tokenizer.version
+            exact = "exact" if tokenizer.exact else "approximate"
+        except ConfigError as exc:
+            version = f"unavailable: {exc.problem}"
+        except BadInput as exc:
+            version = f"unavailable: {exc.problem}"
+        rows.append((entry.name, exact, printable(version)))
+    width = max(len(r[0]) for r in rows)
+    for name, exact, version in rows:
+        sys.stdout.write(f"{name:<{width}}  {exact:<11}  {version}\n")
+    for problem in registry.plugin_errors:
+        sys.stdout.write(f"# {printable(problem)}\n")
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

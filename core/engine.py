@@ -1,0 +1,156 @@
+"""``Engine``: plans sessions, keeping caches across calls so re-planning does only new work.
+
+Caches: token counts per tokenizer keyed by text, assembled prefix/context/behaviour text keyed by
+the digest of their inputs, lens results, and whole layouts keyed by their inputs. A ``.jsonl``
+turn replays the assembly of every earlier turn first, so its cache states are the real ones.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+
+from tokenbox.core.assembly import Assembler, AssemblyState
+from tokenbox.core.config import Resolved, Settings, load_settings, resolve
+from tokenbox.core.counting import TokenCounter
+from tokenbox.core.errors import BadInput, ContextCriticalOverflow, TokenizerError
+from tokenbox.core.layout import LayoutResult, LensCache, run_layout
+from tokenbox.core.model import Session
+from tokenbox.core.plan import Budget, Plan, SectionResult, TokenizerInfo
+from tokenbox.core.tokenizers import TokenizerRegistry, default_registry
+
+_LAYOUT_CACHE_LIMIT = 64
+
+
+class Engine:
+    """Plans sessions. Holds the caches; one engine can serve many sessions and budgets."""
+
+    def __init__(
+        self,
+        registry: TokenizerRegistry | None = None,
+        settings: Settings | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.registry = registry or default_registry()
+        self.settings = settings if settings is not None else load_settings(os.environ if environ is None else environ)
+        self._counters: dict[str, TokenCounter] = {}
+        self._assemblers: dict[str, Assembler] = {}
+        self._lens_cache = LensCache()
+        self._layouts: dict[tuple, LayoutResult | ContextCriticalOverflow] = {}
+
+    def counter(self, tokenizer: str) -> TokenCounter:
+        """The cached counter of tokenizer ``tokenizer`` (loading it on first use)."""
+        counter = self._counters.get(tokenizer)
+        if counter is None:
+            counter = self._counters[tokenizer] = TokenCounter(self.registry.get(tokenizer))
+        return counter
+
+    def resolve(self, session: Session, **overrides) -> Resolved:
+        """Budget and tokenizer for ``session`` after the precedence rules (errors carry the file position)."""
+        try:
+            resolved = resolve(session, self.settings, **overrides)
+        except BadInput as exc:
+            key = "model" if "model" in exc.problem else "tokenizer" if "tokenizer" in exc.problem else "budget"
+            line, col = session.position(key)
+            raise exc.located(session.path, line, col) from None
+        if resolved.tokenizer not in self.registry.names():
+            from_session = not overrides.get("tokenizer") and not self.settings.env_tokenizer and session.tokenizer
+            line, col = session.position("tokenizer") if from_session else (None, None)
+            raise TokenizerError(
+                f"unknown tokenizer {resolved.tokenizer!r}", f"known tokenizers: {', '.join(self.registry.names())}",
+                session.path if from_session else None, line, col,
+            )
+        return resolved
+
+    def plan(
+        self,
+        session: Session,
+        budget: int | None = None,
+        tokenizer: str | None = None,
+        *,
+        trimming: str | None = None,
+        reserve_out: int | None = None,
+    ) -> Plan:
+        """Plan one turn. ``budget`` overrides ``max_ctx``; ``tokenizer`` overrides the tokenizer name.
+
+        Raises ``BadInput`` subclasses for unusable settings; critical overflow is reported in the
+        plan (``plan.ok`` false, ``plan.error`` set), not raised.
+        """
+        resolved = self.resolve(session, budget=budget, tokenizer=tokenizer, trimming=trimming, reserve_out=reserve_out)
+        counter = self.counter(resolved.tokenizer)
+        assembler = self._assemblers.get(resolved.tokenizer)
+        if assembler is None:
+            assembler = self._assemblers[resolved.tokenizer] = Assembler(counter.count)
+        state = AssemblyState()
+        for earlier in session.history:
+            assembler.assemble(earlier, state, texts=False)
+        assembly = assembler.assemble(session, state)
+        key = (
+            resolved.tokenizer,
+            resolved.available,
+            resolved.trimming,
+            tuple((p.section, p.text, p.skipped, tuple(p.tiers) if p.tiers else None) for p in assembly.parts),
+        )
+        outcome = self._layouts.get(key)
+        if outcome is None:
+            try:
+                outcome = run_layout(assembly.parts, counter, resolved.available, resolved.trimming, self._lens_cache)
+            except ContextCriticalOverflow as exc:
+                outcome = exc
+            if len(self._layouts) >= _LAYOUT_CACHE_LIMIT:
+                self._layouts.pop(next(iter(self._layouts)))
+            self._layouts[key] = outcome
+        tokenizer_obj = counter.tokenizer
+        info = TokenizerInfo(resolved.tokenizer, bool(tokenizer_obj.exact), str(tokenizer_obj.version))
+        plan_budget = Budget(resolved.max_ctx, resolved.reserve_out, resolved.headroom, resolved.available)
+        common = dict(
+            session=session,
+            tokenizer=info,
+            budget=plan_budget,
+            prefix_cache=assembly.prefix_cache,
+            context_cache=assembly.context_cache,
+            trimming=resolved.trimming,
+            recorded=session.recorded,
+        )
+        if isinstance(outcome, ContextCriticalOverflow):
+            sections = tuple(
+                SectionResult(
+                    section=p.section,
+                    tokens_before=counter.count(p.text) if p.text else 0,
+                    tokens_after=counter.count(p.text) if p.text else 0,
+                    allotment=counter.count(p.text) if p.text else 0,
+                    action="skipped" if p.skipped else "kept",
+                    lenses=(),
+                    text_before=p.text,
+                    text_after=p.text,
+                )
+                for p in assembly.parts
+            )
+            total = counter.count_joined([p.text for p in assembly.parts if p.text])
+            return Plan(
+                sections=sections,
+                steps=(),
+                tokens_before=total,
+                tokens_after=total,
+                error={"kind": "ContextCriticalOverflow", "message": str(outcome)},
+                fixed_load=outcome.fixed_load,
+                **common,
+            )
+        return Plan(
+            sections=tuple(outcome.sections),
+            steps=tuple(outcome.steps),
+            tokens_before=outcome.tokens_before,
+            tokens_after=outcome.tokens_after,
+            fixed_load=outcome.fixed_load,
+            **common,
+        )
+
+    def plan_turns(self, turns: list[Session], **options) -> list[Plan]:
+        """Plan every turn of a log in order (each with the earlier ones as history)."""
+        plans = []
+        for index, turn in enumerate(turns):
+            session = turn if turn.history or index == 0 else replace(turn, history=tuple(turns[:index]))
+            plans.append(self.plan(session, **options))
+        return plans

@@ -1,0 +1,1 @@
+"""Importers for formats real agents write (registered with ``tokenbox.core.session`` on import)."""

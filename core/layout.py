@@ -1,0 +1,262 @@
+"""The Token Box Model (seed 000): fixed load, critical overflow, compression order, truncation,
+drops, the step trace and the expansion report. Two trimming policies:
+
+* ``tokenbox`` — section by section in compression order: its lenses, then truncation to
+  ``max(min, size - deficit)``, then a drop.
+* ``progressive`` — passepartout's levels: every section's lenses first, then truncations and drops.
+
+Both stop at the first step that brings the deficit to zero or below. Totals are exact counts of the
+rendered context, kept up to date incrementally by ``JoinedTotal``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from tokenbox.core import lenses
+from tokenbox.core.assembly import Assembled
+from tokenbox.core.behaviors import Tier
+from tokenbox.core.counting import JoinedTotal, TokenCounter
+from tokenbox.core.errors import ContextCriticalOverflow
+from tokenbox.core.lensspec import parse_lens
+from tokenbox.core.plan import SectionResult, Step
+
+_MIN_RETRIES = 8
+
+
+@dataclass
+class _Piece:
+    part: Assembled
+    text: str
+    tokens: int
+    tiers: list[Tier] | None
+    steps: list[str] = field(default_factory=list)  # ops applied
+    lenses: list[str] = field(default_factory=list)
+    cut: str = ""
+
+
+@dataclass
+class LayoutResult:
+    sections: list[SectionResult]
+    steps: list[Step]
+    tokens_before: int
+    tokens_after: int
+    fixed_load: int
+
+
+class LensCache:
+    """Lens results by (lens, text, tiers); bounded so a long-running app does not grow without end."""
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self.limit = limit
+        self._results: dict[tuple, lenses.LensResult] = {}
+
+    def apply(self, spec: str, piece: _Piece) -> lenses.LensResult:
+        key = (spec, piece.part.section.id if spec in ("summary",) else "", piece.text, tuple(piece.tiers) if piece.tiers else None)
+        result = self._results.get(key)
+        if result is None:
+            if len(self._results) >= self.limit:
+                self._results.clear()
+            result = self._results[key] = lenses.apply(spec, piece.part.section, piece.text, piece.tiers)
+        return result
+
+
+def fixed_load(parts: list[Assembled], counter: TokenCounter) -> int:
+    """Tokens of the critical sections rendered alone (their separators included)."""
+    return counter.count_joined([p.text for p in parts if p.section.critical and p.text])
+
+
+class _Layout:
+    def __init__(self, parts: list[Assembled], counter: TokenCounter, available: int, cache: LensCache) -> None:
+        self.counter = counter
+        self.available = available
+        self.cache = cache
+        self.pieces = [_Piece(p, p.text, counter.count(p.text) if p.text else 0, p.tiers) for p in parts]
+        self.joined = JoinedTotal(counter, [p.text for p in parts])
+        self.steps: list[Step] = []
+
+    @property
+    def deficit(self) -> int:
+        return self.joined.total - self.available
+
+    def _record(self, index: int, op: str, detail: str, before: int, note: str = "") -> None:
+        piece = self.pieces[index]
+        self.steps.append(
+            Step(
+                index=len(self.steps) + 1,
+                section=piece.part.section.id,
+                op=op,
+                detail=detail,
+                tokens_before=before,
+                tokens_after=piece.tokens,
+                deficit_after=self.deficit,
+                total_after=self.joined.total,
+                text_after=piece.text,
+                note=note,
+            )
+        )
+        piece.steps.append(op)
+
+    def _set_text(self, index: int, text: str) -> None:
+        piece = self.pieces[index]
+        piece.text = text
+        piece.tokens = self.counter.count(text) if text else 0
+        self.joined.replace(index, text)
+
+    def _shrunk(self, spec: str, name: str, piece: _Piece) -> lenses.LensResult | None:
+        """One application of a lens, or ``None`` when it would not shrink the section."""
+        if name != "demote":
+            result = self.cache.apply(spec, piece)
+            tokens = self.counter.count(result.text) if result.text else 0
+            return result if tokens < piece.tokens else None
+        # demote: move tiers down, lowest activation first, until the block actually shrinks
+        probe = _Piece(piece.part, piece.text, piece.tokens, piece.tiers)
+        notes = []
+        while True:
+            result = lenses.apply(spec, piece.part.section, probe.text, probe.tiers)
+            if result.tiers is None or result.tiers == probe.tiers:
+                return None
+            notes.append(result.note)
+            probe.text, probe.tiers = result.text, result.tiers
+            if not result.text or self.counter.count(result.text) < piece.tokens:
+                return lenses.LensResult(result.text, result.tiers, "; ".join(notes))
+
+    def lenses(self, index: int) -> None:
+        piece = self.pieces[index]
+        for spec in piece.part.section.strategy:
+            name, _ = parse_lens(spec)
+            # Re-apply while it keeps shrinking the section (idempotent lenses stop after one).
+            while piece.text and self.deficit > 0:
+                result = self._shrunk(spec, name, piece)
+                if result is None:
+                    break
+                before = piece.tokens
+                if result.tiers is not None:
+                    piece.tiers = result.tiers
+                self._set_text(index, result.text)
+                if spec not in piece.lenses:
+                    piece.lenses.append(spec)
+                self._record(index, "lens", spec, before, result.note)
+
+    def truncate(self, index: int) -> None:
+        piece = self.pieces[index]
+        section = piece.part.section
+        if not piece.text or self.deficit <= 0:
+            return
+        size = piece.tokens
+        target = max(section.min, size - self.deficit)
+        if target >= size or target <= 0:
+            return
+        source = piece.text
+        before = size
+        new = self._cut(source, target, section.min, section.keep)
+        if not new:
+            return
+        self._set_text(index, new)
+        # Joins can move by a token or two; keep cutting within this step while the deficit remains.
+        while self.deficit > 0 and piece.tokens > max(section.min, 1):
+            target = max(section.min, piece.tokens - self.deficit, 1)
+            if target >= piece.tokens:
+                target = piece.tokens - 1
+            if target < max(section.min, 1):
+                break
+            shorter = self._cut(source, target, section.min, section.keep)
+            if not shorter or shorter == piece.text:
+                break
+            self._set_text(index, shorter)
+        piece.cut = source[: len(source) - len(piece.text)] if section.keep == "tail" else source[len(piece.text) :]
+        self._record(index, "truncate", f"{section.keep}:{piece.tokens}", before)
+
+    def _cut(self, text: str, target: int, minimum: int, keep: str) -> str:
+        new = self.counter.truncate(text, target, keep)
+        extra = 1
+        while minimum and self.counter.count(new) < minimum and extra <= _MIN_RETRIES:
+            new = self.counter.truncate(text, target + extra, keep)
+            extra += 1
+        return new
+
+    def drop(self, index: int) -> None:
+        piece = self.pieces[index]
+        if not piece.text or self.deficit <= 0:
+            return
+        before = piece.tokens
+        piece.text = ""
+        piece.tokens = 0
+        self.joined.remove(index)
+        self._record(index, "drop", "drop", before)
+
+
+def run_layout(
+    parts: list[Assembled], counter: TokenCounter, available: int, policy: str, cache: LensCache
+) -> LayoutResult:
+    """Fit ``parts`` into ``available`` tokens; raise ``ContextCriticalOverflow`` if the critical ones cannot."""
+    critical_load = fixed_load(parts, counter)
+    if critical_load > available:
+        raise ContextCriticalOverflow(
+            critical_load,
+            available,
+            [(p.section.id, counter.count(p.text)) for p in parts if p.section.critical and p.text],
+        )
+    state = _Layout(parts, counter, available, cache)
+    before = state.joined.total
+    if state.deficit > 0:
+        order = sorted(
+            (i for i, p in enumerate(parts) if not p.section.critical and p.text),
+            key=lambda i: (parts[i].section.priority, -parts[i].section.shrink, i),
+        )
+        if policy == "progressive":
+            for i in order:
+                state.lenses(i)
+                if state.deficit <= 0:
+                    break
+            for i in order:
+                if state.deficit <= 0:
+                    break
+                state.truncate(i)
+                state.drop(i)
+        else:
+            for i in order:
+                state.lenses(i)
+                state.truncate(i)
+                state.drop(i)
+                if state.deficit <= 0:
+                    break
+    total = state.joined.total
+    return LayoutResult(_results(state, available, total), state.steps, before, total, critical_load)
+
+
+def _results(state: _Layout, available: int, total: int) -> list[SectionResult]:
+    growing = [p for p in state.pieces if p.part.section.grow > 0 and p.text]
+    grow_sum = sum((Fraction(p.part.section.grow) for p in growing), Fraction(0))
+    slack = max(0, available - total)
+    results = []
+    for piece in state.pieces:
+        section = piece.part.section
+        if piece.part.skipped:
+            action = "skipped"
+        elif "drop" in piece.steps or (piece.steps and not piece.text):
+            action = "dropped"
+        elif "truncate" in piece.steps:
+            action = "truncated"
+        elif piece.steps:
+            action = "compressed"
+        else:
+            action = "kept"
+        allotment = piece.tokens
+        if grow_sum and piece.text and section.grow > 0:
+            allotment += int(slack * Fraction(section.grow) / grow_sum)
+        results.append(
+            SectionResult(
+                section=section,
+                tokens_before=state.counter.count(piece.part.text) if piece.part.text else 0,
+                tokens_after=piece.tokens,
+                allotment=allotment,
+                action=action,
+                lenses=tuple(piece.lenses),
+                text_before=piece.part.text,
+                text_after=piece.text,
+                cut=piece.cut,
+            )
+        )
+    return results

@@ -1,0 +1,112 @@
+"""The validated session: what an agent is about to send, as sections with layout rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SENSORS = ("user-input", "tool-output", "heartbeat", "delegation")
+TRIMMING_POLICIES = ("tokenbox", "progressive")
+KEEP_ENDS = ("head", "tail")
+BEHAVIOR_KINDS = ("constraint", "directive", "procedure", "preference")
+
+
+@dataclass(frozen=True, slots=True)
+class Behavior:
+    """One learned behaviour of a ``behaviors`` section (floop)."""
+
+    name: str
+    kind: str
+    activation: float
+    content: str
+    summary: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One part of the prompt with its layout attributes (presets already applied)."""
+
+    id: str
+    kind: str
+    priority: int = 0
+    min: int = 0
+    grow: float = 0
+    shrink: float = 1
+    strategy: tuple[str, ...] = ()
+    keep: str = "head"
+    summary: str | None = None
+    text: str | None = None
+    assistant_name: str = ""
+    identity: str = ""
+    feedback: str = ""
+    tools: str = ""
+    foveal_focus: str | None = None
+    scope: str | None = None
+    memory: tuple[str, ...] = ()
+    budget: int | None = None
+    items: tuple[Behavior, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    line: int = 0
+    col: int = 0
+
+    @property
+    def critical(self) -> bool:
+        """Critical sections (``shrink == 0``) are never compressed, truncated or dropped."""
+        return self.shrink == 0
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSpec:
+    """Budget values as written in the session file; ``None`` means not set there."""
+
+    max_ctx: int | None = None
+    reserve_out: int | None = None
+    headroom: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedUsage:
+    """Token usage a provider reported for this turn (importers fill it in)."""
+
+    context_tokens: int
+    input_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    output_tokens: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "context_tokens": self.context_tokens,
+            "input_tokens": self.input_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One turn of a prompt session; ``history`` holds the earlier turns of a ``.jsonl`` log."""
+
+    sections: tuple[Section, ...]
+    path: str = "<session>"
+    name: str | None = None
+    model: str | None = None
+    tokenizer: str | None = None
+    budget: BudgetSpec = BudgetSpec()
+    sensor: str = "user-input"
+    trimming: str = "tokenbox"
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    turn: int = 1
+    turn_count: int = 1
+    line: int = 1
+    history: tuple[Session, ...] = field(default=(), compare=False, hash=False)
+    recorded: RecordedUsage | None = None
+    source_format: str = "tokenbox"
+    positions: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, hash=False)
+
+    def position(self, key: str) -> tuple[int | None, int | None]:
+        """Line and column of a top-level key as written (``None`` when unknown)."""
+        line, col = self.positions.get(key, (None, None))
+        return line, col

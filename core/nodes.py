@@ -1,0 +1,274 @@
+"""Parse YAML and JSON into a tree of values that remember their line and column.
+
+Validation needs positions for its messages, which neither ``json`` nor PyYAML's safe loader keep.
+JSON goes through a small recursive-descent parser (strings are scanned by the C ``scanstring``);
+YAML is composed with libyaml's ``CSafeLoader`` when present and converted node by node, so tags
+that would build Python objects, alias bombs and duplicate keys are refused before any value exists.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from tokenbox.core.errors import SessionError
+
+MAX_DEPTH = 64
+MAX_NODES = 2_000_000
+MAX_INT = 2**53
+
+try:
+    _YAML_LOADER: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml missing
+    _YAML_LOADER = yaml.SafeLoader
+
+
+@dataclass(slots=True)
+class Node:
+    """A parsed value with its 1-based position; mappings hold ``dict[str, Node]``, lists ``list[Node]``."""
+
+    value: Any
+    line: int
+    col: int
+
+    def plain(self) -> Any:
+        """The value with positions stripped, recursively."""
+        if isinstance(self.value, dict):
+            return {k: v.plain() for k, v in self.value.items()}
+        if isinstance(self.value, list):
+            return [v.plain() for v in self.value]
+        return self.value
+
+
+class _Lines:
+    """Offset → (line, column) for one text, computed only when a position is asked for."""
+
+    def __init__(self, text: str, first_line: int = 1, first_col: int = 1) -> None:
+        self.text = text
+        self.first_line = first_line
+        self.first_col = first_col
+        self._starts: list[int] | None = None
+
+    def at(self, offset: int) -> tuple[int, int]:
+        if self._starts is None:
+            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        index = bisect.bisect_right(self._starts, offset) - 1
+        col = offset - self._starts[index] + 1
+        if index == 0:
+            col += self.first_col - 1
+        return self.first_line + index, col
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_LITERALS = {"true": True, "false": False, "null": None}
+
+
+class _JsonParser:
+    def __init__(self, text: str, path: str, first_line: int, first_col: int) -> None:
+        self.text = text
+        self.path = path
+        self.lines = _Lines(text, first_line, first_col)
+        self.nodes = 0
+
+    def fail(self, offset: int, problem: str, remedy: str) -> SessionError:
+        line, col = self.lines.at(offset)
+        return SessionError(problem, remedy, self.path, line, col)
+
+    def skip(self, pos: int) -> int:
+        return _WS.match(self.text, pos).end()  # type: ignore[union-attr]
+
+    def parse(self) -> Node:
+        pos = self.skip(0)
+        if pos >= len(self.text):
+            raise self.fail(pos, "empty document", "write a JSON object with `tokenbox: 1`")
+        node, pos = self.value(pos, 0)
+        pos = self.skip(pos)
+        if pos < len(self.text):
+            raise self.fail(pos, "extra data after the JSON value", "a file holds one JSON object")
+        return node
+
+    def value(self, pos: int, depth: int) -> tuple[Node, int]:
+        if depth > MAX_DEPTH:
+            raise self.fail(pos, f"nesting deeper than {MAX_DEPTH} levels", "flatten the document")
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise self.fail(pos, f"more than {MAX_NODES} values", "split the session")
+        text = self.text
+        line, col = self.lines.at(pos)
+        char = text[pos] if pos < len(text) else ""
+        if char == "{":
+            return self.obj(pos, depth, line, col)
+        if char == "[":
+            return self.array(pos, depth, line, col)
+        if char == '"':
+            try:
+                string, end = json.decoder.scanstring(text, pos + 1, True)
+            except json.JSONDecodeError as exc:
+                raise self.fail(exc.pos, f"bad string: {exc.msg}", "check quotes and escapes") from None
+            return Node(string, line, col), end
+        match = _NUMBER.match(text, pos)
+        if match and match.end() > pos:
+            literal = match.group()
+            if match.group(1) or match.group(2):
+                number: Any = float(literal)
+                if not math.isfinite(number):
+                    raise self.fail(pos, f"number {literal[:40]} is out of range", "use a smaller number")
+            else:
+                if len(literal) > 20:
+                    raise self.fail(pos, f"number {literal[:40]}… is too large", "use a smaller number")
+                number = int(literal)
+            return Node(number, line, col), match.end()
+        for word, value in _LITERALS.items():
+            if text.startswith(word, pos):
+                return Node(value, line, col), pos + len(word)
+        for word in ("NaN", "Infinity", "-Infinity"):
+            if text.startswith(word, pos):
+                raise self.fail(pos, f"{word} is not a valid JSON number", "use a finite number")
+        if not char:
+            raise self.fail(pos, "unexpected end of file", "the JSON value is incomplete")
+        raise self.fail(pos, f"unexpected character {char!r}", "expected a JSON value")
+
+    def obj(self, start: int, depth: int, line: int, col: int) -> tuple[Node, int]:
+        text = self.text
+        result: dict[str, Node] = {}
+        pos = self.skip(start + 1)
+        if text.startswith("}", pos):
+            return Node(result, line, col), pos + 1
+        while True:
+            if not text.startswith('"', pos):
+                if pos >= len(text):
+                    raise self.fail(pos, "unexpected end of file inside an object", "close it with `}`")
+                raise self.fail(pos, "expected a quoted key", "JSON keys are strings in double quotes")
+            key_pos = pos
+            key_node, pos = self.value(pos, depth + 1)
+            if key_node.value in result:
+                raise self.fail(key_pos, f"duplicate key {key_node.value!r}", "each key may appear once")
+            pos = self.skip(pos)
+            if not text.startswith(":", pos):
+                raise self.fail(pos, "expected `:` after the key", "write `\"key\": value`")
+            node, pos = self.value(self.skip(pos + 1), depth + 1)
+            result[key_node.value] = node
+            pos = self.skip(pos)
+            if text.startswith(",", pos):
+                pos = self.skip(pos + 1)
+                continue
+            if text.startswith("}", pos):
+                return Node(result, line, col), pos + 1
+            if pos >= len(text):
+                raise self.fail(pos, "unexpected end of file inside an object", "close it with `}`")
+            raise self.fail(pos, "expected `,` or `}`", "separate members with commas")
+
+    def array(self, start: int, depth: int, line: int, col: int) -> tuple[Node, int]:
+        text = self.text
+        result: list[Node] = []
+        pos = self.skip(start + 1)
+        if text.startswith("]", pos):
+            return Node(result, line, col), pos + 1
+        while True:
+            node, pos = self.value(pos, depth + 1)
+            result.append(node)
+            pos = self.skip(pos)
+            if text.startswith(",", pos):
+                pos = self.skip(pos + 1)
+                continue
+            if text.startswith("]", pos):
+                return Node(result, line, col), pos + 1
+            if pos >= len(text):
+                raise self.fail(pos, "unexpected end of file inside a list", "close it with `]`")
+            raise self.fail(pos, "expected `,` or `]`", "separate items with commas")
+
+
+def parse_json(text: str, path: str, first_line: int = 1, first_col: int = 1) -> Node:
+    """Parse one JSON document into positioned nodes; errors are ``SessionError`` with a position."""
+    return _JsonParser(text, path, first_line, first_col).parse()
+
+
+_YAML_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+    "tag:yaml.org,2002:timestamp",
+}
+
+
+class _YamlConverter:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.count = 0
+        self.constructor = yaml.constructor.SafeConstructor()
+
+    def fail(self, node: yaml.Node, problem: str, remedy: str) -> SessionError:
+        mark = node.start_mark
+        return SessionError(problem, remedy, self.path, mark.line + 1, mark.column + 1)
+
+    def convert(self, node: yaml.Node, depth: int, active: tuple[int, ...] = ()) -> Node:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise self.fail(node, f"more than {MAX_NODES} values (an alias bomb?)", "do not expand aliases")
+        if depth > MAX_DEPTH:
+            raise self.fail(node, f"nesting deeper than {MAX_DEPTH} levels", "flatten the document")
+        if node.tag not in _YAML_TAGS:
+            raise self.fail(node, f"YAML tag {node.tag} is not allowed", "remove the tag; plain values only")
+        line, col = node.start_mark.line + 1, node.start_mark.column + 1
+        if isinstance(node, yaml.MappingNode):
+            if id(node) in active:
+                raise self.fail(node, "recursive alias", "remove the self-reference")
+            result: dict[str, Node] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    raise self.fail(key_node, "merge keys (`<<`) are not supported", "write the keys out")
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+                    raise self.fail(key_node, "mapping keys must be plain strings", "quote the key")
+                key = key_node.value
+                if key in result:
+                    raise self.fail(key_node, f"duplicate key {key!r}", "each key may appear once")
+                result[key] = self.convert(value_node, depth + 1, (*active, id(node)))
+            return Node(result, line, col)
+        if isinstance(node, yaml.SequenceNode):
+            if id(node) in active:
+                raise self.fail(node, "recursive alias", "remove the self-reference")
+            return Node([self.convert(item, depth + 1, (*active, id(node))) for item in node.value], line, col)
+        tag = node.tag
+        if tag == "tag:yaml.org,2002:str":
+            return Node(node.value, line, col)
+        if tag == "tag:yaml.org,2002:timestamp":
+            return Node(node.value, line, col)  # keep dates as the text the user wrote
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except (ValueError, OverflowError, yaml.YAMLError) as exc:
+            raise self.fail(node, f"bad value {node.value!r}: {exc}", "fix the value") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(node, f"{node.value} is not a finite number", "use a finite number")
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
+            raise self.fail(node, f"number {node.value[:40]} is too large", "use a smaller number")
+        return Node(value, line, col)
+
+
+def parse_yaml(text: str, path: str) -> Node:
+    """Parse one YAML document (safe subset) into positioned nodes."""
+    try:
+        root = yaml.compose(text, Loader=_YAML_LOADER)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        if mark is not None:
+            raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path, mark.line + 1, mark.column + 1) from None
+        raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path) from None
+    except yaml.YAMLError as exc:
+        raise SessionError(f"YAML: {exc}", "fix the syntax", path) from None
+    except RecursionError:
+        raise SessionError("YAML nesting is too deep", "flatten the document", path) from None
+    if root is None:
+        raise SessionError("empty document", "write a mapping with `tokenbox: 1`", path, 1, 1)
+    return _YamlConverter(path).convert(root, 0)

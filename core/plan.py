@@ -1,0 +1,233 @@
+"""The result of planning one turn: per-section outcome, the step trace, the rendered context.
+
+``Plan.to_dict()`` is the plan JSON of CONTRACT §3; ``Plan.state_at(k)`` is the layout after step k
+(k = 0 is untrimmed), which the TUI scrubs through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from tokenbox.core.counting import SEPARATOR
+from tokenbox.core.model import RecordedUsage, Section, Session
+
+PLAN_SCHEMA = "tokenbox.plan/1"
+
+
+@dataclass(frozen=True, slots=True)
+class TokenizerInfo:
+    name: str
+    exact: bool
+    version: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "exact": self.exact, "version": self.version}
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The resolved budget: ``available = floor(max_ctx * (1 - headroom)) - reserve_out``."""
+
+    max_ctx: int
+    reserve_out: int
+    headroom: float
+    available: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_ctx": self.max_ctx,
+            "reserve_out": self.reserve_out,
+            "headroom": _number(self.headroom),
+            "available": self.available,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One trimming step: a lens application, a truncation or a drop."""
+
+    index: int
+    section: str
+    op: str  # lens | truncate | drop
+    detail: str
+    tokens_before: int
+    tokens_after: int
+    deficit_after: int
+    total_after: int
+    text_after: str = field(repr=False)
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "section": self.section,
+            "op": self.op,
+            "detail": self.detail,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "deficit_after": self.deficit_after,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SectionResult:
+    """How one section came out of the layout."""
+
+    section: Section
+    tokens_before: int
+    tokens_after: int
+    allotment: int
+    action: str  # kept | compressed | truncated | dropped | skipped
+    lenses: tuple[str, ...]
+    text_before: str = field(repr=False)
+    text_after: str = field(repr=False)
+    cut: str = field(default="", repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.section.id
+
+    @property
+    def kind(self) -> str:
+        return self.section.kind
+
+    @property
+    def critical(self) -> bool:
+        return self.section.critical
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.section
+        return {
+            "id": s.id,
+            "kind": s.kind,
+            "critical": s.critical,
+            "priority": s.priority,
+            "shrink": _number(s.shrink),
+            "grow": _number(s.grow),
+            "min": s.min,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "allotment": self.allotment,
+            "action": self.action,
+            "lenses": list(self.lenses),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SectionState:
+    """A section as it stands after some step of the trace."""
+
+    id: str
+    text: str
+    tokens: int
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutState:
+    """The whole layout after step ``step`` (0 = untrimmed)."""
+
+    step: int
+    sections: tuple[SectionState, ...]
+    total: int
+    deficit: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A planned turn. Build it with ``Engine.plan``."""
+
+    session: Session
+    tokenizer: TokenizerInfo
+    budget: Budget
+    sections: tuple[SectionResult, ...]
+    steps: tuple[Step, ...]
+    tokens_before: int
+    tokens_after: int
+    prefix_cache: str
+    context_cache: str
+    trimming: str
+    error: dict[str, str] | None = None
+    fixed_load: int = 0
+    recorded: RecordedUsage | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def joins(self) -> int:
+        """What the separators (and merges across them) add to the sections' own counts."""
+        return self.tokens_after - sum(s.tokens_after for s in self.sections)
+
+    @property
+    def usage_percent(self) -> int | None:
+        """``floor(100 * tokens.after / max_ctx)`` clamped to 0..100; ``None`` with no sections."""
+        if not self.sections:
+            return None
+        return max(0, min(100, (100 * self.tokens_after) // self.budget.max_ctx))
+
+    @property
+    def deficit(self) -> int:
+        return self.tokens_before - self.budget.available
+
+    def render(self) -> str:
+        """The rendered context: kept texts joined by one blank line, in file order."""
+        return SEPARATOR.join(s.text_after for s in self.sections if s.text_after)
+
+    @property
+    def fingerprint(self) -> str:
+        return "sha256:" + hashlib.sha256(self.render().encode("utf-8")).hexdigest()
+
+    def section(self, section_id: str) -> SectionResult:
+        for s in self.sections:
+            if s.id == section_id:
+                return s
+        raise KeyError(section_id)
+
+    def state_at(self, step: int) -> LayoutState:
+        """The layout after the first ``step`` steps (clamped to the trace)."""
+        step = max(0, min(step, len(self.steps)))
+        states = {
+            s.id: SectionState(s.id, s.text_before, s.tokens_before, "skipped" if s.action == "skipped" else "kept")
+            for s in self.sections
+        }
+        for entry in self.steps[:step]:
+            old = states[entry.section]
+            if entry.op == "drop" or (entry.op == "lens" and not entry.text_after):
+                action = "dropped"
+            elif entry.op == "truncate":
+                action = "truncated"
+            else:
+                action = "truncated" if old.action == "truncated" else "compressed"
+            states[entry.section] = SectionState(old.id, entry.text_after, entry.tokens_after, action)
+        total = self.steps[step - 1].total_after if step else self.tokens_before
+        return LayoutState(step, tuple(states[s.id] for s in self.sections), total, total - self.budget.available)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan JSON (CONTRACT §3)."""
+        data: dict[str, Any] = {
+            "schema": PLAN_SCHEMA,
+            "ok": self.ok,
+            "error": self.error,
+            "tokenizer": self.tokenizer.to_dict(),
+            "budget": self.budget.to_dict(),
+            "tokens": {"before": self.tokens_before, "after": self.tokens_after, "joins": self.joins},
+            "usage_percent": self.usage_percent,
+            "fingerprint": self.fingerprint,
+            "caches": {"prefix": self.prefix_cache, "context": self.context_cache},
+            "sections": [s.to_dict() for s in self.sections],
+            "steps": [s.to_dict() for s in self.steps],
+        }
+        if self.session.source_format != "tokenbox" or self.recorded is not None:
+            data["recorded"] = self.recorded.to_dict() if self.recorded else None
+        return data
+
+
+def _number(value: float) -> int | float:
+    """Whole numbers as ints, so ``1.0`` prints as ``1`` in JSON."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value

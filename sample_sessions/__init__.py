@@ -1,0 +1,1 @@
+"""Bundled sample sessions (installed as ``tokenbox.samples``; the TUI opens one when given no file)."""
