@@ -57,7 +57,7 @@ def name_only(behavior: Behavior) -> str:
 
 def line_for(behavior: Behavior, tier: Tier) -> str:
     if tier == Tier.FULL:
-        body = behavior.content
+        body = behavior.content.strip()
     elif tier == Tier.SUMMARY:
         body = summary_of(behavior)
     else:
