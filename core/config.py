@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from tokenbox.core.errors import ConfigError, SessionError
-from tokenbox.core.models import lookup_model
+from tokenbox.core.errors import ConfigError, SessionError, TokenizerError
 from tokenbox.core.model import Session
+from tokenbox.core.models import lookup_model
 from tokenbox.core.session import DEFAULT_MAX_FILE_BYTES
 
 DEFAULT_MAX_CTX = 16384
@@ -137,13 +137,13 @@ def resolve(
     name = tokenizer or settings.env_tokenizer or session.tokenizer or (model.tokenizer if model else None) or settings.config_tokenizer
     if not name:
         if model is not None:
-            raise ConfigError(
+            raise TokenizerError(
                 f"model {session.model!r} has no public tokenizer",
                 "name an approximation, e.g. `tokenizer: heuristic` in the session or --tokenizer heuristic",
             )
-        raise ConfigError(
+        raise TokenizerError(
             "no tokenizer: the session names neither `model` nor `tokenizer`",
-            "add `tokenizer: o200k_base` (or `model: gpt-4o`) to the session, or pass --tokenizer",
+            "add `tokenizer: o200k_base` or `model: gpt-4o` to the session, or pass --tokenizer",
         )
     reserve = reserve_out if reserve_out is not None else (
         session.budget.reserve_out if session.budget.reserve_out is not None else (settings.config_reserve_out or 0)

@@ -54,6 +54,8 @@ class Engine:
         except BadInput as exc:
             key = "model" if "model" in exc.problem else "tokenizer" if "tokenizer" in exc.problem else "budget"
             line, col = session.position(key)
+            if line is None and session.source_format == "tokenbox":
+                line, col = session.line, 1
             raise exc.located(session.path, line, col) from None
         if resolved.tokenizer not in self.registry.names():
             from_session = not overrides.get("tokenizer") and not self.settings.env_tokenizer and session.tokenizer

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-
 from tokenbox.core.errors import SessionError
 
 MAX_DEPTH = 64
@@ -36,6 +35,7 @@ class Node:
     value: Any
     line: int
     col: int
+    keys: dict[str, tuple[int, int]] | None = None  # mappings: where each key was written
 
     def plain(self) -> Any:
         """The value with positions stripped, recursively."""
@@ -138,9 +138,10 @@ class _JsonParser:
     def obj(self, start: int, depth: int, line: int, col: int) -> tuple[Node, int]:
         text = self.text
         result: dict[str, Node] = {}
+        keys: dict[str, tuple[int, int]] = {}
         pos = self.skip(start + 1)
         if text.startswith("}", pos):
-            return Node(result, line, col), pos + 1
+            return Node(result, line, col, keys), pos + 1
         while True:
             if not text.startswith('"', pos):
                 if pos >= len(text):
@@ -155,12 +156,13 @@ class _JsonParser:
                 raise self.fail(pos, "expected `:` after the key", "write `\"key\": value`")
             node, pos = self.value(self.skip(pos + 1), depth + 1)
             result[key_node.value] = node
+            keys[key_node.value] = (key_node.line, key_node.col)
             pos = self.skip(pos)
             if text.startswith(",", pos):
                 pos = self.skip(pos + 1)
                 continue
             if text.startswith("}", pos):
-                return Node(result, line, col), pos + 1
+                return Node(result, line, col, keys), pos + 1
             if pos >= len(text):
                 raise self.fail(pos, "unexpected end of file inside an object", "close it with `}`")
             raise self.fail(pos, "expected `,` or `}`", "separate members with commas")
@@ -225,6 +227,7 @@ class _YamlConverter:
             if id(node) in active:
                 raise self.fail(node, "recursive alias", "remove the self-reference")
             result: dict[str, Node] = {}
+            keys: dict[str, tuple[int, int]] = {}
             for key_node, value_node in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     raise self.fail(key_node, "merge keys (`<<`) are not supported", "write the keys out")
@@ -234,7 +237,8 @@ class _YamlConverter:
                 if key in result:
                     raise self.fail(key_node, f"duplicate key {key!r}", "each key may appear once")
                 result[key] = self.convert(value_node, depth + 1, (*active, id(node)))
-            return Node(result, line, col)
+                keys[key] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            return Node(result, line, col, keys)
         if isinstance(node, yaml.SequenceNode):
             if id(node) in active:
                 raise self.fail(node, "recursive alias", "remove the self-reference")

@@ -112,10 +112,13 @@ class _Validator:
         for key, value in node.value.items():
             if key not in known:
                 hint = _suggest(key, known)
-                raise self.fail(
-                    value,
+                line, col = (node.keys or {}).get(key, (value.line, value.col))
+                raise SessionError(
                     f"unknown key {key!r} in {what}",
                     (f"did you mean {hint!r}? " if hint else "") + f"known keys: {', '.join(known)}; free-form data goes under meta",
+                    self.path,
+                    line,
+                    col,
                 )
         return node.value
 
