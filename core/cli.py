@@ -143,6 +143,8 @@ def _main(argv: list[str]) -> int:
         return _fail("out of memory (the session is too large for this machine)")
     except RecursionError:
         return _fail("input nested too deeply (flatten the session)")
+    except Exception as exc:  # a bug must still end in one line, never a traceback
+        return _fail(f"internal error: {type(exc).__name__}: {printable(str(exc))} (please report this with the input file)")
 
 
 def _silence_stdout() -> None:
