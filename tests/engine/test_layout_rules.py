@@ -42,7 +42,6 @@ def test_fixed_load_counts_the_separators_between_critical_sections():
 
 
 def test_available_subtracts_headroom_and_reserve():
-    p = plan([text("a", "hi")], budget=16384, budget_spec=None) if False else None
     s = session([text("a", "hi")], budget={"max_ctx": 16384, "reserve_out": 1024, "headroom": 0.05})
     p = engine().plan(s)
     assert p.budget.available == 14540
