@@ -1,0 +1,89 @@
+"""SVG snapshots of the inspector (pytest-textual-snapshot), taken once the plan is on screen.
+
+Deterministic: fixed size, frozen clock (no times on screen), watcher off, samples copied into
+tmp_path under fixed names (only base names are shown), toasts that do not expire.
+Update with ``pytest tests/tui --snapshot-update`` after looking at every changed SVG.
+"""
+
+from __future__ import annotations
+
+import json
+
+from helpers import SIZE, copy_sample, make_app, sample_text, wait_for, wait_idle, wait_plan
+
+from tokenbox.tui.messages import FileChanged
+
+MARKUP = "[bold]not bold[/] [link=x]not a link[/link] [@click=app.quit]click[/] [red on blue]x[/]"
+ANSI = "\x1b[31mred?\x1b[0m \x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ bell\x07 cr\rret tab\tend \u202eevil"
+
+
+def test_default_sample(snap_compare, tmp_path):
+    app = make_app(copy_sample("passepartout_turn.yaml", tmp_path), watch=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=wait_plan)
+
+
+def test_pressure_mid_trace(snap_compare, tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+
+    async def run_before(pilot):
+        await wait_plan(pilot)
+        await pilot.press("home", "right", "right", "down", "down")
+        assert pilot.app.step == 2
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_critical_overflow(snap_compare, tmp_path):
+    app = make_app(copy_sample("overflow.yaml", tmp_path), watch=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=wait_plan)
+
+
+def test_broken_file_keeps_last_good_plan(snap_compare, tmp_path):
+    path = copy_sample("facet_layout.yaml", tmp_path, "session.yaml")
+    app = make_app(path, watch=False)
+
+    async def run_before(pilot):
+        await wait_plan(pilot)
+        path.write_text(sample_text("facet_layout.yaml").replace("  max_ctx: 530", "  max_ctx: [530"))
+        pilot.app.post_message(FileChanged("modified"))
+        await wait_for(pilot, lambda: pilot.app.file_error is not None, what="the reload error")
+        await wait_idle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_jsonl_timeline(snap_compare, tmp_path):
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+
+    async def run_before(pilot):
+        await wait_plan(pilot)
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: pilot.app.plan.session.turn == 5, what="turn 5")
+        await wait_idle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_markup_and_escapes_are_data(snap_compare, tmp_path):
+    session = {
+        "tokenbox": 1,
+        "name": "[bold red]name[/] \x1b[5mblink",
+        "tokenizer": "o200k_base",
+        "budget": {"max_ctx": 2000},
+        "sections": [
+            {"id": "untrusted", "text": "\n".join(
+                [MARKUP, "[/]", "[b]" * 5, "[link=x]", "[@click=app.quit]", ANSI, "after \x1b[2J\x1b[H cleared?"]
+            )},
+            {"id": "ansi", "text": ANSI},
+            {"id": "user", "kind": "user", "text": "[bold]is this bold?[/bold]"},
+        ],
+    }
+    path = tmp_path / "markup.json"
+    path.write_text(json.dumps(session), encoding="utf-8")
+    app = make_app(path, watch=False)
+
+    async def run_before(pilot):
+        await wait_plan(pilot)
+        assert pilot.app.return_code is None  # [@click=app.quit] did not quit
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

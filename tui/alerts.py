@@ -1,0 +1,57 @@
+"""Which notifications a new plan deserves: thresholds crossed, cache breaks, overflow, errors.
+
+Pure: the app keeps the previous ``Watermark`` and shows what ``alerts`` returns as toasts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tokenbox.core import Plan
+from tokenbox.core.textsafe import printable
+from tokenbox.tui.view import THRESHOLDS, band
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """What the last notifications were based on."""
+
+    band: int = 0
+    ok: bool = True
+    error: str | None = None
+    turn_key: tuple[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class Alert:
+    message: str
+    severity: str  # information | warning | error
+    title: str = ""
+
+
+def alerts(previous: Watermark, plan: Plan | None, error: str | None) -> tuple[list[Alert], Watermark]:
+    """The alerts for the newly shown plan/error, and the new watermark."""
+    out: list[Alert] = []
+    if error and error != previous.error:
+        out.append(Alert(printable(error, 300), "error", "reload failed"))
+    if plan is None:
+        return out, Watermark(previous.band, previous.ok, error, previous.turn_key)
+    usage = plan.usage_percent
+    now = band(usage)
+    if now > previous.band:
+        threshold = THRESHOLDS[now - 1]
+        severity = "information" if threshold == 75 else "warning" if threshold == 90 else "error"
+        out.append(Alert(f"context usage {usage}% crossed {threshold}%", severity, "budget pressure"))
+    elif now < previous.band:
+        out.append(Alert(f"context usage back to {usage}%", "information", "budget pressure"))
+    if not plan.ok and previous.ok:
+        message = (plan.error or {}).get("message", "critical sections do not fit")
+        out.append(Alert(printable(message, 300), "error", "critical overflow"))
+    turn_key = (plan.session.path, plan.session.turn)
+    if plan.session.turn > 1 and plan.prefix_cache == "miss" and turn_key != previous.turn_key:
+        out.append(Alert(
+            f"turn {plan.session.turn}: the prefix changed, so the provider's prompt cache would miss too",
+            "warning",
+            "prefix cache break",
+        ))
+    return out, Watermark(now, plan.ok, error, turn_key)

@@ -1,0 +1,112 @@
+"""Command line of ``tokenbox-tui``: flags, the bundled default sample, one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+from tokenbox.core.textsafe import printable
+
+EXIT_BAD = 2
+MAX_FLAG = 10**9
+DEFAULT_SAMPLE = "passepartout_turn.yaml"
+TRIMMING = ("tokenbox", "progressive")
+
+
+class UsageError(Exception):
+    """A bad flag; ``str()`` is the message without the ``tokenbox: error:`` prefix."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked for on the command line."""
+
+    file: str | None
+    budget: int | None = None
+    tokenizer: str | None = None
+    trimming: str | None = None
+
+
+def _positive(text: str) -> int:
+    value = text.strip()
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_FLAG:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to {MAX_FLAG}")
+    return int(value)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="tokenbox-tui",
+        description=(
+            "Live inspector of a prompt session: follows FILE as your agent rewrites it, re-plans it on "
+            "every change and shows the context gauge, a token bar per section, the trim trace and the "
+            "final text of each section. The file is only ever read."
+        ),
+        epilog=(
+            "keys: ←/→ step through the trim trace, Home/End first/last step, ↑/↓ select a section, "
+            "Enter show its text, +/- what-if budget (5%% of max_ctx), 0 reset, p trimming policy, "
+            "t tokenizer, [/] previous/next turn of a .jsonl log, f follow the newest turn, "
+            "? help, ctrl+p command palette, q quit."
+        ),
+    )
+    parser.add_argument(
+        "file", nargs="?", metavar="FILE",
+        help="session file (.yaml/.yml, .json or .jsonl); without it a bundled sample opens",
+    )
+    parser.add_argument("--budget", type=_positive, metavar="N", help="context window (max_ctx) in tokens")
+    parser.add_argument("--tokenizer", metavar="NAME", help="tokenizer name (see `tokenbox tokenizers`)")
+    parser.add_argument("--trimming", choices=TRIMMING, help="trimming policy (default: the file's)")
+    parser.add_argument("--version", action="version", version=f"tokenbox-tui {_version()}")
+    return parser
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("tokenbox")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
+        return "0+unknown"
+
+
+def parse_args(argv: Sequence[str]) -> Options:
+    """Parse ``argv``; raises ``UsageError`` for bad flags or an unknown tokenizer name."""
+    args = build_parser().parse_args(list(argv))
+    if args.tokenizer is not None:
+        from tokenbox.core.tokenizers import default_registry
+
+        names = default_registry().names()
+        if args.tokenizer not in names:
+            raise UsageError(
+                f"argument --tokenizer: unknown tokenizer {printable(args.tokenizer)!r} "
+                f"(known tokenizers: {', '.join(names)})"
+            )
+    return Options(args.file, args.budget, args.tokenizer, args.trimming)
+
+
+def sample_path(stack: contextlib.ExitStack, name: str = DEFAULT_SAMPLE) -> str:
+    """A real file path of a bundled sample, valid while ``stack`` is open (works from a wheel)."""
+    resource = resources.files("tokenbox.samples").joinpath(name)
+    return str(stack.enter_context(resources.as_file(resource)))
+
+
+def fail(message: str) -> int:
+    """Write one ``tokenbox: error:`` line on stderr and return exit code 2."""
+    sys.stderr.write(f"tokenbox: error: {message}\n")
+    return EXIT_BAD
+
+
+def usage_message(exc: UsageError) -> str:
+    text = printable(str(exc), 400)
+    if "(" not in text:
+        text += " (see `tokenbox-tui --help`)"
+    return text

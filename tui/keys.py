@@ -1,0 +1,44 @@
+"""Every user action in one table: the footer bindings, the help screen and the command palette."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Key:
+    keys: str  # Textual key names, comma separated
+    action: str
+    label: str  # short footer label
+    help: str  # one line for the help screen and the command palette
+    shown: str  # how the key is written for people
+    footer: bool = True
+
+
+KEYS: tuple[Key, ...] = (
+    Key("left", "step(-1)", "step◀", "Step backward through the trim trace (step 0 = untrimmed)", "←"),
+    Key("right", "step(1)", "step▶", "Step forward through the trim trace", "→"),
+    Key("home", "step_to(0)", "untrimmed", "Show the untrimmed layout (step 0)", "Home", footer=False),
+    Key("end", "step_to(-1)", "final", "Show the final layout (last step)", "End", footer=False),
+    Key("up", "select(-1)", "section↑", "Select the previous section", "↑", footer=False),
+    Key("down", "select(1)", "section↓", "Select the next section", "↓", footer=False),
+    Key("enter", "focus_detail", "detail", "Focus the selected section's text (Esc to come back)", "Enter", footer=False),
+    Key("plus,equals_sign", "budget(1)", "budget+", "What-if: raise max_ctx by 5% of the file's max_ctx", "+"),
+    Key("minus", "budget(-1)", "budget-", "What-if: lower max_ctx by 5% of the file's max_ctx", "-"),
+    Key("0", "budget(0)", "file budget", "Back to the file's budget", "0", footer=False),
+    Key("p", "policy", "policy", "Switch the trimming policy (tokenbox / progressive)", "p"),
+    Key("t", "tokenizer", "tokenizer", "Cycle through the tokenizers", "t"),
+    Key("left_square_bracket", "turn(-1)", "turn◀", "Previous turn of a .jsonl log", "["),
+    Key("right_square_bracket", "turn(1)", "turn▶", "Next turn of a .jsonl log", "]"),
+    Key("f", "follow", "follow", "Follow the newest turn of a .jsonl log", "f"),
+    Key("question_mark", "help", "help", "Show this help", "?"),
+    Key("q", "quit", "quit", "Quit", "q"),
+)
+
+
+def bindings() -> list[Binding]:
+    return [
+        Binding(k.keys, k.action, k.label, show=k.footer, key_display=k.shown, tooltip=k.help) for k in KEYS
+    ]

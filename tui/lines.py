@@ -1,0 +1,117 @@
+"""``LineView``: a ScrollView drawn with Textual's line API from a list of ``rich.text.Text`` lines.
+
+One widget renders any number of rows (as Textualize/toolong does): ``render_line`` turns only
+the visible rows into ``Strip``s. Subclasses build their lines with ``set_lines``; an optional
+cursor row is highlighted and kept in view.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+class LineView(ScrollView, can_focus=True):
+    """Rows of pre-styled, markup-free text; ``cursor`` (or None) is highlighted."""
+
+    ELLIPSIS = False  # True: rows wider than the widget end in "…" (no horizontal scrolling)
+
+    COMPONENT_CLASSES = {"lineview--cursor"}
+    DEFAULT_CSS = """
+    LineView > .lineview--cursor { background: $primary 35%; text-style: bold; }
+    LineView:focus > .lineview--cursor { background: $primary 60%; }
+    """
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._lines: list[Text] = []
+        self._strips: dict[int, Strip] = {}
+        self.cursor: int | None = None
+        self.cursor_height = 1
+
+    @property
+    def line_count(self) -> int:
+        return len(self._lines)
+
+    def plain_lines(self) -> list[str]:
+        """The rows as plain text (for tests and debugging)."""
+        return [line.plain for line in self._lines]
+
+    def set_lines(
+        self, lines: list[Text], cursor: int | None = None, *, keep_scroll: bool = True, cursor_height: int = 1
+    ) -> None:
+        self._lines = lines
+        self._strips.clear()
+        self.cursor = cursor
+        self.cursor_height = cursor_height
+        width = 0 if self.ELLIPSIS else max((line.cell_len for line in lines), default=0)
+        self.virtual_size = Size(width, len(lines))
+        if not keep_scroll:
+            self.scroll_to(0, 0, animate=False)
+        if cursor is not None:
+            self.scroll_to_line(cursor + cursor_height - 1)
+            self.scroll_to_line(cursor)
+        self.refresh()
+
+    def scroll_to_line(self, index: int) -> None:
+        """Scroll the least needed to show row ``index``."""
+        top = int(self.scroll_y)
+        height = max(1, self.scrollable_content_region.height)
+        if index < top:
+            self.scroll_to(y=index, animate=False)
+        elif index >= top + height:
+            self.scroll_to(y=index - height + 1, animate=False)
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if index >= len(self._lines):
+            return Strip.blank(width, base)
+        strip = self._strips.get(index)
+        if strip is None:
+            line = self._lines[index]
+            if self.ELLIPSIS and line.cell_len > width > 1:
+                line = line.copy()
+                line.truncate(width, overflow="ellipsis")
+            extra = self._cursor_style() if index in self.highlighted else None
+            segments = []
+            for segment in line.render(self.app.console):
+                style = base + segment.style if segment.style else base
+                segments.append(Segment(segment.text, style + extra if extra else style))
+            strip = Strip(segments, line.cell_len)
+            if extra is not None:
+                strip = strip.extend_cell_length(max(width, line.cell_len), base + extra)
+            self._strips[index] = strip
+        return strip.crop_extend(scroll_x, scroll_x + width, base)
+
+    def _cursor_style(self) -> Style:
+        full = self.get_component_rich_style("lineview--cursor")
+        return Style(bgcolor=full.bgcolor, bold=full.bold)
+
+    @property
+    def highlighted(self) -> range:
+        """The rows drawn as the cursor (one row, or the rows of a wrapped entry)."""
+        if self.cursor is None:
+            return range(0)
+        return range(self.cursor, self.cursor + self.cursor_height)
+
+    def on_focus(self) -> None:
+        self._strips.clear()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._strips.clear()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._strips.clear()
+        self.on_lines_resized()
+
+    def on_lines_resized(self) -> None:
+        """Hook: subclasses whose lines depend on the width rebuild them here."""

@@ -1,0 +1,22 @@
+"""Messages posted to the app from worker threads (``post_message`` is thread-safe)."""
+
+from __future__ import annotations
+
+from textual.message import Message
+from tokenbox.tui.planner import Outcome
+
+
+class PlanComputed(Message):
+    """A plan request finished (with a plan, an error, or both)."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__()
+        self.outcome = outcome
+
+
+class FileChanged(Message):
+    """The followed file was modified, replaced, deleted or created."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what

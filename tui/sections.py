@@ -1,0 +1,150 @@
+"""Section bars: one row per section in file order, drawn by ONE line-API widget.
+
+Columns: id, kind, priority, critical mark, tokens before → after, a bar scaled to the available
+budget (kept part solid, trimmed part shaded, reported expansion dotted), action, lenses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import Static
+from tokenbox.tui.lines import LineView
+from tokenbox.tui.safe import plain
+from tokenbox.tui.view import View, colour_of, fmt
+
+ACTION_STYLES = {
+    "kept": Style(color="#98c379"),
+    "compressed": Style(color="#e5c07b"),
+    "truncated": Style(color="#d19a66", bold=True),
+    "dropped": Style(color="#e06c75", bold=True),
+    "skipped": Style(color="#7f848e", italic=True),
+}
+TRIMMED = Style(color="#e06c75")
+GROWN = Style(color="#5c6370")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Column widths for a given widget width and set of sections."""
+
+    id: int
+    kind: int
+    bar: int
+    lenses: int
+
+    @classmethod
+    def fit(cls, view: View | None, width: int) -> Columns:
+        sections = view.plan.sections if view else ()
+        id_w = min(18, max([2] + [len(plain(s.id)) for s in sections]))
+        kind_w = min(10, max([4] + [len(s.kind) for s in sections]))
+        lens_w = min(14, max([6] + [len(",".join(s.lenses)) for s in sections]))
+        fixed = 2 + id_w + 1 + kind_w + 1 + 4 + 1 + 1 + 1 + 15 + 1 + 1 + 10 + 1 + lens_w
+        return cls(id_w, kind_w, max(8, width - fixed - 1), lens_w)
+
+
+def lenses_until(view: View, section_id: str) -> list[str]:
+    """The lenses applied to ``section_id`` in the steps shown (up to the current step)."""
+    out: list[str] = []
+    for step in view.plan.steps[: view.step]:
+        if step.section == section_id and step.op == "lens" and step.detail not in out:
+            out.append(step.detail)
+    return out
+
+
+def header_text(view: View | None, cols: Columns) -> Text:
+    t = Text(no_wrap=True, end="", style="bold")
+    scale = f"█ = {fmt(max(1, -(-view.plan.budget.available // cols.bar)))} tokens" if view else "bar"
+    t.append(f"  {'id':<{cols.id}} {'kind':<{cols.kind}} {'prio':>4} ! {'before':>6} → {'after':<6} ")
+    t.append(f"{scale[: cols.bar]:<{cols.bar}} ")
+    t.append(f"{'action':<10} lenses")
+    return t
+
+
+def bar_text(view: View, index: int, width: int) -> Text:
+    """The bar of section ``index``: kept part, trimmed part, reported expansion."""
+    plan = view.plan
+    result, state = plan.sections[index], view.state.sections[index]
+    available = max(1, plan.budget.available)
+
+    def cells(tokens: int) -> int:
+        return 0 if tokens <= 0 else max(1, (tokens * width + available - 1) // available)
+
+    kept = min(width, cells(state.tokens))
+    whole = min(width, max(kept, cells(result.tokens_before)))
+    t = Text(no_wrap=True, end="")
+    t.append("█" * kept, Style(color=colour_of(index)))
+    t.append("░" * (whole - kept), TRIMMED)
+    if view.step == view.last_step and result.allotment > result.tokens_after:
+        grown = min(width, cells(result.allotment)) - whole
+        t.append("┄" * max(0, grown), GROWN)
+    overflow = cells(max(result.tokens_before, state.tokens)) > width
+    pad = width - t.cell_len
+    t.append(" " * pad)
+    if overflow:
+        t.right_crop(1)
+        t.append("»", Style(color="#ff5f5f", bold=True))
+    return t
+
+
+def row_text(view: View, index: int, cols: Columns) -> Text:
+    plan = view.plan
+    result, state = plan.sections[index], view.state.sections[index]
+    current = view.step and plan.steps[view.step - 1].section == result.id
+    t = Text(no_wrap=True, end="")
+    t.append("◀" if current else " ", Style(color="#61afef", bold=True))
+    t.append("▌", Style(color=colour_of(index)))
+    ident = plain(result.id)
+    if len(ident) > cols.id:
+        ident = ident[: cols.id - 1] + "…"
+    t.append(f"{ident:<{cols.id}} ", "bold")
+    t.append(f"{result.kind[: cols.kind]:<{cols.kind}} ", "dim")
+    t.append(f"{result.section.priority:>4} ")
+    t.append("◆" if result.critical else " ", Style(color="#e06c75", bold=True))
+    t.append(" ")
+    approx = view.approx
+    before, after = fmt(result.tokens_before, approx), fmt(state.tokens, approx)
+    changed = state.tokens != result.tokens_before
+    t.append(f"{before:>6} → ", "dim" if changed else "")
+    t.append(f"{after:<6} ", Style(bold=True) if changed else "")
+    t.append_text(bar_text(view, index, cols.bar))
+    t.append(" ")
+    t.append(f"{state.action:<10} ", ACTION_STYLES.get(state.action, ""))
+    lenses = ",".join(plain(x) for x in lenses_until(view, result.id))
+    t.append(lenses if len(lenses) <= cols.lenses else lenses[: cols.lenses - 1] + "…", "dim")
+    return t
+
+
+class SectionHeader(Static):
+    """The column titles above the section bars."""
+
+    DEFAULT_CSS = "SectionHeader { height: 1; }"
+
+
+class SectionBars(LineView, inherit_bindings=False):
+    """One row per section; the selected row is the cursor. Keys are handled by the app."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.view: View | None = None
+        self.header: SectionHeader | None = None
+
+    def show(self, view: View | None, selected: int | None) -> None:
+        self.view = view
+        self._rebuild(selected)
+
+    def _rebuild(self, selected: int | None) -> None:
+        width = self.scrollable_content_region.width or 80
+        cols = Columns.fit(self.view, width)
+        if self.header is not None:
+            self.header.update(header_text(self.view, cols))
+        if self.view is None:
+            self.set_lines([Text("no sections", "dim")])
+            return
+        rows = [row_text(self.view, i, cols) for i in range(len(self.view.plan.sections))]
+        self.set_lines(rows, selected)
+
+    def on_lines_resized(self) -> None:
+        self._rebuild(self.cursor)

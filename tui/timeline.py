@@ -1,0 +1,66 @@
+"""The turn timeline of a ``.jsonl`` log: a usage sparkline, prefix-cache breaks, the current turn."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import Static
+from tokenbox.tui.planner import TurnPoint
+from tokenbox.tui.view import level
+
+BLOCKS = "▁▂▃▄▅▆▇█"
+COLOURS = {"ok": "#98c379", "warn": "#e5c07b", "crit": "#e06c75"}
+
+
+def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, width: int) -> Text:
+    t = Text(no_wrap=True, end="")
+    if not points:
+        return t
+    count = points[-1].turn
+    t.append("Turns ", "bold")
+    t.append(f"{current}/{count} ", "bold")
+    t.append("following newest" if following else "pinned (f: follow)", "dim")
+    t.append("\n")
+    width = max(4, width)
+    # a window of at most ``width`` turns that contains the current one
+    end = len(points)
+    index = next((i for i, p in enumerate(points) if p.turn == current), end - 1)
+    if end > width:
+        start = min(max(0, index - width // 2), end - width)
+        window = points[start : start + width]
+    else:
+        window = points
+    cell = max(1, min(3, width // max(1, len(window))))
+    top = max(1, max((p.usage or 0) for p in window))
+    for p in window:
+        usage = p.usage or 0
+        char = BLOCKS[min(len(BLOCKS) - 1, usage * len(BLOCKS) // (top + 1))] if usage else " "
+        t.append(char * cell, Style(color=COLOURS[level(usage)]))
+    low = min((p.usage or 0) for p in window)
+    t.append(f" {low}–{top}%", "dim")
+    t.append("\n")
+    for p in window:
+        if p.turn == current:
+            mark, style = "▲", Style(color="#61afef", bold=True)
+        elif p.turn > 1 and p.prefix_cache == "miss":
+            mark, style = "×", Style(color="#e06c75", bold=True)
+        elif not p.ok:
+            mark, style = "!", Style(color="#e06c75", bold=True)
+        else:
+            mark, style = " ", Style()
+        t.append(mark.center(cell), style)
+    t.append("\n")
+    t.append("× cache break  ▲ shown  [ ] turns", "dim")
+    return t
+
+
+class Timeline(Static):
+    """Shown only for multi-turn logs."""
+
+    DEFAULT_CSS = "Timeline { height: auto; }"
+    last_text: Text = Text()
+
+    def show(self, points: tuple[TurnPoint, ...], current: int, following: bool) -> None:
+        self.display = bool(points)
+        self.last_text = timeline_text(points, current, following, (self.content_region.width or 34) - 9)
+        self.update(self.last_text)

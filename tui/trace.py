@@ -1,0 +1,65 @@
+"""The trim trace: step 0 (untrimmed) and every step, the current one highlighted."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+
+from tokenbox.tui.lines import LineView
+from tokenbox.tui.safe import plain
+from tokenbox.tui.view import View, fmt
+
+OP_STYLES = {
+    "lens": Style(color="#e5c07b"),
+    "truncate": Style(color="#d19a66"),
+    "drop": Style(color="#e06c75"),
+}
+FITS = Style(color="#98c379")
+
+
+def trace_lines(view: View) -> tuple[list[Text], list[int]]:
+    """The trace rows and, for step 0..n and one past the end, the row where each step starts."""
+    plan, approx = view.plan, view.approx
+    first = Text(no_wrap=True, end="")
+    first.append("  0 ", "bold")
+    first.append("untrimmed ", "dim")
+    first.append(f"total {fmt(plan.tokens_before, approx)} ")
+    deficit = plan.tokens_before - plan.budget.available
+    first.append(f"Δ{fmt(deficit, approx)}" if deficit > 0 else "fits", "dim" if deficit > 0 else FITS)
+    lines = [first]
+    starts = [0]
+    for step in plan.steps:
+        starts.append(len(lines))
+        t = Text(no_wrap=True, end="")
+        t.append(f"{step.index:>3} ", "bold")
+        t.append(f"{plain(step.section)} ")
+        what = plain(step.detail) if step.op == "lens" and step.detail else step.op
+        if step.op == "truncate" and step.detail:
+            what = f"truncate {plain(step.detail)}"
+        t.append(f"{what} ", OP_STYLES.get(step.op, ""))
+        t.append(f"{fmt(step.tokens_before, approx)}→{fmt(step.tokens_after, approx)} ")
+        t.append(f"Δ{fmt(step.deficit_after, approx)}" if step.deficit_after > 0 else "fits",
+                 "dim" if step.deficit_after > 0 else FITS)
+        lines.append(t)
+        for note in plain(step.note).split("; ") if step.note else ():
+            lines.append(Text(f"    {note}", "italic dim", no_wrap=True, end=""))
+    starts.append(len(lines))
+    if not plan.ok:
+        lines.append(Text("no steps: the critical sections alone overflow", Style(color="#e06c75")))
+    elif not plan.steps:
+        lines.append(Text("no steps: everything fits", "dim"))
+    return lines, starts
+
+
+class TraceView(LineView, inherit_bindings=False, can_focus=False):
+    """Steps of the trace; the cursor marks the step whose result the whole view shows."""
+
+    ELLIPSIS = True
+
+    def show(self, view: View | None) -> None:
+        if view is None:
+            self.set_lines([Text("no plan", "dim")])
+            return
+        lines, starts = trace_lines(view)
+        start, end = starts[view.step], starts[view.step + 1]
+        self.set_lines(lines, start, cursor_height=end - start)

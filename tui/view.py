@@ -1,0 +1,157 @@
+"""Pure view computations shared by the widgets: the state at a step, colours, bar cells, diffs.
+
+Nothing here touches Textual; it turns a ``Plan`` and a step number into numbers and labels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+
+from tokenbox.core import Plan
+from tokenbox.core.plan import LayoutState
+
+SEPARATOR = "\n\n"
+PALETTE = ("#4ea1ff", "#c678dd", "#56b6c2", "#e5c07b", "#98c379", "#e06c75", "#d19a66", "#61afef", "#be5046")
+THRESHOLDS = (75, 90, 100)
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything a widget needs to draw one moment: the plan, the step shown and its layout."""
+
+    plan: Plan
+    step: int
+    state: LayoutState
+
+    @classmethod
+    def at(cls, plan: Plan, step: int) -> View:
+        state = plan.state_at(step)
+        return cls(plan, state.step, state)
+
+    @property
+    def last_step(self) -> int:
+        return len(self.plan.steps)
+
+    @property
+    def total(self) -> int:
+        return self.state.total
+
+    @property
+    def percent(self) -> int:
+        """Usage of ``max_ctx`` after this step (not clamped: the untrimmed layout may exceed 100%)."""
+        return (100 * self.state.total) // max(1, self.plan.budget.max_ctx)
+
+    @property
+    def joins(self) -> int:
+        return self.state.total - sum(s.tokens for s in self.state.sections)
+
+    @property
+    def approx(self) -> str:
+        return "" if self.plan.tokenizer.exact else "≈"
+
+    def fingerprint(self) -> str:
+        """sha256 of the context rendered after this step (the plan's fingerprint at the last step)."""
+        if self.step == self.last_step:
+            return self.plan.fingerprint
+        text = SEPARATOR.join(s.text for s in self.state.sections if s.text)
+        return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def level(percent: int) -> str:
+    """``ok`` below 75%, ``warn`` below 90%, ``crit`` from 90% on."""
+    if percent < 75:
+        return "ok"
+    if percent < 90:
+        return "warn"
+    return "crit"
+
+
+def band(percent: int | None) -> int:
+    """How many of the 75/90/100% thresholds ``percent`` has reached (0..3)."""
+    if percent is None:
+        return 0
+    return sum(percent >= t for t in THRESHOLDS)
+
+
+def colour_of(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def fmt(n: int, approx: str = "") -> str:
+    """A token count with thin grouping (``14 540``) and the approximation mark."""
+    return f"{approx}{n:,}".replace(",", " ")
+
+
+def gauge_cells(view: View, width: int) -> list[tuple[str, int]]:
+    """The gauge bar as ``width`` cells, each ``(kind, section index)``.
+
+    Kinds: ``section`` (index = the section), ``joins``, ``free``, ``headroom``, ``reserve``, and
+    ``over`` where used tokens run into headroom/reserve or past ``max_ctx``.
+    """
+    budget = view.plan.budget
+    max_ctx = max(1, budget.max_ctx)
+    after_headroom = budget.available + budget.reserve_out  # floor(max_ctx * (1 - headroom))
+
+    def cell_of(tokens: int) -> int:
+        return min(width, (tokens * width + max_ctx // 2) // max_ctx)
+
+    cells: list[tuple[str, int]] = [("free", -1)] * width
+    head_start, reserve_start = cell_of(budget.available), cell_of(after_headroom)
+    for i in range(reserve_start, width):
+        cells[i] = ("headroom", -1)
+    for i in range(head_start, reserve_start):
+        cells[i] = ("reserve", -1)
+    used = 0
+    parts = [(s.tokens, "section", i) for i, s in enumerate(view.state.sections) if s.tokens]
+    if view.joins > 0:
+        parts.append((view.joins, "joins", -1))
+    for tokens, kind, index in parts:
+        start, used = cell_of(used), used + tokens
+        end = max(cell_of(used), start + 1 if start < width else start)
+        for i in range(start, min(end, width)):
+            cells[i] = (kind, index) if i < head_start else ("over", index)
+    if view.total > max_ctx and width:
+        cells[-1] = ("over", -1)
+    return cells
+
+
+def section_key(section) -> object:
+    """A section's identity for diffs: its attributes without its position in the file."""
+    try:
+        return replace(section, line=0, col=0)
+    except TypeError:  # pragma: no cover - a section without positions
+        return section
+
+
+def describe_changes(old: Plan | None, new: Plan) -> str:
+    """What changed between two plans: sections added/removed/edited, budget, tokenizer, policy, turn."""
+    if old is None:
+        return "first plan"
+    parts: list[str] = []
+    if old.session.turn != new.session.turn or old.session.turn_count != new.session.turn_count:
+        parts.append(f"turn {new.session.turn}/{new.session.turn_count}")
+    before = {s.id: s for s in old.sections}
+    after = {s.id: s for s in new.sections}
+    added = [i for i in after if i not in before]
+    removed = [i for i in before if i not in after]
+    edited = [
+        i for i in after
+        if i in before and (
+            section_key(before[i].section) != section_key(after[i].section) or before[i].text_before != after[i].text_before
+        )
+    ]
+    if [i for i in before if i in after] != [i for i in after if i in before]:
+        parts.append("sections reordered")
+    for label, ids in (("added", added), ("removed", removed), ("edited", edited)):
+        if ids:
+            shown = ", ".join(ids[:4]) + (f" +{len(ids) - 4}" if len(ids) > 4 else "")
+            parts.append(f"{label} {shown}")
+    if old.budget != new.budget:
+        parts.append(f"max_ctx {old.budget.max_ctx} → {new.budget.max_ctx}"
+                     if old.budget.max_ctx != new.budget.max_ctx else "budget settings")
+    if old.tokenizer.name != new.tokenizer.name:
+        parts.append(f"tokenizer {new.tokenizer.name}")
+    if old.trimming != new.trimming:
+        parts.append(f"policy {new.trimming}")
+    return "; ".join(parts) if parts else "no change"
