@@ -238,6 +238,8 @@ class TokenboxApp(App[None]):
         self.query_one(TraceView).show(view)
         self.query_one(SectionBars).show(view, self.selected if view else None)
         message = None
+        if self.plan is not None and self.file_error:
+            message = f"{self._short(self.file_error)}\n(showing the last good plan; watching the file for a fix)"
         if self.plan is None:
             error = self.file_error or self.settings_error
             message = (

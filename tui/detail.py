@@ -6,10 +6,12 @@ characters and ANSI escapes made visible, soft-wrapped to the widget's width.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.safe import plain, safe_lines
 from tokenbox.tui.view import View, fmt
@@ -87,11 +89,11 @@ def wrap(line: Text, width: int) -> list[Text]:
 class DetailView(LineView, inherit_bindings=False):
     """The selected section's text; focus it with Enter, scroll with ↑/↓/PgUp/PgDn, Esc to leave."""
 
-    BINDINGS = [
-        Binding("up", "scroll_up", "Scroll up", show=False),
-        Binding("down", "scroll_down", "Scroll down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "move(-1)", "Scroll up", show=False),
+        Binding("down", "move(1)", "Scroll down", show=False),
+        Binding("pageup", "move(-10)", "Page up", show=False),
+        Binding("pagedown", "move(10)", "Page down", show=False),
         Binding("escape", "leave", "Back to sections", show=True),
     ]
 
@@ -141,6 +143,12 @@ class DetailView(LineView, inherit_bindings=False):
 
     def on_lines_resized(self) -> None:
         self._rebuild()
+
+    def action_move(self, rows: int) -> None:
+        """Scroll by ``rows`` (while focused, ↑/↓ always scroll the text, never the selection)."""
+        if abs(rows) > 1:
+            rows = rows // abs(rows) * max(1, self.scrollable_content_region.height - 1)
+        self.scroll_to(y=max(0, self.scroll_y + rows), animate=False)
 
     def action_leave(self) -> None:
         self.app.action_focus_sections()  # type: ignore[attr-defined]

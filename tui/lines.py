@@ -7,6 +7,8 @@ cursor row is highlighted and kept in view.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -20,7 +22,7 @@ class LineView(ScrollView, can_focus=True):
 
     ELLIPSIS = False  # True: rows wider than the widget end in "…" (no horizontal scrolling)
 
-    COMPONENT_CLASSES = {"lineview--cursor"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"lineview--cursor"}
     DEFAULT_CSS = """
     LineView > .lineview--cursor { background: $primary 35%; text-style: bold; }
     LineView:focus > .lineview--cursor { background: $primary 60%; }
@@ -81,8 +83,9 @@ class LineView(ScrollView, can_focus=True):
                 line.truncate(width, overflow="ellipsis")
             extra = self._cursor_style() if index in self.highlighted else None
             segments = []
+            line_base = base + self.app.console.get_style(line.style) if line.style else base
             for segment in line.render(self.app.console):
-                style = base + segment.style if segment.style else base
+                style = line_base + segment.style if segment.style else line_base
                 segments.append(Segment(segment.text, style + extra if extra else style))
             strip = Strip(segments, line.cell_len)
             if extra is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from rich.style import Style
 from rich.text import Text
-
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.safe import plain
 from tokenbox.tui.view import View, fmt

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 
 from helpers import SIZE, copy_sample, make_app, sample_text, wait_for, wait_idle, wait_plan
-
 from tokenbox.tui.messages import FileChanged
 
 MARKUP = "[bold]not bold[/] [link=x]not a link[/link] [@click=app.quit]click[/] [red on blue]x[/]"

@@ -1,0 +1,279 @@
+"""Pilot tests of every interaction: trace stepping, selection, detail, what-if budget, policy,
+tokenizers, turns, follow, help, command palette, quit; and that planning never blocks the UI."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from helpers import (
+    SIZE,
+    copy_sample,
+    detail_text,
+    gauge_text,
+    make_app,
+    rows,
+    status_text,
+    wait_for,
+    wait_idle,
+    wait_plan,
+)
+from tokenbox.core import Engine, TokenizerError
+from tokenbox.core.tokenizers import TokenizerEntry, TokenizerRegistry
+from tokenbox.tui.detail import DetailView
+from tokenbox.tui.help import HelpScreen
+from tokenbox.tui.planner import Planner
+from tokenbox.tui.sections import SectionBars
+from tokenbox.tui.trace import TraceView
+
+
+async def test_stepping_moves_the_whole_view(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        assert app.step == 4 and "step 4/4" in gauge_text(app)
+        final_gauge = gauge_text(app)
+        await pilot.press("home")
+        assert app.step == 0
+        assert "Context 108%" in gauge_text(app)  # 577 of 530 tokens, untrimmed
+        assert all("dropped" not in row for row in rows(app))
+        assert app.query_one(TraceView).cursor == 0
+        await pilot.press("right", "right")
+        assert app.step == 2
+        assert "470 / 530" in gauge_text(app)
+        assert "dropped" in rows(app)[1] and "compressed" in rows(app)[2]
+        assert rows(app)[2].startswith("◀")  # the section the shown step changed
+        await pilot.press("left")
+        assert app.step == 1
+        await pilot.press("left", "left", "left")
+        assert app.step == 0  # clamped
+        await pilot.press("end")
+        assert app.step == 4 and gauge_text(app) == final_gauge
+        await pilot.press("right")
+        assert app.step == 4
+
+
+async def test_selection_and_detail_follow_the_step(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        assert app.selected == 0 and "system" in detail_text(app)
+        await pilot.press("down")
+        assert app.selected == 1
+        assert app.query_one(SectionBars).cursor == 1
+        assert "dropped at step 1" in detail_text(app)  # scratchpad, final layout
+        await pilot.press("home")
+        assert "dropped" not in detail_text(app)
+        assert "Earlier reasoning" in detail_text(app)
+        await pilot.press("up", "up")
+        assert app.selected == 0  # clamped
+        await pilot.press("enter")
+        assert app.focused is app.query_one(DetailView)
+        await pilot.press("down")  # scrolls the detail, keeps the selection
+        assert app.selected == 0
+        await pilot.press("escape")
+        assert app.focused is app.query_one(SectionBars)
+
+
+async def test_truncation_cut_is_marked(tmp_path):
+    path = tmp_path / "cut.yaml"
+    body = "\n".join(f"line {i} of the document" for i in range(60))
+    path.write_text(
+        "tokenbox: 1\ntokenizer: o200k_base\nbudget: {max_ctx: 200}\nsections:\n"
+        "  - id: sys\n    text: be brief\n    shrink: 0\n"
+        "  - id: doc\n    keep: tail\n    text: |\n" + "".join(f"      {line}\n" for line in body.split("\n"))
+    )
+    app = make_app(path, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        assert app.plan.section("doc").action == "truncated"
+        await pilot.press("down")
+        text = detail_text(app)
+        assert "cut from the head" in text
+        cut, kept = text.split("✂──── kept ────")
+        assert "✂ line 0 of the document" in cut  # the cut head comes first, marked
+        assert "line 0 of the document" not in kept
+        assert text.rstrip().endswith("line 59 of the document")
+
+
+async def test_what_if_budget(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        assert app.plan.budget.max_ctx == 530
+        await pilot.press("plus")
+        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 556, what="+5%")
+        await pilot.press("plus")
+        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 583, what="+10%")
+        assert "what-if" in gauge_text(app) and "+10%" in gauge_text(app)
+        await pilot.press("minus", "minus", "minus")
+        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 503, what="-5%")
+        await pilot.press("0")
+        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 530, what="back to the file")
+        assert "what-if" not in gauge_text(app)
+
+
+async def test_budget_flag_is_the_base_of_what_if(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False, budget=1000)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        assert app.plan.budget.max_ctx == 1000 and not app.plan.steps
+        await pilot.press("minus")
+        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 950, what="-5% of the flag")
+
+
+async def test_impossible_what_if_shows_error_and_keeps_plan(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        for _ in range(15):  # 530 * 25% = 132: less than reserve_out 200, nothing available
+            await pilot.press("minus")
+        await wait_for(pilot, lambda: app.settings_error is not None, what="a settings error")
+        assert app.plan is not None
+        assert "available" in status_text(app)
+        await pilot.press("0")
+        await wait_for(pilot, lambda: app.settings_error is None and app.plan.budget.max_ctx == 530)
+
+
+async def test_policy_switch(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        assert app.plan.trimming == "tokenbox"
+        await pilot.press("p")
+        await wait_for(pilot, lambda: app.plan.trimming == "progressive", what="progressive")
+        assert re.search(r"policy\s+progressive", gauge_text(app))
+        await pilot.press("p")
+        await wait_for(pilot, lambda: app.plan.trimming == "tokenbox", what="tokenbox")
+
+
+async def test_tokenizer_cycle_marks_approximations(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        assert app.plan.tokenizer.name == "cl100k_base" and "≈" not in gauge_text(app)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: app.plan.tokenizer.name == "heuristic", what="heuristic")
+        assert "≈" in gauge_text(app) and "≈ approximate" in gauge_text(app)
+        assert any("≈" in row for row in rows(app))
+        await pilot.press("t")
+        await wait_for(pilot, lambda: app.plan.tokenizer.name == "floop-estimate", what="floop-estimate")
+        await pilot.press("t")
+        await wait_for(pilot, lambda: app.plan.tokenizer.name == "o200k_base", what="o200k_base")
+
+
+async def test_tokenizer_cycle_skips_broken_tokenizers(tmp_path):
+    def broken():
+        raise TokenizerError("cannot load", "it is a test")
+
+    registry = TokenizerRegistry(plugins=False)
+    registry.register(TokenizerEntry("broken", False, "test", broken))
+    planner = Planner(lambda: Engine(registry=registry, environ={}))
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False, planner=planner)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        for name in ("heuristic", "floop-estimate"):
+            await pilot.press("t")
+            await wait_for(pilot, lambda name=name: app.plan.tokenizer.name == name, what=name)
+        await pilot.press("t")  # broken is next: skipped
+        await wait_for(pilot, lambda: app.plan.tokenizer.name == "o200k_base", what="skip to o200k_base")
+        assert "skipped tokenizers broken" in status_text(app)
+
+
+async def test_turns_follow_and_timeline(tmp_path):
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        assert app.plan.session.turn == 6 and len(app.timeline) == 6
+        assert [p.prefix_cache for p in app.timeline][4] == "miss"
+        timeline = app.query_one("#timeline")
+        assert timeline.display and "Turns 6/6" in timeline.last_text.plain
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        await wait_for(pilot, lambda: app.plan.session.turn == 4, what="turn 4")
+        assert "pinned" in timeline.last_text.plain
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: app.plan.session.turn == 5, what="turn 5")
+        assert "break" in gauge_text(app)  # prefix-cache miss on turn 5
+        await pilot.press("f")
+        await wait_for(pilot, lambda: app.plan.session.turn == 6 and app._turn is None, what="following")
+        assert "following" in timeline.last_text.plain
+
+
+async def test_turn_keys_on_a_single_session(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("left_square_bracket")
+        await wait_idle(pilot)
+        assert app.plan.session.turn == 1
+        assert not app.query_one("#timeline").display
+
+
+async def test_help_screen(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("#help-text").render())
+        for key in ("←", "→", "Home", "End", "+", "-", "0", "p", "t", "[", "]", "f", "q", "Enter"):
+            assert key in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_footer_and_palette_list_every_action(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        shown = {b.binding.action for b in app.active_bindings.values() if b.binding.show}
+        assert {"step(-1)", "step(1)", "budget(1)", "budget(-1)", "policy", "tokenizer", "help", "quit"} <= shown
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for word in ("trimming policy", "tokenizers", "Previous turn", "Follow", "untrimmed", "Help"):
+            assert any(word in title for title in titles), word
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"trimming policy")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.plan.trimming == "progressive", what="palette switched the policy")
+
+
+async def test_quit(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+class SlowPlanner(Planner):
+    """A planner that blocks until released, to show that the UI keeps responding meanwhile."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.started = threading.Event()
+
+    def run(self, request, cancelled=lambda: False):
+        if request.reason != "start":
+            self.started.set()
+            self.release.wait(30)
+        return super().run(request, cancelled)
+
+
+async def test_ui_stays_responsive_while_planning(tmp_path):
+    planner = SlowPlanner()
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False, planner=planner)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("plus")
+        await wait_for(pilot, planner.started.is_set, what="planning started")
+        await pilot.press("home")  # handled while the planner is busy
+        assert app.step == 0
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        planner.release.set()
+        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 556, what="the slow plan")

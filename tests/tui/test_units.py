@@ -1,0 +1,144 @@
+"""Unit tests of the pure parts: safe text, view arithmetic, diffs, alerts, planner, watcher."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from helpers import copy_sample, sample_text
+from hypothesis import given
+from hypothesis import strategies as st
+from tokenbox.core import Engine, load_session
+from tokenbox.tui import watcher
+from tokenbox.tui.alerts import Watermark, alerts
+from tokenbox.tui.planner import Planner, PlanRequest
+from tokenbox.tui.safe import plain, safe_line, safe_lines
+from tokenbox.tui.view import View, band, describe_changes, gauge_cells, level
+
+
+@given(st.text())
+def test_safe_text_has_no_control_characters(text):
+    for line in safe_lines(text):
+        assert all(ch.isprintable() for ch in line.plain)
+        assert "\x1b" not in line.plain
+    assert "\n" not in plain(text) and "\x1b" not in plain(text)
+
+
+def test_safe_line_escapes_but_keeps_markup_literal():
+    line = safe_line("[bold]x[/] \x1b[31m\tend")
+    assert line.plain == "[bold]x[/] \\x1b[31m end"  # the tab pads to column 20
+    assert [line.plain[s.start : s.end] for s in line.spans] == ["\\x1b"]  # only the escape is styled
+    assert not any(getattr(s.style, "bold", False) for s in line.spans)
+
+
+def test_level_and_band():
+    assert [level(p) for p in (0, 74, 75, 89, 90, 120)] == ["ok", "ok", "warn", "warn", "crit", "crit"]
+    assert [band(p) for p in (None, 10, 75, 90, 100)] == [0, 0, 1, 2, 3]
+
+
+def _plan(tmp_path, name="facet_layout.yaml", **options):
+    return Engine().plan(load_session(copy_sample(name, tmp_path)), **options)
+
+
+def test_gauge_cells_cover_the_width(tmp_path):
+    plan = _plan(tmp_path)
+    for step in range(len(plan.steps) + 1):
+        for width in (10, 33, 80):
+            cells = gauge_cells(View.at(plan, step), width)
+            assert len(cells) == width
+    untrimmed = gauge_cells(View.at(plan, 0), 40)
+    assert ("over", -1) in untrimmed  # 577 tokens > 530 max_ctx
+    final = gauge_cells(View.at(plan, len(plan.steps)), 40)
+    assert all(kind != "over" for kind, _ in final)
+    assert any(kind == "reserve" for kind, _ in final) and any(kind == "headroom" for kind, _ in final)
+
+
+def test_view_fingerprint_matches_plan(tmp_path):
+    plan = _plan(tmp_path)
+    last = View.at(plan, len(plan.steps))
+    assert last.fingerprint() == plan.fingerprint
+    assert View.at(plan, 0).fingerprint() != plan.fingerprint
+    assert View.at(plan, 0).percent == 577 * 100 // 530
+
+
+def test_describe_changes(tmp_path):
+    old = _plan(tmp_path)
+    edited = tmp_path / "edited.yaml"
+    text = sample_text("facet_layout.yaml")
+    text = text.replace("2.2.0 feature: Retry-After is honoured when present", "2.2.0 feature: changed")
+    text = text.replace("  - id: question\n", "  - id: extra\n    text: more\n  - id: question\n")
+    text = text.replace("  max_ctx: 530", "  max_ctx: 600")
+    edited.write_text(text)
+    new = Engine().plan(load_session(edited))
+    described = describe_changes(old, new)
+    assert "added extra" in described and "edited changelog" in described and "max_ctx 530 → 600" in described
+    assert describe_changes(old, old) == "no change"
+    assert describe_changes(None, old) == "first plan"
+
+
+def test_alerts(tmp_path):
+    ok = _plan(tmp_path)  # 50%
+    tight = _plan(tmp_path, budget=300)
+    over = _plan(tmp_path, "overflow.yaml")
+    found, mark = alerts(Watermark(), ok, None)
+    assert found == []
+    found, mark2 = alerts(mark, over, None)
+    titles = [a.title for a in found]
+    assert "budget pressure" in titles and "critical overflow" in titles
+    found, _ = alerts(mark2, over, None)
+    assert found == []  # nothing new
+    found, _ = alerts(mark, None, "x.yaml:1:1: broken (fix it)")
+    assert [a.severity for a in found] == ["error"]
+    assert tight.usage_percent is not None
+
+
+def test_alerts_prefix_cache_break(tmp_path):
+    plans = Engine().plan_turns(list(__import__("tokenbox.core", fromlist=["load_turns"]).load_turns(
+        copy_sample("agent_log.jsonl", tmp_path))))
+    turn5 = plans[4]
+    assert turn5.prefix_cache == "miss"
+    found, _ = alerts(Watermark(), turn5, None)
+    assert any(a.title == "prefix cache break" for a in found)
+    found, _ = alerts(Watermark(), plans[5], None)
+    assert not any(a.title == "prefix cache break" for a in found)
+
+
+def test_planner_keeps_last_good_turns(tmp_path):
+    path = copy_sample("facet_layout.yaml", tmp_path)
+    planner = Planner()
+    good = planner.run(PlanRequest(str(path)))
+    assert good.plan is not None and good.error is None and good.loaded
+    path.write_text("tokenbox: [")
+    broken = planner.run(PlanRequest(str(path), reload=True))
+    assert broken.plan is not None and broken.stale and broken.error_kind == "load"
+    what_if = planner.run(PlanRequest(str(path), reload=False, what_if=2))
+    assert what_if.plan.budget.max_ctx == 583 and what_if.error is None
+    assert planner.run(PlanRequest(str(path)), cancelled=lambda: True) is None
+
+
+def test_watcher_reports_changes(tmp_path):
+    path = tmp_path / "s.yaml"
+    seen: list[str] = []
+    stop = threading.Event()
+    thread = threading.Thread(target=watcher.follow, args=(str(path), stop, seen.append), daemon=True)
+    thread.start()
+    try:
+        def wait(predicate):
+            deadline = time.monotonic() + 20
+            while not predicate():
+                assert time.monotonic() < deadline, seen
+                time.sleep(0.02)
+
+        time.sleep(0.3)
+        path.write_text("a")
+        wait(lambda: "created" in seen or "modified" in seen)
+        count = len(seen)
+        (tmp_path / "other.yaml").write_text("not ours")
+        path.unlink()
+        wait(lambda: "deleted" in seen[count:])
+    finally:
+        stop.set()
+        thread.join(5)
+    assert not thread.is_alive()
+    assert watcher.describe(None, (1, 2, 3, 4)) == "created"
+    assert watcher.describe((1, 2, 3, 4), (1, 3, 3, 4)) == "replaced"
