@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 
+from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
@@ -47,7 +48,7 @@ FROZEN_ENV = "TOKENBOX_TUI_FROZEN"  # set to 1: no clock or timings on screen (t
 class TokenboxApp(App[None]):
     """Follows one session file and shows its plan."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "app.tcss")  # absolute: subclasses elsewhere work
     TITLE = "tokenbox"
     BINDINGS = bindings()
     ENABLE_COMMAND_PALETTE = True
@@ -357,8 +358,8 @@ class TokenboxApp(App[None]):
         for key in KEYS:
             if key.action in ("quit", "help"):
                 continue
-            yield SystemCommand(f"{key.help} [{key.shown}]", key.help, self._command(key.action))
-        yield SystemCommand("Help: keys and legend [?]", "Show the help screen", self.action_help)
+            yield SystemCommand(key.help, escape(f"key {key.shown}"), self._command(key.action))
+        yield SystemCommand("Help: keys and legend", escape("key ?"), self.action_help)
 
     def _command(self, action: str):
         async def run() -> None:
