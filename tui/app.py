@@ -129,6 +129,9 @@ class TokenboxApp(App[None]):
         if self.watching:
             self._watch()
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refresh_all)
+
     def on_unmount(self) -> None:
         self._stop.set()
 

@@ -17,6 +17,7 @@ from tokenbox.tui.safe import plain, safe_lines
 from tokenbox.tui.view import View, fmt
 
 MAX_LINES = 20_000
+MAX_CHARS = 400_000  # per block: the detail stays responsive with huge sections
 CUT_STYLE = Style(color="#e06c75", dim=True)
 MARK_STYLE = Style(color="#e06c75", bold=True)
 INFO_STYLE = Style(color="#61afef")
@@ -106,6 +107,8 @@ class DetailView(LineView, inherit_bindings=False):
 
     def show(self, view: View | None, index: int | None, message: str | None = None) -> None:
         key = (id(view.plan) if view else None, view.step if view else None, index, message)
+        if key == self._last_key and view is not None and view.plan is self.view.plan:  # type: ignore[union-attr]
+            return  # nothing changed: keep the (possibly large) text as it is
         same_section = self._last_key is not None and self._last_key[2] == index and self._last_key[0] == key[0]
         self.view, self.index, self.message = view, index, message
         self._last_key = key
@@ -127,6 +130,8 @@ class DetailView(LineView, inherit_bindings=False):
                 else:
                     gutter = Text("✂ " if kind == "cut" else "  ", MARK_STYLE if kind == "cut" else "dim")
                     body = str(text)
+                    hidden = max(0, len(body) - MAX_CHARS)
+                    body = body[:MAX_CHARS]
                     if body.endswith("\n"):
                         body = body[:-1]
                     for raw in safe_lines(body, CUT_STYLE if kind == "cut" else ""):
@@ -134,6 +139,8 @@ class DetailView(LineView, inherit_bindings=False):
                             lines.append(Text.assemble(gutter, piece, no_wrap=True, end=""))
                             if len(lines) >= MAX_LINES:
                                 break
+                    if hidden:
+                        lines.append(Text(f"… {hidden} more characters not shown", "dim"))
                 if len(lines) >= MAX_LINES:
                     lines.append(Text(f"… shown up to {MAX_LINES} lines", "dim"))
                     break

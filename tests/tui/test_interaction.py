@@ -255,11 +255,12 @@ class SlowPlanner(Planner):
         super().__init__()
         self.release = threading.Event()
         self.started = threading.Event()
+        self.timed_out = False
 
     def run(self, request, cancelled=lambda: False):
         if request.reason != "start":
             self.started.set()
-            self.release.wait(30)
+            self.timed_out = not self.release.wait(10)  # a UI-thread planner would block the test here
         return super().run(request, cancelled)
 
 
@@ -277,3 +278,21 @@ async def test_ui_stays_responsive_while_planning(tmp_path):
         await pilot.press("escape")
         planner.release.set()
         await wait_for(pilot, lambda: app.plan.budget.max_ctx == 556, what="the slow plan")
+        assert not planner.timed_out
+
+
+async def test_huge_section_stays_responsive(tmp_path):
+    import json
+
+    big = "\n".join(f"log line {i} " + "x" * 80 for i in range(30_000))  # ~2.7 MB
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"tokenbox": 1, "tokenizer": "heuristic", "budget": {"max_ctx": 400000},
+                                "sections": [{"id": "logs", "kind": "logs", "text": big},
+                                             {"id": "user", "kind": "user", "text": "why?"}]}))
+    app = make_app(path, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        text = detail_text(app)
+        assert "more characters not shown" in text or "shown up to" in text
+        await pilot.press("down", "up", "home", "end")
+        assert app.selected == 0
