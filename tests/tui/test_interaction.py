@@ -6,7 +6,15 @@ from __future__ import annotations
 import re
 import threading
 
-from helpers import (
+from tokenbox.core import Engine, TokenizerError
+from tokenbox.core.tokenizers import TokenizerEntry, TokenizerRegistry
+from tokenbox.tui.detail import DetailView
+from tokenbox.tui.help import HelpScreen
+from tokenbox.tui.planner import Planner
+from tokenbox.tui.sections import SectionBars
+from tokenbox.tui.trace import TraceView
+
+from tests.tui.helpers import (
     SIZE,
     copy_sample,
     detail_text,
@@ -18,13 +26,6 @@ from helpers import (
     wait_idle,
     wait_plan,
 )
-from tokenbox.core import Engine, TokenizerError
-from tokenbox.core.tokenizers import TokenizerEntry, TokenizerRegistry
-from tokenbox.tui.detail import DetailView
-from tokenbox.tui.help import HelpScreen
-from tokenbox.tui.planner import Planner
-from tokenbox.tui.sections import SectionBars
-from tokenbox.tui.trace import TraceView
 
 
 async def test_stepping_moves_the_whole_view(tmp_path):

@@ -11,7 +11,8 @@ import json
 import os
 
 import pytest
-from helpers import SIZE, copy_sample, detail_text, make_app, sample_text, status_text, wait_for, wait_plan
+
+from tests.tui.helpers import SIZE, copy_sample, detail_text, make_app, sample_text, status_text, wait_for, wait_plan
 
 FACET = sample_text("facet_layout.yaml")
 

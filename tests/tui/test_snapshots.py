@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 
-from helpers import SIZE, copy_sample, make_app, sample_text, wait_for, wait_idle, wait_plan
 from tokenbox.tui.messages import FileChanged
+
+from tests.tui.helpers import SIZE, copy_sample, make_app, sample_text, wait_for, wait_idle, wait_plan
 
 MARKUP = "[bold]not bold[/] [link=x]not a link[/link] [@click=app.quit]click[/] [red on blue]x[/]"
 ANSI = "\x1b[31mred?\x1b[0m \x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ bell\x07 cr\rret tab\tend \u202eevil"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 import time
 
-from helpers import copy_sample, sample_text
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenbox.core import Engine, load_session
@@ -14,6 +13,8 @@ from tokenbox.tui.alerts import Watermark, alerts
 from tokenbox.tui.planner import Planner, PlanRequest
 from tokenbox.tui.safe import plain, safe_line, safe_lines
 from tokenbox.tui.view import View, band, describe_changes, gauge_cells, level
+
+from tests.tui.helpers import copy_sample, sample_text
 
 
 @given(st.text())
