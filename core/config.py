@@ -77,7 +77,10 @@ def _read_config(path: str) -> dict:
     from tokenbox.core.session import _Validator, read_text
 
     try:
-        node = parse_yaml(read_text(path, 1024 * 1024), path)
+        text = read_text(path, 1024 * 1024)
+        if all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
+            return {}  # an empty (or all-comment) config file sets nothing
+        node = parse_yaml(text, path)
         v = _Validator(path)
         fields = v.mapping(node, "the config file", CONFIG_KEYS)
         result = {}

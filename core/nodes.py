@@ -70,12 +70,16 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 class _JsonParser:
-    def __init__(self, text: str, path: str, first_line: int, first_col: int) -> None:
+    def __init__(self, text: str, path: str, first_line: int, first_col: int, unit: str = "file") -> None:
         self.text = text
         self.path = path
         self.lines = _Lines(text, first_line, first_col)
         self.nodes = 0
+        self.unit = unit  # "file", or "line" for one line of a JSON-lines log
 
     def fail(self, offset: int, problem: str, remedy: str) -> SessionError:
         line, col = self.lines.at(offset)
@@ -91,7 +95,7 @@ class _JsonParser:
         node, pos = self.value(pos, 0)
         pos = self.skip(pos)
         if pos < len(self.text):
-            raise self.fail(pos, "extra data after the JSON value", "a file holds one JSON object")
+            raise self.fail(pos, "extra data after the JSON value", f"a {self.unit} holds one JSON object")
         return node
 
     def value(self, pos: int, depth: int) -> tuple[Node, int]:
@@ -111,7 +115,23 @@ class _JsonParser:
             try:
                 string, end = json.decoder.scanstring(text, pos + 1, True)
             except json.JSONDecodeError as exc:
-                raise self.fail(exc.pos, f"bad string: {exc.msg}", "check quotes and escapes") from None
+                # scanstring's messages end in " at" / " starting at", expecting a position after them.
+                what = exc.msg.removesuffix(" at").removesuffix(" starting").lower()
+                if what.startswith("unterminated"):
+                    remedy = f"close the string with `\"` before the end of the {self.unit}"
+                elif "control character" in what:
+                    remedy = "write control characters as escapes, e.g. \\n or \\t"
+                else:
+                    remedy = "check the backslash escapes"
+                raise self.fail(exc.pos, f"bad string: {what}", remedy) from None
+            # Text read from UTF-8 holds no surrogates; only a \u escape can make a lone one.
+            surrogate = _SURROGATE.search(string) if text.find("\\u", pos, end) >= 0 else None
+            if surrogate:
+                raise self.fail(
+                    pos,
+                    f"string holds a lone surrogate \\u{ord(surrogate.group()):04x}, which is not a character",
+                    "escape a character outside the BMP as a surrogate pair, e.g. \\ud83d\\ude00",
+                )
             return Node(string, line, col), end
         match = _NUMBER.match(text, pos)
         if match and match.end() > pos:
@@ -132,7 +152,7 @@ class _JsonParser:
             if text.startswith(word, pos):
                 raise self.fail(pos, f"{word} is not a valid JSON number", "use a finite number")
         if not char:
-            raise self.fail(pos, "unexpected end of file", "the JSON value is incomplete")
+            raise self.fail(pos, f"unexpected end of {self.unit}", "the JSON value is incomplete")
         raise self.fail(pos, f"unexpected character {char!r}", "expected a JSON value")
 
     def obj(self, start: int, depth: int, line: int, col: int) -> tuple[Node, int]:
@@ -145,7 +165,7 @@ class _JsonParser:
         while True:
             if not text.startswith('"', pos):
                 if pos >= len(text):
-                    raise self.fail(pos, "unexpected end of file inside an object", "close it with `}`")
+                    raise self.fail(pos, f"unexpected end of {self.unit} inside an object", "close it with `}`")
                 raise self.fail(pos, "expected a quoted key", "JSON keys are strings in double quotes")
             key_pos = pos
             key_node, pos = self.value(pos, depth + 1)
@@ -164,7 +184,7 @@ class _JsonParser:
             if text.startswith("}", pos):
                 return Node(result, line, col, keys), pos + 1
             if pos >= len(text):
-                raise self.fail(pos, "unexpected end of file inside an object", "close it with `}`")
+                raise self.fail(pos, f"unexpected end of {self.unit} inside an object", "close it with `}`")
             raise self.fail(pos, "expected `,` or `}`", "separate members with commas")
 
     def array(self, start: int, depth: int, line: int, col: int) -> tuple[Node, int]:
@@ -183,13 +203,16 @@ class _JsonParser:
             if text.startswith("]", pos):
                 return Node(result, line, col), pos + 1
             if pos >= len(text):
-                raise self.fail(pos, "unexpected end of file inside a list", "close it with `]`")
+                raise self.fail(pos, f"unexpected end of {self.unit} inside a list", "close it with `]`")
             raise self.fail(pos, "expected `,` or `]`", "separate items with commas")
 
 
-def parse_json(text: str, path: str, first_line: int = 1, first_col: int = 1) -> Node:
-    """Parse one JSON document into positioned nodes; errors are ``SessionError`` with a position."""
-    return _JsonParser(text, path, first_line, first_col).parse()
+def parse_json(text: str, path: str, first_line: int = 1, first_col: int = 1, *, unit: str = "file") -> Node:
+    """Parse one JSON document into positioned nodes; errors are ``SessionError`` with a position.
+
+    ``unit`` names what ``text`` is in messages: ``"file"``, or ``"line"`` for one line of a log.
+    """
+    return _JsonParser(text, path, first_line, first_col, unit).parse()
 
 
 _YAML_TAGS = {
@@ -259,16 +282,98 @@ class _YamlConverter:
         return Node(value, line, col)
 
 
+_START_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_END_EVENTS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def _check_shape(text: str, path: str) -> None:
+    """Refuse documents nested deeper than ``MAX_DEPTH`` or whose aliases expand past ``MAX_NODES``.
+
+    This walks libyaml's event stream, which is iterative, before anything is composed: libyaml's
+    composer recurses in C, so a document nested a few hundred thousand levels deep would overflow
+    the C stack (a crash, not an exception), and a billion-laughs alias bomb is caught here in
+    proportion to the file's size rather than to its expansion.
+    """
+    open_nodes: list[tuple[str | None, int]] = []  # per open collection: its anchor, the count at its start
+    sizes: dict[str, int] = {}  # anchor → number of values it expands to
+    count = 0
+
+    def fail(event: yaml.Event, problem: str, remedy: str) -> SessionError:
+        mark = event.start_mark
+        return SessionError(problem, remedy, path, mark.line + 1, mark.column + 1)
+
+    for event in yaml.parse(text, Loader=_YAML_LOADER):
+        if isinstance(event, _END_EVENTS):
+            anchor, start = open_nodes.pop()
+            if anchor is not None:
+                sizes[anchor] = count - start
+            continue
+        if not isinstance(event, yaml.NodeEvent):
+            continue
+        if len(open_nodes) > MAX_DEPTH:
+            raise fail(event, f"nesting deeper than {MAX_DEPTH} levels", "flatten the document")
+        if isinstance(event, yaml.AliasEvent):
+            if any(anchor == event.anchor for anchor, _ in open_nodes):
+                raise fail(event, f"recursive alias *{event.anchor}", "remove the self-reference")
+            count += sizes.get(event.anchor, 1)
+        else:
+            count += 1
+            if isinstance(event, _START_EVENTS):
+                open_nodes.append((event.anchor, count - 1))
+            elif event.anchor is not None:
+                sizes[event.anchor] = 1
+        if count > MAX_NODES:
+            raise fail(event, f"more than {MAX_NODES} values (an alias bomb?)", "write the values out instead of repeating aliases")
+
+
+def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
+    """One readable sentence from libyaml's problem and context (which may point elsewhere)."""
+    problem = (exc.problem or "").strip()
+    context = (exc.context or "").strip()
+    where = exc.context_mark
+    if not problem:
+        return context or "invalid YAML"
+    if not context or where is None:
+        return problem
+    at = f"line {where.line + 1}, column {where.column + 1}"
+    if context.startswith("while "):
+        return f"{problem} {context} that starts at {at}"
+    if "duplicate anchor" in context:
+        return f"duplicate anchor (first defined at {at})"
+    if "single document" in context:
+        return "more than one YAML document in the file"
+    return f"{context} ({at}): {problem}"
+
+
+def _offset_position(text: str, offset: int, byte_offset: bool) -> tuple[int, int]:
+    """1-based line and column (in characters) of ``offset``, given in characters or UTF-8 bytes."""
+    if byte_offset:
+        offset = len(text.encode("utf-8")[:offset].decode("utf-8", errors="ignore"))
+    return _Lines(text).at(offset)
+
+
 def parse_yaml(text: str, path: str) -> Node:
     """Parse one YAML document (safe subset) into positioned nodes."""
     try:
+        _check_shape(text, path)
         root = yaml.compose(text, Loader=_YAML_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        problem = _syntax_message(exc)
         if mark is not None:
             raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path, mark.line + 1, mark.column + 1) from None
         raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path) from None
+    except yaml.reader.ReaderError as exc:
+        # libyaml (the C loader) counts this offset in bytes of the UTF-8 text, PyYAML in characters.
+        line, col = _offset_position(text, exc.position, _YAML_LOADER is not yaml.SafeLoader)
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise SessionError(
+            f"YAML does not allow the control character U+{code:04X} in a file",
+            "remove it, or write it as an escape inside double quotes, e.g. \"\\x1b\"",
+            path,
+            line,
+            col,
+        ) from None
     except yaml.YAMLError as exc:
         raise SessionError(f"YAML: {exc}", "fix the syntax", path) from None
     except RecursionError:

@@ -51,28 +51,63 @@ def read_text(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str:
         raise SessionError(f"cannot read: {exc.strerror}", "check the path and permissions", path) from None
     if stat.S_ISDIR(info.st_mode):
         raise SessionError("is a directory", "name a session file inside it", path)
-    if info.st_size > max_bytes:
+    regular = stat.S_ISREG(info.st_mode)
+    if regular and info.st_size > max_bytes:
         raise FileTooLarge(
             f"file is {info.st_size} bytes, over the {max_bytes}-byte limit",
             "raise the limit with --max-file-size or TOKENBOX_MAX_FILE_SIZE",
             path,
         )
     try:
-        with open(path, "rb") as handle:  # read-only: tokenbox never writes a session file
-            data = handle.read(max_bytes + 1)
+        # Read-only: tokenbox never writes a session file. O_NONBLOCK only keeps open() of a named
+        # pipe from waiting for a writer; reads block as usual (and end at once when none is there).
+        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            if _O_NONBLOCK:
+                os.set_blocking(fd, True)
+            data = _read_at_most(fd, max_bytes + 1, info.st_size)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise SessionError(f"cannot read: {exc.strerror}", "check the path and permissions", path) from None
     if len(data) > max_bytes:
         raise FileTooLarge(
-            f"file grew over the {max_bytes}-byte limit while being read",
+            f"more than {max_bytes} bytes" + (" (the file grew while being read)" if regular else ""),
             "raise the limit with --max-file-size or TOKENBOX_MAX_FILE_SIZE",
             path,
         )
-    return decode_text(data, path)
+    if not data and not regular:
+        raise SessionError("nothing to read (not a regular file)", "pass the path of a session file", path)
+    return decode_text(data, path, partial_tail=path.lower().endswith(".jsonl"))
 
 
-def decode_text(data: bytes, path: str) -> str:
-    """Decode UTF-8 (a leading BOM is skipped); NUL bytes and invalid UTF-8 are errors with a position."""
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_READ_CHUNK = 1 << 20
+
+
+def _read_at_most(fd: int, limit: int, size_hint: int) -> bytes:
+    """Up to ``limit`` bytes of ``fd``, in one read when ``size_hint`` (the size ``stat`` saw) is right.
+
+    Memory follows what is actually there, never the limit: a small file costs little however high
+    ``--max-file-size`` is set, and pipes and devices (size 0) are read in chunks until they end.
+    """
+    chunks: list[bytes] = []
+    total = 0
+    while total < limit:
+        chunk = os.read(fd, min(limit - total, max(size_hint + 1 - total, _READ_CHUNK)))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def decode_text(data: bytes, path: str, *, partial_tail: bool = False) -> str:
+    """Decode UTF-8 (a leading BOM is skipped); NUL bytes and invalid UTF-8 are errors with a position.
+
+    With ``partial_tail`` (a JSON-lines log an agent appends to), a last line cut inside a multi-byte
+    character is still being written: it is left out instead of being an encoding error.
+    """
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     nul = data.find(b"\x00")
@@ -82,6 +117,8 @@ def decode_text(data: bytes, path: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        if partial_tail and exc.end == len(data) and exc.reason == "unexpected end of data":
+            return data[: data.rfind(b"\n") + 1].decode("utf-8")  # everything before exc.start is valid
         line, col = _byte_position(data, exc.start)
         raise SessionError(
             f"invalid UTF-8 (byte 0x{data[exc.start]:02x})", "save the file as UTF-8", path, line, col
@@ -107,6 +144,7 @@ class _Validator:
         return SessionError(problem, remedy, self.path, node.line, node.col)
 
     def mapping(self, node: Node, what: str, known: tuple[str, ...]) -> dict[str, Node]:
+        """``node``'s fields, refusing any key not in ``known`` (a typo must not change a layout)."""
         if not isinstance(node.value, dict):
             raise self.fail(node, f"{what} must be a mapping, not {_type_name(node.value)}", "write `key: value` pairs")
         for key, value in node.value.items():
@@ -115,7 +153,7 @@ class _Validator:
                 line, col = (node.keys or {}).get(key, (value.line, value.col))
                 raise SessionError(
                     f"unknown key {key!r} in {what}",
-                    (f"did you mean {hint!r}? " if hint else "") + f"known keys: {', '.join(known)}; free-form data goes under meta",
+                    (f"did you mean {hint!r}? " if hint else "") + f"known keys: {', '.join(known)}" + ("; free-form data goes under meta" if "meta" in known else ""),
                     self.path,
                     line,
                     col,
@@ -132,7 +170,8 @@ class _Validator:
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer() and low <= value <= high:
                 return int(value)
-            raise self.fail(node, f"{what} must be a whole number, not {_type_name(value)}", f"use a number from {low} to {high}")
+            got = _short(value) if isinstance(value, float) else _type_name(value)
+            raise self.fail(node, f"{what} must be a whole number, not {got}", f"use a number from {low} to {high}")
         if not low <= value <= high:
             raise self.fail(node, f"{what} is {_short(value)}, out of range", f"use a number from {low} to {high}")
         return value
@@ -164,16 +203,15 @@ class _Validator:
 
 
 def _type_name(value: Any) -> str:
+    """What ``value`` is, for messages; scalars are shown too (``1e3`` reads as a string in YAML)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "a number"
-    if isinstance(value, float):
-        return "a number"
+        return f"a boolean ({'true' if value else 'false'})"
+    if isinstance(value, (int, float)):
+        return f"a number ({_short(value)})"
     if isinstance(value, str):
-        return "a string"
+        return f"a string ({_short(value)})"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):
@@ -238,7 +276,7 @@ def _section(v: _Validator, node: Node, index: int) -> Section:
         elif key == "meta":
             attrs[key] = v.meta(item)
     if kind in ("text", "user", "logs", "mandates") and "text" not in fields:
-        raise v.fail(node, f"section {sid!r} (kind {kind}) has no text", "add `text: ...` (an empty string is allowed)")
+        raise v.fail(node, f"section {sid!r} (kind {kind}) has no text", "add `text: ...`; an empty string is allowed")
     return Section(**attrs)
 
 
@@ -296,7 +334,7 @@ def session_from_node(node: Node, path: str) -> Session:
     if "tokenbox" not in fields:
         raise v.fail(node, "missing `tokenbox` schema version", "add `tokenbox: 1` at the top")
     version = fields["tokenbox"]
-    if isinstance(version.value, bool) or version.value != SCHEMA_VERSION:
+    if type(version.value) is not int or version.value != SCHEMA_VERSION:
         raise v.fail(version, f"unsupported schema version {_short(version.value)}", "this tokenbox reads `tokenbox: 1`")
     if "sections" not in fields:
         raise v.fail(node, "missing `sections`", "add `sections:` with a list of sections")
@@ -375,7 +413,7 @@ def _jsonl_nodes(text: str, path: str) -> list[Node]:
             continue
         last_unterminated = number == len(lines)
         try:
-            nodes.append(parse_json(line, path, number, 1))
+            nodes.append(parse_json(line, path, number, 1, unit="line"))
         except SessionError:
             if last_unterminated:
                 break  # an agent is still writing this line
