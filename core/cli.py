@@ -1,4 +1,4 @@
-"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``.
+"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``, ``import``.
 
 Exit codes: 0 fits (or ok), 1 critical overflow / over the gate, 2 bad input. Every error is one
 line on stderr, ``tokenbox: error: FILE:LINE:COL: problem (remedy)``, never a traceback.
@@ -7,6 +7,7 @@ line on stderr, ``tokenbox: error: FILE:LINE:COL: problem (remedy)``, never a tr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -18,6 +19,7 @@ from tokenbox.core.textsafe import printable
 
 EXIT_OK, EXIT_OVER, EXIT_BAD = 0, 1, 2
 MAX_FLAG = 10**9
+MAX_FILE_SIZE_FLAG = 2**40
 
 
 class _UsageError(Exception):
@@ -53,16 +55,22 @@ def _turn(text: str) -> int:
 
 def _size(text: str) -> int:
     value = text.strip().upper()
-    units = {"K": 1024, "M": 1024**2, "G": 1024**3}
+    units = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
     factor = 1
     if value.endswith("B"):
         value = value[:-1]
     if value and value[-1] in units:
         factor = units[value[-1]]
         value = value[:-1]
-    if not value.isascii() or not value.isdigit() or int(value) == 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 64M)")
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) * factor <= MAX_FILE_SIZE_FLAG:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size from 1 byte to 1T (e.g. 64M)")
     return int(value) * factor
+
+
+def _name(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty name is no tokenizer; `tokenbox tokenizers` lists them")
+    return text.strip()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
         sub.add_argument("file", metavar="FILE", help="session file: .yaml/.yml, .json or .jsonl")
         sub.add_argument("--budget", type=_positive, metavar="N", help="context window (max_ctx) in tokens")
-        sub.add_argument("--tokenizer", metavar="NAME", help="tokenizer name (see `tokenbox tokenizers`)")
+        sub.add_argument("--tokenizer", type=_name, metavar="NAME", help="tokenizer name (see `tokenbox tokenizers`)")
         sub.add_argument("--turn", type=_turn, metavar="K", help="turn of a .jsonl log (1-based; -1 = newest)")
         sub.add_argument("--max-file-size", type=_size, metavar="SIZE", help="refuse bigger files (default 64M)")
         return sub
@@ -92,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--reserve-out", type=_non_negative, metavar="N", help="tokens kept free for the reply")
     check.add_argument("--allow-over-context", action="store_true", help="warn instead of failing when over")
     commands.add_parser("tokenizers", help="list the tokenizers", description="List every tokenizer.")
+    imported = commands.add_parser(
+        "import", help="write a session (e.g. a Claude Code transcript or an API request) as tokenbox YAML",
+        description="Write the equivalent tokenbox session (YAML, with a comment header) to stdout.",
+    )
+    imported.add_argument("file", metavar="FILE", help="a session, transcript or request body")
+    imported.add_argument("--turn", type=_turn, metavar="K", help="turn to write (1-based; -1 = newest)")
+    imported.add_argument("--max-file-size", type=_size, metavar="SIZE", help="refuse bigger files (default 64M)")
     return parser
 
 
@@ -111,6 +126,10 @@ def _fail(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tokenbox``; returns the exit code (and exits with it when run as a script)."""
+    if argv is None:  # a real run: text output must not crash on a terminal that cannot encode it
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(AttributeError, ValueError):
+                stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     code = _main(list(sys.argv[1:] if argv is None else argv))
     if argv is None:
         sys.exit(code)
@@ -124,11 +143,12 @@ def _main(argv: list[str]) -> int:
     except _UsageError as exc:
         return _fail(f"{printable(str(exc))} (see `tokenbox --help`)")
     if not args.command:
-        parser.print_help(sys.stderr)
-        return EXIT_BAD
+        return _fail("no command given (see `tokenbox --help`)")
     try:
         if args.command == "tokenizers":
             return _tokenizers()
+        if args.command == "import":
+            return _import(args)
         return _session_command(args)
     except BadInput as exc:
         return _fail(str(exc))
@@ -182,6 +202,18 @@ def _session_command(args: argparse.Namespace) -> int:
     if not plan.ok:
         sys.stderr.write(f"tokenbox: {printable(session.path)}: ContextCriticalOverflow: {printable(plan.error['message'])}\n")  # type: ignore[index]
         return EXIT_OVER
+    return EXIT_OK
+
+
+def _import(args: argparse.Namespace) -> int:
+    from tokenbox.core.config import load_settings
+    from tokenbox.core.importers import session_yaml
+    from tokenbox.core.session import load_session
+
+    max_bytes = args.max_file_size or load_settings().max_file_size
+    text = session_yaml(load_session(args.file, args.turn, max_bytes=max_bytes))
+    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.flush()
     return EXIT_OK
 
 

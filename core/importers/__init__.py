@@ -1,1 +1,50 @@
-"""Importers for formats real agents write (registered with ``tokenbox.core.session`` on import)."""
+"""Importers for formats real agents write (registered with ``tokenbox.core.session`` on import).
+
+Chosen by content, not by file name: ``load_session`` hands every parsed document (and every
+JSON-lines file) to the detectors registered here before reading it as a tokenbox session.
+
+* ``claude_code``: Claude Code session transcripts (``.jsonl``), one turn per assistant request;
+* ``anthropic``: Anthropic Messages request bodies;
+* ``openai_chat``: OpenAI Chat Completions request bodies.
+
+``export.session_yaml`` writes any session as an editable tokenbox YAML file (``tokenbox import``);
+``breakdown`` has the views the TUI needs (categories, per-tool costs, cache marks, recorded usage).
+"""
+
+from __future__ import annotations
+
+from tokenbox.core import session as _session
+from tokenbox.core.importers import anthropic, claude_code, openai_chat
+from tokenbox.core.importers.breakdown import (
+    CATEGORY_LABELS,
+    Total,
+    TurnUsage,
+    cache_breakpoints,
+    cached_prefix_tokens,
+    category,
+    category_totals,
+    load_turn_usages,
+    tool_totals,
+    turn_usages,
+)
+from tokenbox.core.importers.common import CATEGORIES
+from tokenbox.core.importers.export import session_yaml
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_LABELS",
+    "Total",
+    "TurnUsage",
+    "cache_breakpoints",
+    "cached_prefix_tokens",
+    "category",
+    "category_totals",
+    "load_turn_usages",
+    "session_yaml",
+    "tool_totals",
+    "turn_usages",
+]
+
+_session.register_line_importer(claude_code.detect, claude_code.convert)
+_session.register_importer(anthropic.detect, anthropic.convert)
+_session.register_importer(openai_chat.detect, openai_chat.convert)

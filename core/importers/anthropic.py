@@ -1,0 +1,236 @@
+"""Anthropic Messages API request bodies: ``system`` (a string or text blocks), ``tools``, ``messages``.
+
+Content blocks become the text that stands for them: ``text`` and ``thinking`` as written, tool calls
+(``tool_use``, ``server_tool_use``, ``mcp_tool_use``) as ``[tool_use NAME]`` plus their input as compact
+JSON, tool results (``tool_result`` and every ``*_tool_result``) as their content, ``search_result``
+and text documents as their text, and binary media (images, PDFs, redacted thinking) as a one-line
+placeholder naming what was there. Block types this module does not know are kept as their compact
+JSON (category ``other``), so a newer API never breaks an import. ``cache_control`` marks are kept in
+the section's meta and in its id (``….cache``): that is where the provider's cached prefix ends, in
+Anthropic's prefix order (tools, system, messages), which the sections follow.
+
+The request body records no usage, so ``Session.recorded`` is ``None``; ``max_tokens`` becomes
+``budget.reserve_out`` (when the model's window is known). Claude's tokenizer is not public: the
+session names the approximation ``heuristic`` (overridable with ``--tokenizer``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tokenbox.core.importers.common import (
+    CALL,
+    MEDIA,
+    OTHER,
+    RESULT,
+    TEXT,
+    THINKING,
+    Block,
+    Conversation,
+    Message,
+    ToolDef,
+    as_dict,
+    as_list,
+    as_str,
+    build_session,
+    compact,
+    fail,
+    link_tool_names,
+    opt_int,
+    opt_str,
+    pick_model,
+    request_format,
+    request_settings,
+    reserve_for,
+    tool_text,
+)
+from tokenbox.core.model import Session
+from tokenbox.core.nodes import Node
+
+SOURCE = "anthropic-messages"
+
+
+def detect(node: Node) -> bool:
+    """Whether a parsed document is an Anthropic Messages request body (by content)."""
+    return request_format(node) == SOURCE
+
+
+def convert(node: Node, path: str) -> list[Session]:
+    """The request as one turn."""
+    return [build_session(conversation(node, path), path)]
+
+
+def conversation(node: Node, path: str) -> Conversation:
+    """Read a request body into the neutral model (errors carry the file position)."""
+    fields = as_dict(node, path, "the request body")
+    model = opt_str(fields, "model")
+    session_model, tokenizer = pick_model(model)
+    if "messages" not in fields:
+        raise fail(node, path, "the request has no `messages`", "an Anthropic Messages request lists its messages")
+    conv = Conversation(SOURCE, tools_first=True, model=session_model, tokenizer=tokenizer, line=node.line)
+    if "system" in fields:
+        conv.system = system_blocks(fields["system"], path)
+    if "tools" in fields and fields["tools"].value is not None:
+        conv.tools = [tool_def(item, path, index) for index, item in enumerate(as_list(fields["tools"], path, "tools"))]
+    for index, item in enumerate(as_list(fields["messages"], path, "messages")):
+        conv.messages.append(message(item, path, index))
+    link_tool_names(conv.messages)
+    conv.reserve_out = reserve_for(session_model, opt_int(fields, "max_tokens"))
+    conv.name = f"Anthropic Messages request ({model or 'no model'}, {len(conv.messages)} messages)"
+    conv.meta = {"source": {"format": SOURCE, "file": os.path.basename(path)}, "request": request_settings(fields)}
+    return conv
+
+
+def system_blocks(node: Node, path: str) -> list[Block]:
+    """``system`` as a string (one block) or a list of text blocks."""
+    if node.value is None:
+        return []
+    if isinstance(node.value, str):
+        return [Block("text", TEXT, node.value, meta={"path": "system"}, line=node.line, col=node.col)]
+    blocks = []
+    for index, item in enumerate(as_list(node, path, "system")):
+        block = content_block(item, path)
+        block.meta["path"] = f"system[{index}]"
+        blocks.append(block)
+    return blocks
+
+
+def tool_def(node: Node, path: str, index: int) -> ToolDef:
+    """One tool definition: custom (name, description, input_schema) or a server tool (type, name, …)."""
+    fields = as_dict(node, path, f"tools[{index}]")
+    name = as_str(fields["name"], path, "a tool's name") if "name" in fields else None
+    value = node.plain()
+    if name is None:
+        name = value.get("type") if isinstance(value.get("type"), str) else f"tool{index}"
+    description = value.get("description") if isinstance(value.get("description"), str) else None
+    extra = [(k, v) for k, v in value.items() if k not in ("name", "description", "cache_control")]
+    meta: dict[str, Any] = {"path": f"tools[{index}]"}
+    if isinstance(value.get("type"), str):
+        meta["type"] = value["type"]
+    return ToolDef(name, tool_text(name, description, extra), meta, value.get("cache_control"), node.line, node.col)
+
+
+def message(node: Node, path: str, index: int) -> Message:
+    """One message: ``role`` and ``content`` (a string or a list of blocks)."""
+    fields = as_dict(node, path, f"messages[{index}]")
+    if "role" not in fields:
+        raise fail(node, path, f"messages[{index}] has no `role`", "each message names its role: user or assistant")
+    role = as_str(fields["role"], path, "a message's role")
+    if "content" not in fields:
+        raise fail(node, path, f"messages[{index}] has no `content`", "each message has content: a string or a list of blocks")
+    blocks = message_blocks(fields["content"], path, f"messages[{index}].content")
+    return Message(role, blocks, index, line=node.line, col=node.col)
+
+
+def message_blocks(node: Node, path: str, where: str) -> list[Block]:
+    """A message's content: a string (one text block) or a list of content blocks."""
+    if isinstance(node.value, str):
+        return [Block("text", TEXT, node.value, meta={"path": where}, line=node.line, col=node.col)]
+    blocks = []
+    for index, item in enumerate(as_list(node, path, where)):
+        block = content_block(item, path)
+        block.meta["path"] = f"{where}[{index}]"
+        blocks.append(block)
+    return blocks
+
+
+def content_block(node: Node, path: str) -> Block:
+    """One content block rendered to text; unknown types are kept as compact JSON (role ``other``)."""
+    fields = as_dict(node, path, "a content block")
+    type_node = fields.get("type")
+    if type_node is None or not isinstance(type_node.value, str):
+        raise fail(
+            node, path, "a content block has no `type`", 'write blocks as objects with a type, e.g. {"type": "text", "text": "…"}'
+        )
+    btype = type_node.value
+    value = node.plain()
+    cache = value.get("cache_control")
+    meta: dict[str, Any] = {}
+    if btype == "text":
+        text = as_str(fields["text"], path, "a text block's text") if "text" in fields else ""
+        if isinstance(value.get("citations"), list) and value["citations"]:
+            meta["citations"] = len(value["citations"])
+        return Block(btype, TEXT, text, None, meta, cache, node.line, node.col)
+    if btype == "thinking":
+        text = value.get("thinking") if isinstance(value.get("thinking"), str) else ""
+        return Block(btype, THINKING, text, None, meta, cache, node.line, node.col)
+    if btype == "redacted_thinking":
+        data = value.get("data")
+        size = len(data) if isinstance(data, str) else 0
+        return Block(
+            btype, THINKING, f"[redacted thinking: {size} characters of encrypted data]", None, meta, cache, node.line, node.col
+        )
+    if btype in ("image", "document"):
+        return Block(btype, MEDIA, media_text(btype, value), None, meta, cache, node.line, node.col)
+    if btype == "search_result":
+        return Block(btype, RESULT, search_result_text(value), None, meta, cache, node.line, node.col)
+    if btype == "tool_use" or btype.endswith("_tool_use"):
+        name = value.get("name") if isinstance(value.get("name"), str) else btype
+        if isinstance(value.get("id"), str):
+            meta["tool_use_id"] = value["id"]
+        if isinstance(value.get("server_name"), str):
+            meta["server_name"] = value["server_name"]
+        text = f"[{btype} {name}]\n{compact(value.get('input', {}))}"
+        return Block(btype, CALL, text, name, meta, cache, node.line, node.col)
+    if btype == "tool_result" or btype.endswith("_tool_result"):
+        if isinstance(value.get("tool_use_id"), str):
+            meta["tool_use_id"] = value["tool_use_id"]
+        if value.get("is_error") is True:
+            meta["is_error"] = True
+        return Block(btype, RESULT, result_text(value.get("content")), None, meta, cache, node.line, node.col)
+    meta["unknown"] = True
+    body = {k: v for k, v in value.items() if k != "cache_control"}
+    return Block(btype, OTHER, compact(body), None, meta, cache, node.line, node.col)
+
+
+def result_text(content: Any) -> str:
+    """A tool result's content: a string, or blocks (text as written, media as placeholders)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(_inner_block_text(item) for item in content)
+    return compact(content)
+
+
+def _inner_block_text(item: Any) -> str:
+    if isinstance(item, dict):
+        btype = item.get("type")
+        if btype == "text" and isinstance(item.get("text"), str):
+            return item["text"]
+        if btype in ("image", "document"):
+            return media_text(btype, item)
+        if btype == "search_result":
+            return search_result_text(item)
+    if isinstance(item, str):
+        return item
+    return compact(item)
+
+
+def media_text(kind: str, value: dict[str, Any]) -> str:
+    """An image or document: text documents as their text, binary data as a one-line placeholder."""
+    source = value.get("source")
+    head = [value[k] for k in ("title", "context") if isinstance(value.get(k), str)]
+    body = f"[{kind}]"
+    if isinstance(source, dict):
+        stype = source.get("type")
+        if stype == "text" and isinstance(source.get("data"), str):
+            body = source["data"]
+        elif stype == "content":
+            body = result_text(source.get("content"))
+        elif stype == "base64":
+            data = source.get("data")
+            size = len(data) if isinstance(data, str) else 0
+            body = f"[{kind}: {source.get('media_type', 'unknown type')}, base64, {size} characters]"
+        elif stype == "url":
+            body = f"[{kind}: {source.get('url', '')}]"
+        elif stype == "file":
+            body = f"[{kind}: file {source.get('file_id', '')}]"
+    return "\n".join([*head, body])
+
+
+def search_result_text(value: dict[str, Any]) -> str:
+    head = [value[k] for k in ("title", "source") if isinstance(value.get(k), str)]
+    return "\n".join([*head, result_text(value.get("content"))])

@@ -1,0 +1,474 @@
+"""What every importer shares: positioned-node helpers, a neutral conversation model and the layout rules.
+
+An importer reads its format into a ``Conversation`` (system blocks, tool definitions, messages made
+of content blocks); ``build_session`` turns that into a tokenbox ``Session`` with the same layout rules
+for every format:
+
+* tool definitions and system blocks: critical prefix sections (``shrink: 0``), one section per tool;
+* earlier messages: history sections whose ``priority`` is the message's position (older = lower =
+  trimmed first); tool results carry a head/tail-lines lens pipeline and thinking a ``drop`` lens, and
+  the session uses the ``progressive`` policy, so every lens runs before any whole block is cut;
+* the latest input (the trailing run of user/tool messages): critical.
+
+Each section's ``meta`` says where it came from: ``category`` (see ``CATEGORIES``), ``role``, ``block``
+(the block type as written), ``message`` (index in the file's message list), ``tool``, ``tool_use_id``,
+``cache_control`` and ``cache_breakpoint``, and a ``path``/``line`` locating it in the source file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tokenbox.core.errors import SessionError, TokenizerError
+from tokenbox.core.model import BudgetSpec, RecordedUsage, Section, Session
+from tokenbox.core.models import lookup_model
+from tokenbox.core.nodes import Node
+
+SectionCache = dict[tuple[int, bool], tuple[list[Section], list[str]]]
+
+# Section categories (``section.meta["category"]``): the prefix (tools and system; Anthropic puts
+# tools first, OpenAI the system messages), then history, tool results, unknown blocks, the latest input.
+CATEGORIES = ("tool", "system", "history", "tool_result", "other", "latest")
+
+# Block roles in the layout.
+TEXT, CALL, RESULT, THINKING, MEDIA, OTHER = "text", "call", "result", "thinking", "media", "other"
+
+# Lens pipelines: tool results shrink in two steps before anything is truncated or dropped.
+RESULT_LINES = (40, 10)
+# Output of tools whose name contains one of these keeps its end (errors and summaries come last).
+TAIL_TOOL_WORDS = ("bash", "shell", "terminal", "exec", "command", "test", "lint", "build")
+HEURISTIC = "heuristic"
+TRIMMING = "progressive"
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_ID_MAX = 80
+
+
+# ---------------------------------------------------------------- positioned nodes
+
+
+def fail(node: Node | None, path: str, problem: str, remedy: str) -> SessionError:
+    """A ``SessionError`` at ``node``'s position."""
+    if node is None:
+        return SessionError(problem, remedy, path)
+    return SessionError(problem, remedy, path, node.line, node.col)
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def as_dict(node: Node, path: str, what: str) -> dict[str, Node]:
+    if not isinstance(node.value, dict):
+        raise fail(node, path, f"{what} must be an object, not {type_name(node.value)}", "check the file's structure")
+    return node.value
+
+
+def as_list(node: Node, path: str, what: str) -> list[Node]:
+    if not isinstance(node.value, list):
+        raise fail(node, path, f"{what} must be a list, not {type_name(node.value)}", "check the file's structure")
+    return node.value
+
+
+def as_str(node: Node, path: str, what: str) -> str:
+    if not isinstance(node.value, str):
+        raise fail(node, path, f"{what} must be a string, not {type_name(node.value)}", "check the file's structure")
+    return node.value
+
+
+def opt_str(fields: dict[str, Node], key: str) -> str | None:
+    """``fields[key]`` when it is a string, else ``None`` (for optional, informative fields)."""
+    node = fields.get(key)
+    return node.value if node is not None and isinstance(node.value, str) else None
+
+
+def opt_int(fields: dict[str, Node], key: str) -> int | None:
+    node = fields.get(key)
+    if node is None or isinstance(node.value, bool) or not isinstance(node.value, int):
+        return None
+    return node.value
+
+
+def compact(value: Any) -> str:
+    """Compact JSON in the file's own key order (what was sent, deterministically)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def is_mapping_with(node: Any, *keys: str) -> bool:
+    value = node.value if isinstance(node, Node) else node
+    return isinstance(value, dict) and all(k in value for k in keys)
+
+
+# ---------------------------------------------------------------- the neutral model
+
+
+@dataclass
+class Block:
+    """One content block, already rendered to the text that stands for it."""
+
+    type: str  # the block type as written (text, tool_use, tool_result, image, …, or an unknown one)
+    role: str  # layout role: TEXT | CALL | RESULT | THINKING | MEDIA | OTHER
+    text: str
+    tool: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    cache_control: Any = None
+    line: int = 0
+    col: int = 0
+
+
+@dataclass
+class Message:
+    """One provider message (consecutive transcript lines of one role are merged into one)."""
+
+    role: str
+    blocks: list[Block]
+    index: int
+    meta: dict[str, Any] = field(default_factory=dict)
+    line: int = 0
+    col: int = 0
+
+
+@dataclass
+class ToolDef:
+    """One tool definition."""
+
+    name: str
+    text: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    cache_control: Any = None
+    line: int = 0
+    col: int = 0
+
+
+@dataclass
+class Conversation:
+    """A request (or one request of a transcript) in provider-neutral form."""
+
+    source_format: str
+    system: list[Block] = field(default_factory=list)
+    tools: list[ToolDef] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    tools_first: bool = False  # Anthropic builds its cache prefix as tools, system, messages
+    name: str | None = None
+    model: str | None = None
+    tokenizer: str | None = None
+    reserve_out: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    recorded: RecordedUsage | None = None
+    line: int = 1
+
+
+def link_tool_names(messages: list[Message]) -> None:
+    """Give each tool result the name of the call it answers (matched by ``tool_use_id``)."""
+    names: dict[str, str] = {}
+    for message in messages:
+        for block in message.blocks:
+            call_id = block.meta.get("tool_use_id")
+            if not isinstance(call_id, str):
+                continue
+            if block.role == CALL and block.tool:
+                names[call_id] = block.tool
+            elif block.role == RESULT and block.tool is None and call_id in names:
+                block.tool = names[call_id]
+                block.meta["tool"] = block.tool
+
+
+# ---------------------------------------------------------------- sections
+
+
+class IdMaker:
+    """Section ids matching ``[A-Za-z0-9_.-]+``, unique within a session (``-2``, ``-3`` on repeats)."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def make(self, *parts: str | None, cache: bool = False) -> str:
+        pieces = [_ID_UNSAFE.sub("_", p).strip("_.-") for p in parts if p]
+        base = ".".join(p for p in pieces if p)[:_ID_MAX] or "section"
+        candidate = base
+        number = 2
+        while (candidate + ".cache" if cache else candidate) in self.used:
+            candidate = f"{base}-{number}"
+            number += 1
+        result = candidate + ".cache" if cache else candidate
+        self.used.add(result)
+        return result
+
+
+def result_lenses(block: Block) -> tuple[tuple[str, ...], str]:
+    """The lens pipeline and kept end of a tool result: command output keeps its tail, the rest its head."""
+    name = (block.tool or "").lower()
+    tail = block.meta.get("is_error") is True or any(word in name for word in TAIL_TOOL_WORDS)
+    word = "tail_lines" if tail else "head_lines"
+    return tuple(f"{word}:{n}" for n in RESULT_LINES), "tail" if tail else "head"
+
+
+def _latest_start(messages: list[Message]) -> int:
+    """Index of the first message of the latest input: the last run of non-assistant messages."""
+    last = max((i for i, m in enumerate(messages) if m.role != "assistant"), default=-1)
+    if last < 0:
+        return len(messages)
+    start = last
+    while start > 0 and messages[start - 1].role != "assistant":
+        start -= 1
+    return start
+
+
+def _origin(conv: Conversation, extra: dict[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"source": conv.source_format}
+    meta.update(extra)
+    return meta
+
+
+def _with_cache(meta: dict[str, Any], cache_control: Any) -> dict[str, Any]:
+    if cache_control is not None:
+        meta["cache_control"] = cache_control
+        meta["cache_breakpoint"] = True
+    return meta
+
+
+def build_session(conv: Conversation, path: str, cache: SectionCache | None = None) -> Session:
+    """The tokenbox session for one request, with the layout rules of this module.
+
+    ``cache`` lets the turns of one transcript share the sections of the messages they have in common
+    (keyed by the ``Message`` object, which the caller keeps alive and never changes).
+    """
+    ids = IdMaker()
+    prefix: list[Section] = []
+    tools: list[Section] = []
+    for block in conv.system:
+        cached = block.cache_control is not None
+        suffix = None if len(conv.system) == 1 else str(len(prefix) + 1)
+        meta = _with_cache(
+            _origin(conv, {"category": "system", "role": "system", "block": block.type, **block.meta}), block.cache_control
+        )
+        prefix.append(
+            Section(
+                id=ids.make("system", suffix, cache=cached),
+                kind="text",
+                priority=0,
+                shrink=0,
+                text=block.text,
+                meta=meta,
+                line=block.line,
+                col=block.col,
+            )
+        )
+    for tool in conv.tools:
+        meta = _with_cache(
+            _origin(conv, {"category": "tool", "role": "tool_definition", "tool": tool.name, **tool.meta}), tool.cache_control
+        )
+        tools.append(
+            Section(
+                id=ids.make("tool", tool.name, cache=tool.cache_control is not None),
+                kind="text",
+                priority=0,
+                shrink=0,
+                text=tool.text,
+                meta=meta,
+                line=tool.line,
+                col=tool.col,
+            )
+        )
+    sections = tools + prefix if conv.tools_first else prefix + tools
+    breakpoints = [s.id for s in sections if s.meta.get("cache_breakpoint")]
+    cache = {} if cache is None else cache
+    latest = _latest_start(conv.messages)
+    for position, message in enumerate(conv.messages):
+        key = (id(message), position >= latest)
+        entry = cache.get(key)
+        if entry is None:
+            entry = cache[key] = _message_sections(conv, message, position >= latest)
+        sections.extend(entry[0])
+        breakpoints.extend(entry[1])
+    meta = dict(conv.meta)
+    if breakpoints:
+        meta["cache_breakpoints"] = breakpoints
+    latest_results = any(b.role == RESULT for m in conv.messages[latest:] for b in m.blocks)
+    return Session(
+        sections=tuple(sections),
+        path=path,
+        name=conv.name,
+        model=conv.model,
+        tokenizer=conv.tokenizer,
+        budget=BudgetSpec(reserve_out=conv.reserve_out),
+        sensor="tool-output" if latest_results else "user-input",
+        trimming=TRIMMING,
+        meta=meta,
+        line=conv.line,
+        recorded=conv.recorded,
+        source_format=conv.source_format,
+    )
+
+
+def _message_sections(conv: Conversation, message: Message, is_latest: bool) -> tuple[list[Section], list[str]]:
+    """A message's sections and the ids of those with a cache mark. Ids start with ``m<index>.``, so
+    they are unique across messages and need deduplicating only within one message."""
+    ids = IdMaker()
+    sections = [_block_section(conv, ids, message, block, is_latest) for block in message.blocks]
+    return sections, [s.id for s in sections if s.meta.get("cache_breakpoint")]
+
+
+def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Block, is_latest: bool) -> Section:
+    if is_latest:
+        category = "latest"
+    elif block.role == RESULT:
+        category = "tool_result"
+    elif block.role == OTHER:
+        category = "other"
+    else:
+        category = "history"
+    meta: dict[str, Any] = _origin(
+        conv, {"category": category, "role": message.role, "block": block.type, "message": message.index}
+    )
+    if block.tool:
+        meta["tool"] = block.tool
+    meta.update(block.meta)
+    meta.update(message.meta)
+    _with_cache(meta, block.cache_control)
+    sid = ids.make(f"m{message.index:02d}", message.role, block.type, block.tool, cache=block.cache_control is not None)
+    common = dict(id=sid, kind="text", priority=message.index + 1, text=block.text, meta=meta, line=block.line, col=block.col)
+    if is_latest:
+        return Section(shrink=0, **common)
+    if block.role == RESULT:
+        strategy, keep = result_lenses(block)
+        return Section(shrink=1, strategy=strategy, keep=keep, **common)
+    if block.role == THINKING:
+        return Section(shrink=1, strategy=("drop",), **common)
+    return Section(shrink=1, **common)
+
+
+def pick_model(model: str | None) -> tuple[str | None, str | None]:
+    """``(session.model, session.tokenizer)`` for a request's model name.
+
+    Models in the table keep their exact tokenizer; Claude's tokenizer is not public, so Claude
+    models (and models the table does not know) get the named approximation ``heuristic``, which
+    a ``--tokenizer`` flag or ``TOKENBOX_TOKENIZER`` still overrides. Unknown models are not set as
+    ``model`` (the table would refuse them); the importer keeps the name in the session's meta.
+    """
+    if not model:
+        return None, HEURISTIC
+    try:
+        info = lookup_model(model)
+    except TokenizerError:
+        return None, HEURISTIC
+    return model, None if info.tokenizer else HEURISTIC
+
+
+def reserve_for(model: str | None, max_tokens: int | None) -> int | None:
+    """``budget.reserve_out`` from a request's reply limit, when the model's window is known and larger.
+
+    With an unknown window the default ``max_ctx`` could be smaller than the reply limit, which would
+    leave no room at all; the limit then stays in the session meta (``request``) only.
+    """
+    if model is None or max_tokens is None or max_tokens < 0:
+        return None
+    try:
+        window = lookup_model(model).max_ctx
+    except TokenizerError:
+        return None
+    return max_tokens if max_tokens < window else None
+
+
+def tool_text(name: str, description: str | None, extra: list[tuple[str, Any]]) -> str:
+    """A tool definition as text: its name, its description, then each other field as compact JSON."""
+    lines = [name]
+    if description:
+        lines.append(description)
+    lines.extend(f"{key}: {compact(value)}" for key, value in extra)
+    return "\n".join(lines)
+
+
+def request_settings(fields: dict[str, Node]) -> dict[str, Any]:
+    """The request's scalar parameters (model, max_tokens, temperature, stream, …) for the session meta."""
+    return {
+        key: node.value
+        for key, node in fields.items()
+        if key not in ("messages", "system", "tools") and (node.value is None or isinstance(node.value, (str, int, float, bool)))
+    }
+
+
+# ---------------------------------------------------------------- telling request formats apart
+
+_OPENAI_ROLES = ("system", "developer", "tool", "function")
+_OPENAI_PARTS = ("image_url", "input_audio", "file", "refusal")
+_ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "document", "image", "search_result")
+_OPENAI_KEYS = (
+    "max_completion_tokens",
+    "n",
+    "response_format",
+    "stream_options",
+    "logprobs",
+    "frequency_penalty",
+    "presence_penalty",
+    "seed",
+    "parallel_tool_calls",
+    "modalities",
+    "reasoning_effort",
+    "functions",
+    "store",
+    "prediction",
+    "logit_bias",
+    "user",
+)
+_ANTHROPIC_KEYS = ("system", "anthropic_version", "stop_sequences", "top_k", "thinking", "container", "mcp_servers")
+_SCAN_LIMIT = 500
+
+
+def request_format(node: Any) -> str | None:
+    """``anthropic-messages``, ``openai-chat`` or ``None`` for a parsed document, judged by its content.
+
+    A document with a ``messages`` key and no ``tokenbox`` key is a request body; the two formats are
+    told apart by the signs only one of them has (``system``/``input_schema``/typed blocks with a
+    ``source`` vs ``developer``/``tool`` roles, ``tool_calls``, ``function`` tools, ``image_url`` parts).
+    A request with no distinguishing sign is read as OpenAI's, unless its model is a Claude model.
+    """
+    value = node.value if isinstance(node, Node) else None
+    if not isinstance(value, dict) or "tokenbox" in value or "messages" not in value:
+        return None
+    plain = {k: v.value for k, v in value.items() if not isinstance(v.value, (dict, list))}
+    anthropic = sum(2 for k in _ANTHROPIC_KEYS if k in value)
+    openai = sum(1 for k in _OPENAI_KEYS if k in value)
+    model = plain.get("model")
+    tools = value.get("tools")
+    if tools is not None and isinstance(tools.value, list):
+        for tool in tools.value[:_SCAN_LIMIT]:
+            if is_mapping_with(tool, "input_schema"):
+                anthropic += 2
+            if is_mapping_with(tool, "function") or is_mapping_with(tool, "custom"):
+                openai += 2
+    messages = value["messages"].value
+    for item in messages[:_SCAN_LIMIT] if isinstance(messages, list) else ():
+        if not isinstance(item.value, dict):
+            continue
+        fields = item.value
+        role = fields.get("role")
+        if role is not None and role.value in _OPENAI_ROLES:
+            openai += 2
+        if "tool_calls" in fields or "tool_call_id" in fields or "function_call" in fields:
+            openai += 2
+        content = fields.get("content")
+        for part in content.value[:_SCAN_LIMIT] if content is not None and isinstance(content.value, list) else ():
+            kind = part.value.get("type") if isinstance(part.value, dict) else None
+            kind = kind.value if isinstance(kind, Node) else None
+            if kind in _ANTHROPIC_BLOCKS or (isinstance(part.value, dict) and "cache_control" in part.value):
+                anthropic += 2
+            elif kind in _OPENAI_PARTS:
+                openai += 2
+    if anthropic == openai:
+        return "anthropic-messages" if isinstance(model, str) and model.startswith("claude") else "openai-chat"
+    return "anthropic-messages" if anthropic > openai else "openai-chat"

@@ -1,0 +1,81 @@
+"""Any value anywhere in a real file replaced by any JSON value: the import either works (and plans) or
+fails with a ``SessionError`` carrying the file name, never with another exception."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tokenbox.core import Engine, SessionError, load_turns
+
+from tests.importers.support import ANTHROPIC, OPENAI, TRANSCRIPT_A, raw_lines
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["type", "text", "role", "content", "x"]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, (*prefix, index))
+
+
+def _replace(value, path, new):
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[head] = _replace(value[head], rest, new)
+    return copy
+
+
+def _check(path):
+    try:
+        turns = load_turns(path)
+    except SessionError as exc:
+        assert exc.path == str(path)
+        return
+    engine = Engine()
+    for turn in turns:
+        engine.plan(turn)
+
+
+REQUESTS = {p: json.loads(p.read_text(encoding="utf-8")) for p in (ANTHROPIC, OPENAI)}
+REQUEST_PATHS = {p: [q for q in _paths(v) if len(q) <= 5] for p, v in REQUESTS.items()}
+TRANSCRIPT = raw_lines(TRANSCRIPT_A)[:12]
+TRANSCRIPT_PATHS = [q for q in _paths(TRANSCRIPT) if q and len(q) <= 5]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), new=JSON_VALUES)
+def test_mutated_requests_import_or_fail_cleanly(tmp_path, data, new):
+    source = data.draw(st.sampled_from(sorted(REQUESTS, key=str)))
+    where = data.draw(st.sampled_from(REQUEST_PATHS[source]))
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(_replace(REQUESTS[source], where, new)), encoding="utf-8")
+    _check(path)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), new=JSON_VALUES)
+def test_mutated_transcripts_import_or_fail_cleanly(tmp_path, data, new):
+    where = data.draw(st.sampled_from(TRANSCRIPT_PATHS))
+    lines = _replace(TRANSCRIPT, where, new)
+    path = tmp_path / "transcript.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    _check(path)
