@@ -1,4 +1,4 @@
-"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``.
+"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``, ``import``.
 
 Exit codes: 0 fits (or ok), 1 critical overflow / over the gate, 2 bad input. Every error is one
 line on stderr, ``tokenbox: error: FILE:LINE:COL: problem (remedy)``, never a traceback.
@@ -100,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--reserve-out", type=_non_negative, metavar="N", help="tokens kept free for the reply")
     check.add_argument("--allow-over-context", action="store_true", help="warn instead of failing when over")
     commands.add_parser("tokenizers", help="list the tokenizers", description="List every tokenizer.")
+    imported = commands.add_parser(
+        "import", help="write a session (e.g. a Claude Code transcript or an API request) as tokenbox YAML",
+        description="Write the equivalent tokenbox session (YAML, with a comment header) to stdout.",
+    )
+    imported.add_argument("file", metavar="FILE", help="a session, transcript or request body")
+    imported.add_argument("--turn", type=_turn, metavar="K", help="turn to write (1-based; -1 = newest)")
+    imported.add_argument("--max-file-size", type=_size, metavar="SIZE", help="refuse bigger files (default 64M)")
     return parser
 
 
@@ -119,6 +126,10 @@ def _fail(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tokenbox``; returns the exit code (and exits with it when run as a script)."""
+    if argv is None:  # a real run: text output must not crash on a terminal that cannot encode it
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(AttributeError, ValueError):
+                stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     code = _main(list(sys.argv[1:] if argv is None else argv))
     if argv is None:
         sys.exit(code)
@@ -126,10 +137,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    if argv is None:  # a real run: text output must not crash on a terminal that cannot encode it
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(AttributeError, ValueError):
-                stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -140,6 +147,8 @@ def _main(argv: list[str]) -> int:
     try:
         if args.command == "tokenizers":
             return _tokenizers()
+        if args.command == "import":
+            return _import(args)
         return _session_command(args)
     except BadInput as exc:
         return _fail(str(exc))
@@ -193,6 +202,18 @@ def _session_command(args: argparse.Namespace) -> int:
     if not plan.ok:
         sys.stderr.write(f"tokenbox: {printable(session.path)}: ContextCriticalOverflow: {printable(plan.error['message'])}\n")  # type: ignore[index]
         return EXIT_OVER
+    return EXIT_OK
+
+
+def _import(args: argparse.Namespace) -> int:
+    from tokenbox.core.config import load_settings
+    from tokenbox.core.importers import session_yaml
+    from tokenbox.core.session import load_session
+
+    max_bytes = args.max_file_size or load_settings().max_file_size
+    text = session_yaml(load_session(args.file, args.turn, max_bytes=max_bytes))
+    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.flush()
     return EXIT_OK
 
 
