@@ -91,7 +91,7 @@ class _JsonParser:
     def parse(self) -> Node:
         pos = self.skip(0)
         if pos >= len(self.text):
-            raise self.fail(pos, "empty document", "write a JSON object with `tokenbox: 1`")
+            raise self.fail(0, "empty document", "write a JSON object with `tokenbox: 1`")
         node, pos = self.value(pos, 0)
         pos = self.skip(pos)
         if pos < len(self.text):
@@ -142,7 +142,7 @@ class _JsonParser:
                     raise self.fail(pos, f"number {literal[:40]} is out of range", "use a smaller number")
             else:
                 if len(literal) > 20:
-                    raise self.fail(pos, f"number {literal[:40]}… is too large", "use a smaller number")
+                    raise self.fail(pos, f"number {literal[:40]}{'…' if len(literal) > 40 else ''} is too large", "use a smaller number")
                 number = int(literal)
             return Node(number, line, col), match.end()
         for word, value in _LITERALS.items():

@@ -110,6 +110,8 @@ def decode_text(data: bytes, path: str, *, partial_tail: bool = False) -> str:
     """
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16, or UTF-32 LE (same start)
+        raise SessionError("UTF-16 or UTF-32 text (a byte-order mark)", "save the file as UTF-8", path, 1, 1)
     nul = data.find(b"\x00")
     if nul >= 0:
         line, col = _byte_position(data, nul)
@@ -220,7 +222,8 @@ def _type_name(value: Any) -> str:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
+    """``value`` as written in a session file (true/false/null, not Python's names), kept short."""
+    text = "null" if value is None else ("true" if value else "false") if isinstance(value, bool) else repr(value)
     return text if len(text) <= 24 else text[:20] + "…"
 
 
