@@ -4,58 +4,204 @@
 or removed one at a time. For BPE tokenizers it splits each text at anchor points (positions where
 the pre-tokenizer always starts a new piece) so that only the short stretches around separators
 (the glue) are counted together; a change re-counts one text and the glue next to it.
+
+``TokenCounter`` measures each distinct text once: its count and, for anchored tokenizers, the
+counts of its head and tail (read off the same encoding when the tokenizer offers ``measure``).
+Big batches of new texts are measured in two threads when the tokenizer releases the GIL.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from tokenbox.core.tokenizers import Tokenizer
 
 SEPARATOR = "\n\n"
-_CACHE_LIMIT_CHARS = 256 * 1024 * 1024
+# Characters of text per cache generation (two are kept: about 2 x 32M characters at most).
+_GENERATION_CHARS = 32 * 1024 * 1024
+_JOIN_SNAPSHOTS = 8  # initial JoinedTotal states kept for reuse (what-if plans start from the same texts)
+# Below this many characters of new text a batch is measured in the calling thread only.
+PARALLEL_MIN_CHARS = 96 * 1024
+
+_T = TypeVar("_T")
+Anchors = tuple[int, int] | None
+
+
+class _Generation:
+    """One generation of the counter's caches (see ``TokenCounter``)."""
+
+    __slots__ = ("chars", "counts", "pieces", "truncations")
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        # text -> (anchors, head count, tail count) for texts measured whole
+        self.pieces: dict[str, tuple[Anchors, int, int]] = {}
+        self.truncations: dict[tuple[str, int, str], str] = {}
+        self.chars = 0
 
 
 class TokenCounter:
-    """A tokenizer with a count cache keyed by text (the engine keeps one per tokenizer)."""
+    """A tokenizer with a count cache keyed by text (the engine keeps one per tokenizer).
 
-    def __init__(self, tokenizer: Tokenizer) -> None:
+    The cache has two generations: entries are added to the new one, and found entries of the old
+    one move up; when the new one holds ``generation_chars`` characters of text it becomes the old
+    one and the previous old one is dropped. Memory stays bounded by about twice that, and whatever
+    the last plans used survives a turnover.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, *, generation_chars: int = _GENERATION_CHARS) -> None:
         self.tokenizer = tokenizer
-        self._counts: dict[str, int] = {}
-        self._anchors: dict[str, tuple[int, int] | None] = {}
-        self._chars = 0
+        self.generation_chars = generation_chars
+        self._new = _Generation()
+        self._old = _Generation()
+        self._joins: dict[tuple[str, ...], tuple] = {}
         self.misses = 0
         self.hits = 0
+        self._measure = getattr(tokenizer, "measure", None)
+        self._threads = 2 if getattr(tokenizer, "parallel", False) and (os.cpu_count() or 1) > 1 else 1
 
     def count(self, text: str) -> int:
         """Exact (or the tokenizer's approximate) count of ``text``, cached."""
-        cached = self._counts.get(text)
+        cached = self._new.counts.get(text)
         if cached is not None:
             self.hits += 1
             return cached
-        self.misses += 1
-        value = self.tokenizer.count(text)
-        if self._chars + len(text) > _CACHE_LIMIT_CHARS:
-            self._counts.clear()
-            self._anchors.clear()
-            self._chars = 0
-        self._counts[text] = value
-        self._chars += len(text)
-        return value
+        cached = self._old.counts.get(text)
+        if cached is not None:
+            self.hits += 1
+        else:
+            self.misses += 1
+            cached = self.tokenizer.count(text)
+        self._keep_count(text, cached)
+        return cached
 
-    def anchors(self, text: str) -> tuple[int, int] | None:
-        try:
-            return self._anchors[text]
-        except KeyError:
-            value = self._anchors[text] = self.tokenizer.anchors(text)
-            return value
+    def _keep_count(self, text: str, value: int) -> None:
+        new = self._new
+        new.counts[text] = value
+        new.chars += len(text)
+        if new.chars > self.generation_chars:
+            self._turn_over()
+
+    def _turn_over(self) -> None:
+        self._old = self._new
+        self._new = _Generation()
+        self._joins.clear()
+
+    def anchors(self, text: str) -> Anchors:
+        return self.pieces(text)[0]
+
+    def pieces(self, text: str) -> tuple[Anchors, int, int]:
+        """``(anchors, head count, tail count)`` of ``text`` (see ``Tokenizer.anchors``), cached."""
+        found = self._new.pieces.get(text)
+        if found is None:
+            found = self._old.pieces.get(text)
+            if found is None:
+                return self._measure_one(text)
+            self._new.pieces[text] = found
+        return found
+
+    def _measure_one(self, text: str) -> tuple[Anchors, int, int]:
+        if self._measure is not None:
+            total, cut, head, tail = self._measure(text)
+            if text not in self._new.counts:
+                self._keep_count(text, total)
+        else:
+            cut = self.tokenizer.anchors(text)
+            head = tail = 0
+            if cut is not None:
+                head = self.count(text[: cut[0]]) if cut[0] else 0
+                tail = self.count(text[cut[1] :])
+        found = self._new.pieces[text] = (cut, head, tail)
+        return found
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Measure every text not measured yet, in two threads when the batch is big."""
+        todo = list({t: None for t in texts if t and t not in self._new.pieces})
+        if not todo:
+            return
+        if self._measure is None or not self._parallel_worth(todo):
+            for text in todo:
+                self.pieces(text)
+            return
+        todo = [t for t in todo if t not in self._old.pieces]
+        results = _in_threads(self._measure, todo)
+        for text, (total, cut, head, tail) in zip(todo, results, strict=True):
+            self.misses += 1
+            if text not in self._new.counts:
+                self._keep_count(text, total)
+            self._new.pieces[text] = (cut, head, tail)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """The counts of ``texts``; new ones are counted in two threads when the batch is big."""
+        todo = list({t: None for t in texts if t not in self._new.counts and t not in self._old.counts})
+        if todo and self._parallel_worth(todo):
+            for text, value in zip(todo, _in_threads(self.tokenizer.count, todo), strict=True):
+                self.misses += 1
+                self._keep_count(text, value)
+        count = self.count
+        return [count(t) for t in texts]
+
+    def _parallel_worth(self, texts: list[str]) -> bool:
+        return self._threads > 1 and len(texts) > 1 and sum(map(len, texts)) >= PARALLEL_MIN_CHARS
 
     def count_joined(self, texts: Sequence[str]) -> int:
         """Exact count of ``texts`` joined by blank lines."""
         return JoinedTotal(self, list(texts)).total
 
     def truncate(self, text: str, limit: int, keep: str) -> str:
-        return self.tokenizer.truncate(text, limit, keep)
+        """``tokenizer.truncate``, cached (a what-if plan cuts the same sections to the same sizes)."""
+        key = (text, limit, keep)
+        found = self._new.truncations.get(key)
+        if found is None:
+            found = self._old.truncations.get(key)
+            if found is None:
+                found = self.tokenizer.truncate(text, limit, keep)
+            self._new.truncations[key] = found
+            self._new.chars += len(found)
+        return found
+
+    def _snapshot(self, texts: tuple[str, ...]) -> tuple | None:
+        return self._joins.get(texts)
+
+    def _keep_snapshot(self, texts: tuple[str, ...], state: tuple) -> None:
+        if len(self._joins) >= _JOIN_SNAPSHOTS:
+            self._joins.pop(next(iter(self._joins)))
+        self._joins[texts] = state
+
+
+def _in_threads(work: Callable[[str], _T], texts: list[str]) -> list[_T]:
+    """``[work(t) for t in texts]`` split over the calling thread and one helper, balanced by length."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    mine: list[int] = []
+    theirs: list[int] = []
+    load = [0, 0]
+    for i in order:
+        side = 0 if load[0] <= load[1] else 1
+        (mine if side == 0 else theirs).append(i)
+        load[side] += len(texts[i])
+    results: list = [None] * len(texts)
+    failure: list[BaseException] = []
+
+    def helper() -> None:
+        try:
+            for i in theirs:
+                results[i] = work(texts[i])
+        except BaseException as exc:  # re-raised in the calling thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=helper, name="tokenbox-count", daemon=True)
+    thread.start()
+    try:
+        for i in mine:
+            results[i] = work(texts[i])
+    finally:
+        thread.join()
+    if failure:
+        raise failure[0]
+    return results
 
 
 class JoinedTotal:
@@ -73,53 +219,67 @@ class JoinedTotal:
             self.total = counter.tokenizer.count_joined([t for t in self.texts if t], SEPARATOR)
             return
         n = len(texts)
+        key = tuple(self.texts)
+        snapshot = counter._snapshot(key)
+        if snapshot is not None:
+            prev, nxt, cuts, body, glue_after, self.first, self.total = snapshot
+            self.prev, self.next, self.cuts, self.body = list(prev), list(nxt), list(cuts), list(body)
+            self.glue_after = dict(glue_after)
+            return
+        counter.prepare(self.texts)
         # Doubly linked list over kept items, so removals are O(1).
         self.prev = [-1] * n
         self.next = [n] * n
+        self.cuts: list[Anchors] = [None] * n
+        self.body = [0] * n
         last = -1
+        total = 0
+        anchored: list[int] = []
         for i in range(n):
             if self.kept[i]:
                 self.prev[i] = last
                 if last >= 0:
                     self.next[last] = i
                 last = i
+                text = self.texts[i]
+                cut, head, tail = counter.pieces(text)
+                self.cuts[i] = cut
+                if cut is not None:
+                    self.body[i] = counter.count(text) - head - tail
+                    total += self.body[i]
+                    anchored.append(i)
         self.first = next((i for i in range(n) if self.kept[i]), n)
         if last >= 0:
             self.next[last] = n
-        self.body = [0] * n
         # glue_after[a] = count of the glue that starts with item a's tail (a = -1: the very start).
-        self.glue_after: dict[int, int] = {}
-        self.total = 0
-        anchor = -1
-        for i in range(n):
-            if self.kept[i]:
-                self.body[i] = self._body(i)
-                self.total += self.body[i]
-                if self._anchored(i):
-                    self._set_glue(anchor, i)
-                    anchor = i
-        self._set_glue(anchor, n)
+        starts = [-1, *anchored]
+        ends = [*anchored, n]
+        glues = counter.count_many([self._glue_text(a, b) for a, b in zip(starts, ends, strict=True)])
+        self.glue_after: dict[int, int] = dict(zip(starts, glues, strict=True))
+        self.total = total + sum(glues)
+        counter._keep_snapshot(
+            key, (tuple(self.prev), tuple(self.next), tuple(self.cuts), tuple(self.body), dict(self.glue_after), self.first, self.total)
+        )
 
     # -- pieces
 
     def _anchored(self, i: int) -> bool:
-        return self.counter.anchors(self.texts[i]) is not None
+        return self.cuts[i] is not None
 
     def _body(self, i: int) -> int:
         text = self.texts[i]
-        cut = self.counter.anchors(text)
+        cut, head, tail = self.counter.pieces(text)
+        self.cuts[i] = cut
         if cut is None:
             return 0
-        first, last = cut
-        return self.counter.count(text) - self.counter.count(text[:first]) - self.counter.count(text[last:])
+        return self.counter.count(text) - head - tail
 
     def _glue_text(self, start: int, end: int) -> str:
         """Text from the tail of anchored ``start`` (or the beginning) to the head of ``end``."""
         parts: list[str] = []
         n = len(self.texts)
         if start >= 0:
-            text = self.texts[start]
-            parts.append(text[self.counter.anchors(text)[1] :])  # type: ignore[index]
+            parts.append(self.texts[start][self.cuts[start][1] :])  # type: ignore[index]
             i = self.next[start]
         else:
             i = self.first
@@ -130,8 +290,7 @@ class JoinedTotal:
         if end < n:
             if parts or start >= 0:
                 parts.append(SEPARATOR)
-            text = self.texts[end]
-            parts.append(text[: self.counter.anchors(text)[0]])  # type: ignore[index]
+            parts.append(self.texts[end][: self.cuts[end][0]])  # type: ignore[index]
         return "".join(parts)
 
     def _set_glue(self, start: int, end: int) -> None:

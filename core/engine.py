@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 
-from tokenbox.core.assembly import Assembler, AssemblyState
+from tokenbox.core.assembly import Assembled, Assembler, Assembly, AssemblyState
 from tokenbox.core.config import Resolved, Settings, load_settings, resolve
 from tokenbox.core.counting import TokenCounter
 from tokenbox.core.errors import BadInput, ContextCriticalOverflow, TokenizerError
@@ -21,6 +21,35 @@ from tokenbox.core.plan import Budget, Plan, SectionResult, TokenizerInfo
 from tokenbox.core.tokenizers import TokenizerRegistry, default_registry
 
 _LAYOUT_CACHE_LIMIT = 64
+_LAYOUT_CACHE_CHARS = 64 * 1024 * 1024  # text held by cached layouts (their sessions' texts, roughly)
+
+
+class _PartsKey:
+    """The assembled parts as a layout cache key, hashed once (a what-if plan reuses it as it is)."""
+
+    __slots__ = ("chars", "hash", "items")
+
+    def __init__(self, parts: list[Assembled]) -> None:
+        self.items = tuple((p.section, p.text, p.skipped, tuple(p.tiers) if p.tiers else None) for p in parts)
+        self.hash = hash(self.items)
+        self.chars = sum(len(p.text) for p in parts)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, _PartsKey) and self.hash == other.hash and self.items == other.items)
+
+
+def _rebind(outcome: LayoutResult, parts: list[Assembled]) -> LayoutResult:
+    """A cached layout with its results pointing at this session's ``Section`` objects.
+
+    Equal sections can still differ in what equality ignores (``meta``), which readers of the plan see.
+    """
+    if all(r.section is p.section for r, p in zip(outcome.sections, parts, strict=True)):
+        return outcome
+    sections = [r if r.section is p.section else replace(r, section=p.section) for r, p in zip(outcome.sections, parts, strict=True)]
+    return replace(outcome, sections=sections)
 
 
 class Engine:
@@ -39,6 +68,9 @@ class Engine:
         self._assemblers: dict[str, Assembler] = {}
         self._lens_cache = LensCache()
         self._layouts: dict[tuple, LayoutResult | ContextCriticalOverflow] = {}
+        self._layout_chars = 0
+        # per assembler: (session, assembly, layout key) of the last session planned
+        self._assembled: dict[int, tuple[Session, Assembly, _PartsKey]] = {}
 
     def counter(self, tokenizer: str) -> TokenCounter:
         """The cached counter of tokenizer ``tokenizer`` (loading it on first use)."""
@@ -85,25 +117,17 @@ class Engine:
         assembler = self._assemblers.get(resolved.tokenizer)
         if assembler is None:
             assembler = self._assemblers[resolved.tokenizer] = Assembler(counter.count)
-        state = AssemblyState()
-        for earlier in session.history:
-            assembler.assemble(earlier, state, texts=False)
-        assembly = assembler.assemble(session, state)
-        key = (
-            resolved.tokenizer,
-            resolved.available,
-            resolved.trimming,
-            tuple((p.section, p.text, p.skipped, tuple(p.tiers) if p.tiers else None) for p in assembly.parts),
-        )
+        assembly, parts_key = self._assemble(session, assembler)
+        key = (resolved.tokenizer, resolved.available, resolved.trimming, parts_key)
         outcome = self._layouts.get(key)
         if outcome is None:
             try:
                 outcome = run_layout(assembly.parts, counter, resolved.available, resolved.trimming, self._lens_cache)
             except ContextCriticalOverflow as exc:
                 outcome = exc
-            if len(self._layouts) >= _LAYOUT_CACHE_LIMIT:
-                self._layouts.pop(next(iter(self._layouts)))
-            self._layouts[key] = outcome
+            self._remember_layout(key, outcome, parts_key.chars)
+        elif isinstance(outcome, LayoutResult):
+            outcome = _rebind(outcome, assembly.parts)
         tokenizer_obj = counter.tokenizer
         info = TokenizerInfo(resolved.tokenizer, bool(tokenizer_obj.exact), str(tokenizer_obj.version))
         plan_budget = Budget(resolved.max_ctx, resolved.reserve_out, resolved.headroom, resolved.available)
@@ -148,6 +172,29 @@ class Engine:
             fixed_load=outcome.fixed_load,
             **common,
         )
+
+    def _assemble(self, session: Session, assembler: Assembler) -> tuple[Assembly, _PartsKey]:
+        """The assembled turn and its layout key; kept for the last few session objects (what-if plans)."""
+        memo = self._assembled.get(id(assembler))
+        if memo is not None and memo[0] is session:
+            return memo[1], memo[2]
+        state = AssemblyState()
+        for earlier in session.history:
+            assembler.assemble(earlier, state, texts=False)
+        assembly = assembler.assemble(session, state)
+        parts_key = _PartsKey(assembly.parts)
+        self._assembled[id(assembler)] = (session, assembly, parts_key)
+        return assembly, parts_key
+
+    def _remember_layout(self, key: tuple, outcome: LayoutResult | ContextCriticalOverflow, chars: int) -> None:
+        """Keep at most ``_LAYOUT_CACHE_LIMIT`` layouts and about ``_LAYOUT_CACHE_CHARS`` characters of their text."""
+        layouts = self._layouts
+        while layouts and (len(layouts) >= _LAYOUT_CACHE_LIMIT or self._layout_chars + chars > _LAYOUT_CACHE_CHARS):
+            old = next(iter(layouts))
+            layouts.pop(old)
+            self._layout_chars -= old[3].chars
+        layouts[key] = outcome
+        self._layout_chars += chars
 
     def plan_turns(self, turns: list[Session], **options) -> list[Plan]:
         """Plan every turn of a log in order (each with the earlier ones as history)."""

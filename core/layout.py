@@ -11,7 +11,7 @@ rendered context, kept up to date incrementally by ``JoinedTotal``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 from tokenbox.core import lenses
@@ -25,15 +25,20 @@ from tokenbox.core.plan import SectionResult, Step
 _MIN_RETRIES = 8
 
 
-@dataclass
 class _Piece:
-    part: Assembled
-    text: str
-    tokens: int
-    tiers: list[Tier] | None
-    steps: list[str] = field(default_factory=list)  # ops applied
-    lenses: list[str] = field(default_factory=list)
-    cut: str = ""
+    """A section's state during layout."""
+
+    __slots__ = ("before", "cut", "lenses", "part", "steps", "text", "tiers", "tokens")
+
+    def __init__(self, part: Assembled, text: str, tokens: int, tiers: list[Tier] | None) -> None:
+        self.part = part
+        self.text = text
+        self.tokens = tokens
+        self.before = tokens  # the count of the untrimmed text
+        self.tiers = tiers
+        self.steps: list[str] = []  # ops applied
+        self.lenses: list[str] = []
+        self.cut = ""
 
 
 @dataclass
@@ -46,11 +51,29 @@ class LayoutResult:
 
 
 class LensCache:
-    """Lens results by (lens, text, tiers); bounded so a long-running app does not grow without end."""
+    """Lens results by (lens, text, tiers); bounded so a long-running app does not grow without end.
+
+    It also keeps the results of untouched sections by identity (same ``Section`` and text objects,
+    same allotment), so planning one loaded session at another budget rebuilds only what changed.
+    """
 
     def __init__(self, limit: int = 20_000) -> None:
         self.limit = limit
         self._results: dict[tuple, lenses.LensResult] = {}
+        self._kept: dict[tuple[int, int], tuple] = {}
+
+    def kept(self, section: object, text: str, tokens: int, allotment: int) -> SectionResult | None:
+        """The result of a section left as it was, if one was built for these very objects and numbers."""
+        found = self._kept.get((id(section), id(text)))
+        if found is None or found[0] is not section or found[1] is not text:
+            return None
+        result = found[2]
+        return result if result.tokens_after == tokens and result.allotment == allotment else None
+
+    def keep(self, result: SectionResult) -> None:
+        if len(self._kept) >= self.limit:
+            self._kept.clear()
+        self._kept[(id(result.section), id(result.text_before))] = (result.section, result.text_before, result)
 
     def apply(self, spec: str, piece: _Piece) -> lenses.LensResult:
         key = (spec, piece.part.section.id if spec in ("summary",) else "", piece.text, tuple(piece.tiers) if piece.tiers else None)
@@ -72,8 +95,9 @@ class _Layout:
         self.counter = counter
         self.available = available
         self.cache = cache
-        self.pieces = [_Piece(p, p.text, counter.count(p.text) if p.text else 0, p.tiers) for p in parts]
-        self.joined = JoinedTotal(counter, [p.text for p in parts])
+        self.joined = JoinedTotal(counter, [p.text for p in parts])  # measures every text first
+        count = counter.count
+        self.pieces = [_Piece(p, p.text, count(p.text) if p.text else 0, p.tiers) for p in parts]
         self.steps: list[Step] = []
 
     @property
@@ -191,6 +215,7 @@ def run_layout(
     parts: list[Assembled], counter: TokenCounter, available: int, policy: str, cache: LensCache
 ) -> LayoutResult:
     """Fit ``parts`` into ``available`` tokens; raise ``ContextCriticalOverflow`` if the critical ones cannot."""
+    counter.prepare([p.text for p in parts])  # one batch: every text measured once, in parallel when big
     critical_load = fixed_load(parts, counter)
     if critical_load > available:
         raise ContextCriticalOverflow(
@@ -227,36 +252,46 @@ def run_layout(
 
 
 def _results(state: _Layout, available: int, total: int) -> list[SectionResult]:
-    growing = [p for p in state.pieces if p.part.section.grow > 0 and p.text]
-    grow_sum = sum((Fraction(p.part.section.grow) for p in growing), Fraction(0))
+    pieces = state.pieces
+    growing = [p for p in pieces if p.part.section.grow > 0 and p.text]
+    grow_sum = sum((Fraction(p.part.section.grow) for p in growing), Fraction(0)) if growing else 0
     slack = max(0, available - total)
+    cache = state.cache
     results = []
-    for piece in state.pieces:
-        section = piece.part.section
-        if piece.part.skipped:
-            action = "skipped"
-        elif "drop" in piece.steps or (piece.steps and not piece.text):
-            action = "dropped"
-        elif "truncate" in piece.steps:
-            action = "truncated"
-        elif piece.steps:
-            action = "compressed"
-        else:
-            action = "kept"
+    for piece in pieces:
+        part = piece.part
+        section = part.section
         allotment = piece.tokens
         if grow_sum and piece.text and section.grow > 0:
             allotment += int(slack * Fraction(section.grow) / grow_sum)
-        results.append(
-            SectionResult(
-                section=section,
-                tokens_before=state.counter.count(piece.part.text) if piece.part.text else 0,
-                tokens_after=piece.tokens,
-                allotment=allotment,
-                action=action,
-                lenses=tuple(piece.lenses),
-                text_before=piece.part.text,
-                text_after=piece.text,
-                cut=piece.cut,
-            )
+        steps = piece.steps
+        if not steps and not part.skipped:
+            reused = cache.kept(section, part.text, piece.tokens, allotment)
+            if reused is not None:
+                results.append(reused)
+                continue
+        if part.skipped:
+            action = "skipped"
+        elif "drop" in steps or (steps and not piece.text):
+            action = "dropped"
+        elif "truncate" in steps:
+            action = "truncated"
+        elif steps:
+            action = "compressed"
+        else:
+            action = "kept"
+        result = SectionResult(
+            section=section,
+            tokens_before=piece.before,
+            tokens_after=piece.tokens,
+            allotment=allotment,
+            action=action,
+            lenses=tuple(piece.lenses),
+            text_before=part.text,
+            text_after=piece.text,
+            cut=piece.cut,
         )
+        if action == "kept":
+            cache.keep(result)
+        results.append(result)
     return results

@@ -104,10 +104,22 @@ def _sync_char(char: str) -> bool:
     return not char.isspace() and char != "/"
 
 
+def _solid(char: str) -> bool:
+    # Printable ASCII other than the space: never white space for Python or for the regex crate.
+    return "!" <= char <= "~"
+
+
+# Long texts are encoded to tiktoken's uint32 buffer (no Python int per token); short ones to a list.
+_BUFFER_MIN_CHARS = 512
+# How far the anchor searches walk through spaces that do not qualify before giving up.
+_SPACE_SEARCH_LIMIT = 64
+
+
 class TiktokenTokenizer(Tokenizer):
     """An exact OpenAI encoding (``cl100k_base``, ``o200k_base``) built from packaged BPE data."""
 
     exact = True
+    parallel = True  # the Rust encoder releases the GIL: counting may run in several threads
 
     def __init__(self, name: str) -> None:
         from tokenbox.core.bpe import build_encoding
@@ -115,12 +127,20 @@ class TiktokenTokenizer(Tokenizer):
         self.name = name
         self._encoding, source = build_encoding(name)
         self.version = f"tiktoken {metadata.version('tiktoken')}; BPE from {source.package} {source.version}, sha256 verified"
+        self._buffer = _buffer_encoder(self._encoding)
+        self._lengths: bytes | list[int] | None = None
+        self._lengths_lock = threading.Lock()
 
     def count(self, text: str) -> int:
-        return len(self._encoding.encode_ordinary(text))
+        if self._buffer is not None and len(text) >= _BUFFER_MIN_CHARS:
+            try:
+                return len(self._buffer(_transient(text))) >> 2
+            except UnicodeEncodeError:  # lone surrogates: tiktoken's own wrapper repairs them
+                pass
+        return len(self._encoding.encode_ordinary(_transient(text)))
 
     def encode(self, text: str) -> list[int]:
-        return self._encoding.encode_ordinary(text)
+        return self._encoding.encode_ordinary(_transient(text))
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         return self._encoding.decode_bytes(tokens)
@@ -139,23 +159,166 @@ class TiktokenTokenizer(Tokenizer):
         return ""
 
     def anchors(self, text: str) -> tuple[int, int] | None:
-        # Position p is a pre-token boundary in any surrounding text when text[p-1] is a newline and
-        # text[p] is a sync character (see _sync_char); p == 0 qualifies because sections are
-        # joined with a blank line. Counts of pieces cut at such points add up exactly.
-        first = 0 if text and _sync_char(text[0]) else _next_anchor(text, 0)
+        # Position p is a pre-token boundary in any surrounding text when
+        #  (a) text[p-1] is a newline and text[p] is a sync character (see _sync_char): the newline
+        #      ends a pre-token and no pattern lets a sync character join it; p == 0 qualifies
+        #      because sections are joined with a blank line; or
+        #  (b) text[p] is a space and text[p-1] is printable ASCII (see _solid): in both patterns a
+        #      space can only open a pre-token or sit in a run of white space, so the pre-token
+        #      holding text[p-1] ends at p, and no pattern looks behind p.
+        # Matching after a boundary depends only on the text after it, so counts of pieces cut at
+        # such points add up exactly.
+        if not text:
+            return None
+        first = 0 if _sync_char(text[0]) else _first_anchor(text)
         if first is None:
             return None
-        last = first
-        search = len(text)
-        while True:
-            index = text.rfind("\n", first, search)
-            if index < 0 or index + 1 <= first:
-                break
-            if index + 1 < len(text) and _sync_char(text[index + 1]):
-                last = index + 1
-                break
-            search = index
-        return first, last
+        return first, max(_last_newline_anchor(text, first), _last_space_anchor(text, first))
+
+    def measure(self, text: str) -> tuple[int, tuple[int, int] | None, int, int]:
+        """``(count, anchors, head count, tail count)`` from one encoding of ``text``.
+
+        The head (``text[:first]``) and tail (``text[last:]``) end and start at pre-token boundaries,
+        so their tokens are exactly the first and last tokens of ``text``; their counts are read off
+        the token sequence by byte length instead of encoding them again.
+        """
+        cut = self.anchors(text)
+        tokens: Sequence[int] | None = None
+        if self._buffer is not None and len(text) >= _BUFFER_MIN_CHARS:
+            try:
+                tokens = self._buffer(_transient(text)).cast("I")
+            except UnicodeEncodeError:
+                tokens = None
+        if tokens is None:
+            tokens = self._encoding.encode_ordinary(_transient(text))
+        total = len(tokens)
+        if cut is None:
+            return total, None, 0, 0
+        first, last = cut
+        lengths = self._token_lengths()
+        head = _edge_count(tokens, text[:first], lengths, self.count, from_end=False) if first else 0
+        tail = _edge_count(tokens, text[last:], lengths, self.count, from_end=True)
+        return total, cut, head, tail
+
+    def _token_lengths(self) -> bytes | list[int] | None:
+        """Byte length of every ordinary token, by token id (built once, on first use)."""
+        if self._lengths is None:
+            with self._lengths_lock:
+                if self._lengths is None:
+                    self._lengths = _lengths_table(self._encoding) or []
+        return self._lengths or None
+
+
+def _transient(text: str) -> str:
+    """``text``, or a throw-away copy of it when it is not ASCII.
+
+    Handing a ``str`` to the Rust encoder makes CPython cache a UTF-8 copy inside the string object
+    for as long as it lives (the session keeps its texts); a copy takes that cache with it.
+    ASCII strings need no UTF-8 copy, so they are passed as they are.
+    """
+    return text if text.isascii() else "".join((text, ""))
+
+
+def _buffer_encoder(encoding):  # -> Callable[[str], memoryview] | None
+    """``text -> memoryview of bytes`` holding the uint32 tokens of ``encode_ordinary(text)``, if available.
+
+    Uses tiktoken's buffer encoder with no special tokens allowed, which encodes exactly as
+    ``encode_ordinary``; checked on probes, and ``None`` (plain lists) when unavailable or different.
+    """
+    core = getattr(encoding, "_core_bpe", None)
+    raw = getattr(core, "encode_to_tiktoken_buffer", None)
+    if raw is None:
+        return None
+    no_special: set[str] = set()
+
+    def encode(text: str) -> memoryview:
+        return memoryview(raw(text, no_special)).cast("B")
+
+    try:
+        for probe in ("hello <|endoftext|> world\n\n  x = 1", "", " ", "日本語 🙂 naïve\r\n\t/"):
+            if encode(probe).cast("I").tolist() != encoding.encode_ordinary(probe):
+                return None
+    except Exception:  # an API change: fall back to lists
+        return None
+    return encode
+
+
+def _lengths_table(encoding) -> bytes | list[int] | None:
+    ranks = getattr(encoding, "_mergeable_ranks", None)
+    if not isinstance(ranks, dict) or not ranks:
+        return None
+    if list(ranks.values()) == list(range(len(ranks))):
+        lengths = list(map(len, ranks))
+    else:
+        lengths = [0] * (max(ranks.values()) + 1)
+        for token, rank in ranks.items():
+            lengths[rank] = len(token)
+    return bytes(lengths) if max(lengths) < 256 else lengths
+
+
+def _edge_count(tokens: Sequence[int], piece: str, lengths, count, *, from_end: bool) -> int:
+    """How many tokens at the start (or end) of ``tokens`` spell ``piece``; recounted if they do not line up."""
+    try:
+        need = len(piece.encode("utf-8"))
+    except UnicodeEncodeError:
+        return count(piece)
+    if lengths is not None:
+        taken = 0
+        size = len(tokens)
+        try:
+            if from_end:
+                index = size
+                while need > 0 and index > 0:
+                    index -= 1
+                    need -= lengths[tokens[index]]
+                taken = size - index
+            else:
+                index = 0
+                while need > 0 and index < size:
+                    need -= lengths[tokens[index]]
+                    index += 1
+                taken = index
+        except IndexError:
+            need = -1
+        if need == 0:
+            return taken
+    return count(piece)
+
+
+def _first_anchor(text: str) -> int | None:
+    """The first anchor after position 0 (rules (a) and (b) of ``TiktokenTokenizer.anchors``)."""
+    newline = _next_anchor(text, 0)
+    limit = len(text) if newline is None else newline
+    index = text.find(" ", 1, limit)
+    tries = 0
+    while index >= 0 and tries < _SPACE_SEARCH_LIMIT:
+        if _solid(text[index - 1]):
+            return index
+        index = text.find(" ", index + 1, limit)
+        tries += 1
+    return newline
+
+
+def _last_newline_anchor(text: str, first: int) -> int:
+    search = len(text)
+    while True:
+        index = text.rfind("\n", first, search)
+        if index < 0 or index + 1 <= first:
+            return first
+        if index + 1 < len(text) and _sync_char(text[index + 1]):
+            return index + 1
+        search = index
+
+
+def _last_space_anchor(text: str, first: int) -> int:
+    index = text.rfind(" ", first + 1)
+    tries = 0
+    while index > first and tries < _SPACE_SEARCH_LIMIT:
+        if _solid(text[index - 1]):
+            return index
+        index = text.rfind(" ", first + 1, index)
+        tries += 1
+    return first
 
 
 def _next_anchor(text: str, start: int) -> int | None:

@@ -1,0 +1,1 @@
+"""tokenbox benchmarks: ``python -m benchmarks [--quick | --tiny]`` (see benchmarks/README.md)."""

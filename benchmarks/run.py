@@ -1,0 +1,531 @@
+"""tokenbox benchmarks: one command, every figure next to a baseline measured in the same run.
+
+    python -m benchmarks            # full run (a few minutes)
+    python -m benchmarks --quick    # CI-sized run (< 60 s)
+    python -m benchmarks --tiny     # smoke-test sizes (seconds; numbers meaningless)
+
+Each figure is the median of repeated runs; its baseline is measured in the same run, interleaved
+with it (baseline, figure, figure, baseline, ...), and the figure is printed as a ratio to it, since
+absolute times on a shared machine are only indicative. Targets are checked on the ratios and
+printed PASS or MISS; nothing here ever fails on time (the exit code is 0 unless a plan was wrong).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+if __package__ in (None, ""):  # run as a script: python benchmarks/run.py
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks import synth
+from benchmarks.naive import naive_plan
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIGURES = ("1", "2", "3", "4", "5", "6", "7", "8")
+
+
+# ---------------------------------------------------------------------------------------- sizes
+
+
+@dataclass(frozen=True)
+class Sizes:
+    repeats: int
+    sub_repeats: int  # for figures that start processes
+    main_tokens: int
+    main_sections: int
+    scale_sections: tuple[int, int]
+    tokens_per_section: int
+    scale_tokens: tuple[int, ...]
+    naive_steps: tuple[int, ...]
+    tui_sections: tuple[int, ...]
+    tui_repeats: int
+
+
+SIZES = {
+    "full": Sizes(15, 5, 128_000, 400, (1_000, 10_000), 64, (16_000, 128_000, 1_000_000), (5, 10, 20, 50), (20, 200), 15),
+    "quick": Sizes(5, 3, 128_000, 400, (1_000, 10_000), 64, (16_000, 128_000, 1_000_000), (5, 20), (20, 200), 5),
+    "tiny": Sizes(2, 1, 8_000, 40, (50, 500), 32, (2_000, 8_000, 32_000), (5,), (20,), 2),
+}
+
+
+# ---------------------------------------------------------------------------------------- results
+
+
+@dataclass
+class Row:
+    figure: str
+    label: str
+    value: float
+    baseline_label: str
+    baseline: float
+    unit: str = "ms"  # ms | MB
+    target: float | None = None  # the ratio must be <= target
+    target_text: str = ""
+    note: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.value / self.baseline if self.baseline else float("inf")
+
+    @property
+    def verdict(self) -> str:
+        if self.target is None:
+            return "info"
+        return "PASS" if self.ratio <= self.target else "MISS"
+
+
+@dataclass
+class Report:
+    rows: list[Row] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        print(_format_row(row), flush=True)
+
+
+def _fmt(value: float, unit: str) -> str:
+    if unit == "ms":
+        ms = value * 1000
+        return f"{ms:.2f} ms" if ms < 10 else f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
+    if unit == "MB":
+        return f"{value / 1e6:.1f} MB"
+    return f"{value:g} {unit}"
+
+
+def _format_row(row: Row) -> str:
+    target = row.target_text or (f"<= {row.target:g}" if row.target is not None else "")
+    return (
+        f"[{row.figure}] {row.label}: {_fmt(row.value, row.unit)} | {row.baseline_label}: {_fmt(row.baseline, row.unit)}"
+        f" | ratio {row.ratio:.3f} | {target} {row.verdict}" + (f" | {row.note}" if row.note else "")
+    )
+
+
+# ---------------------------------------------------------------------------------------- timing
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    gc.collect()
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def interleaved(figure: Callable[[], float], baseline: Callable[[], float], repeats: int) -> tuple[float, float]:
+    """Medians of ``figure()`` and ``baseline()`` (each returns seconds), run alternately after a warm-up."""
+    figure()
+    baseline()
+    a: list[float] = []
+    b: list[float] = []
+    for i in range(repeats):
+        if i % 2:
+            a.append(figure())
+            b.append(baseline())
+        else:
+            b.append(baseline())
+            a.append(figure())
+    return statistics.median(a), statistics.median(b)
+
+
+# ---------------------------------------------------------------------------------------- context
+
+
+class Bench:
+    def __init__(self, sizes: Sizes, workdir: str, report: Report) -> None:
+        from tokenbox.core import Engine, load_session
+        from tokenbox.core.tokenizers import default_registry
+
+        self.sizes = sizes
+        self.dir = workdir
+        self.report = report
+        self.Engine = Engine
+        self.load = load_session
+        self.tokenizer = default_registry().get("o200k_base")
+        self.encoding = self.tokenizer._encoding  # the raw tiktoken Encoding: the floor
+        self._sessions: dict[tuple, dict] = {}
+
+    # -- sessions and files
+
+    def session(self, tokens: int, sections: int, seed: int = 4) -> dict:
+        key = (tokens, sections, seed)
+        if key not in self._sessions:
+            self._sessions[key] = synth.calibrated_session(tokens, sections, self.tokenizer.count, seed)
+        return self._sessions[key]
+
+    def write(self, session: dict, name: str) -> str:
+        path = os.path.join(self.dir, name)
+        synth.write(session, path)
+        return path
+
+    def edit_chain(self, session: dict, count: int, ext: str, tag: str) -> list[str]:
+        """Files where each one differs from the one before in exactly one section."""
+        paths = []
+        current = session
+        for k in range(count):
+            current = synth.edit_section(current, 37 * k + 11, f"{tag}{k}")
+            paths.append(self.write(current, f"{tag}-edit{k}.{ext}"))
+        return paths
+
+    # -- primitives
+
+    def floor_texts(self, path: str) -> list[str]:
+        plan = self.Engine().plan(self.load(path, max_bytes=1 << 40), budget=10**9)
+        return [s.text_before for s in plan.sections if s.text_before]
+
+    def floor(self, texts: list[str]) -> Callable[[], float]:
+        encode = self.encoding.encode_ordinary
+        return lambda: _timed(lambda: [encode(t) for t in texts])
+
+    def cold(self, path: str, budget: int | None = None) -> Callable[[], float]:
+        def run() -> float:
+            engine = self.Engine()
+            return _timed(lambda: engine.plan(self.load(path, max_bytes=1 << 40), budget=budget))
+
+        return run
+
+    def full_tokens(self, path: str) -> int:
+        return self.Engine().plan(self.load(path, max_bytes=1 << 40), budget=10**9).tokens_before
+
+    def squeezed_budget(self, path: str, fraction: float = 0.6) -> int:
+        return max(1, int(self.full_tokens(path) * fraction))
+
+    def replanner(self, paths: list[str], budget: int | None, start: str) -> Callable[[], float]:
+        """Each call: a warm engine (it planned the file before) loads and plans the next edit."""
+        engine = self.Engine()
+        engine.plan(self.load(start, max_bytes=1 << 40), budget=budget)
+        queue = list(paths)
+
+        def run() -> float:
+            path = queue.pop(0)
+            return _timed(lambda: engine.plan(self.load(path, max_bytes=1 << 40), budget=budget))
+
+        return run
+
+
+# ---------------------------------------------------------------------------------------- figures
+
+
+def figure_1_to_4(b: Bench) -> None:
+    s = b.sizes
+    rep = b.report
+    session = b.session(s.main_tokens, s.main_sections)
+    size = f"{s.main_tokens // 1000}k-token session, {s.main_sections} sections"
+    paths = {ext: b.write(session, f"main.{ext}") for ext in ("json", "yaml")}
+    texts = b.floor_texts(paths["json"])
+    floor = b.floor(texts)
+    tokens = b.full_tokens(paths["json"])
+    note = f"{tokens} tokens, {sum(map(len, texts)) / 1e6:.2f} M chars"
+
+    # 1. cold plan (fresh engine, tokenizer loaded; includes reading and parsing the file)
+    cold = {}
+    for ext in ("json", "yaml"):
+        value, base = interleaved(b.cold(paths[ext]), floor, s.repeats)
+        cold[ext] = value
+        rep.add(Row("1", f"cold plan, {size}, {ext.upper()} (load + plan)", value, "tiktoken floor", base, target=1.3, note=note))
+    parse, base = interleaved(lambda: _timed(lambda: b.load(paths["json"])), floor, s.repeats)
+    rep.add(Row("1", "  of which: parse JSON (load_session)", parse, "tiktoken floor", base))
+    parse_yaml, base = interleaved(lambda: _timed(lambda: b.load(paths["yaml"])), floor, s.repeats)
+    rep.add(Row("1", "  of which: parse YAML (load_session)", parse_yaml, "tiktoken floor", base))
+    loaded = b.load(paths["json"])
+
+    def plan_only() -> float:
+        engine = b.Engine()
+        return _timed(lambda: engine.plan(loaded))
+
+    value, base = interleaved(plan_only, floor, s.repeats)
+    rep.add(Row("1", "  of which: Engine.plan of the loaded session", value, "tiktoken floor", base))
+
+    # 2. re-plan after a one-section edit (warm engine; includes re-loading the file)
+    n = 2 * s.repeats + 4
+    for ext in ("json", "yaml"):
+        chain = b.edit_chain(session, n, ext, f"e{ext}")
+        value, base = interleaved(b.replanner(chain, None, paths[ext]), b.cold(paths[ext]), s.repeats)
+        rep.add(Row("2", f"re-plan after a one-section edit, {ext.upper()} (load + plan)", value,
+                    f"cold plan {ext.upper()}", base, target=0.08 if ext == "json" else None))
+        parse, base = interleaved(lambda ext=ext: _timed(lambda: b.load(paths[ext])), b.cold(paths[ext]), s.repeats)
+        rep.add(Row("2", f"  of which: parse {ext.upper()}", parse, f"cold plan {ext.upper()}", base))
+    # the same, parse excluded: only what the engine does
+    chain = b.edit_chain(session, n, "json", "ep")
+    sessions = [b.load(p) for p in chain]
+    engine = b.Engine()
+    engine.plan(loaded)
+    queue = list(sessions)
+    value, base = interleaved(lambda: _timed(lambda: engine.plan(queue.pop(0))), plan_only, s.repeats)
+    rep.add(Row("2", "  engine only: re-plan of the edited, loaded session", value, "Engine.plan cold", base))
+
+    # 3. what-if: re-plan the loaded session at another budget (warm engine)
+    full = tokens
+    fractions = [0.98 - 0.013 * k for k in range(2 * s.repeats + 4)]
+    engine = b.Engine()
+    engine.plan(loaded, budget=int(full * 0.6))
+    budgets = [int(full * f) for f in fractions]
+    pending = list(budgets)
+    cold_at = list(budgets)
+
+    def what_if() -> float:
+        budget = pending.pop(0)
+        return _timed(lambda: engine.plan(loaded, budget=budget))
+
+    def cold_what_if() -> float:
+        return b.cold(paths["json"], cold_at.pop(0))()
+
+    value, base = interleaved(what_if, cold_what_if, s.repeats)
+    rep.add(Row("3", "re-plan at another budget (what-if, 98%..70% of the tokens)", value,
+                "cold plan at that budget", base, target=0.05))
+    revisit = budgets[0]
+
+    def revisit_run() -> float:
+        return _timed(lambda: engine.plan(loaded, budget=revisit))
+
+    value, base = interleaved(revisit_run, b.cold(paths["json"], revisit), s.repeats)
+    rep.add(Row("3", "  back to a budget planned before (layout cache)", value, "cold plan at that budget", base))
+
+    # 4. under pressure: budget at 60% of the tokens
+    squeeze = int(full * 0.6)
+    plan = b.Engine().plan(loaded, budget=squeeze)
+    value, base = interleaved(b.cold(paths["json"], squeeze), b.cold(paths["json"]), s.repeats)
+    rep.add(Row("4", "cold plan under pressure (budget 60%)", value, "cold plan (fits)", base,
+                note=f"{len(plan.steps)} steps"))
+    value, base = interleaved(b.cold(paths["json"], squeeze), floor, s.repeats)
+    rep.add(Row("4", "  the same", value, "tiktoken floor", base))
+    chain = b.edit_chain(session, n, "json", "eq")
+    value, base = interleaved(b.replanner(chain, squeeze, paths["json"]), b.cold(paths["json"], squeeze), s.repeats)
+    rep.add(Row("4", "re-plan after a one-section edit under pressure (load + plan)", value,
+                "cold plan under pressure", base, target=0.25))
+
+
+def figure_5(b: Bench) -> None:
+    """tokenbox against re-tokenizing the whole prompt after every step."""
+    s = b.sizes
+    session = b.session(s.main_tokens, s.main_sections)
+    path = b.write(session, "naive.json")
+    loaded = b.load(path)
+    full = b.full_tokens(path)
+    probe = b.Engine()
+    for want in s.naive_steps:
+        budget = _budget_for_steps(probe, loaded, full, want)
+        plan = b.Engine().plan(loaded, budget=budget)
+        available = plan.budget.available
+        result = naive_plan(loaded, available, b.tokenizer)
+        if result.render != plan.render() or result.tokens_after != plan.tokens_after or result.steps != len(plan.steps):
+            b.report.problems.append(f"naive baseline disagrees with tokenbox at budget {budget}")
+
+        def naive(available: int = available) -> float:
+            return _timed(lambda: naive_plan(b.load(path), available, b.tokenizer))
+
+        value, base = interleaved(b.cold(path, budget), naive, max(3, s.repeats // 2))
+        b.report.add(Row("5", f"cold plan with {len(plan.steps)} trimming steps", value,
+                         "naive (re-tokenize after every step)", base, target=0.1, target_text=">= 10x faster",
+                         note=f"{1 / (value / base):.1f}x faster; naive tokenized the prompt {result.full_counts} times"))
+        chain = b.edit_chain(session, 2 * s.repeats + 4, "json", f"n{want}-")
+        value, base = interleaved(b.replanner(chain, budget, path), naive, max(3, s.repeats // 2))
+        b.report.add(Row("5", f"  re-plan after an edit, {len(plan.steps)} steps (agent loop)", value, "naive", base,
+                         note=f"{1 / (value / base):.1f}x faster"))
+
+
+def _budget_for_steps(engine, session, full: int, want: int) -> int:
+    """The largest budget whose plan takes at least ``want`` steps (bisection; plans are monotone enough)."""
+    low, high = 1, full
+    while high - low > 1:
+        mid = (low + high) // 2
+        plan = engine.plan(session, budget=mid)
+        if plan.ok and len(plan.steps) >= want:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def figure_6(b: Bench) -> None:
+    s = b.sizes
+    small, big = s.scale_sections
+    paths = {}
+    for n in (small, big):
+        session = b.session(n * s.tokens_per_section, n, seed=6)
+        paths[n] = b.write(session, f"sections{n}.json")
+    for label, fraction in (("fits", None), ("budget 60%", 0.6)):
+        budgets = {n: (b.squeezed_budget(paths[n], fraction) if fraction else None) for n in paths}
+        value, base = interleaved(b.cold(paths[big], budgets[big]), b.cold(paths[small], budgets[small]), max(3, s.repeats // 2))
+        b.report.add(Row("6", f"cold plan, {big} sections ({label})", value, f"{small} sections", base, target=12,
+                         note=f"{s.tokens_per_section} tokens per section"))
+    # tokens: time in process, memory in a fresh process
+    files = {}
+    for tokens in s.scale_tokens:
+        sections = max(10, tokens // 320)
+        files[tokens] = b.write(b.session(tokens, sections, seed=7), f"tokens{tokens}.json")
+    first = s.scale_tokens[0]
+    for tokens in s.scale_tokens[1:]:
+        value, base = interleaved(b.cold(files[tokens]), b.cold(files[first]), max(3, s.repeats // 2))
+        b.report.add(Row("6", f"cold plan, {tokens // 1000}k tokens", value, f"{first // 1000}k tokens", base,
+                         target=(tokens / first) * 1.2, target_text=f"<= {tokens / first * 1.2:g} (linear)"))
+    for tokens in s.scale_tokens:
+        runs = [_worker("memory", files[tokens]) for _ in range(max(1, s.sub_repeats // 2))]
+        extra = statistics.median(r["extra"] for r in runs)
+        info = runs[0]
+        big_one = tokens == s.scale_tokens[-1]
+        b.report.add(Row("6", f"peak memory of a plan, {tokens // 1000}k tokens (above imports + tables)", extra,
+                         "session text size", info["text_bytes"], unit="MB", target=6 if big_one else None,
+                         note=f"tables {info['tables'] / 1e6:.0f} MB, base RSS {info['rss_base'] / 1e6:.0f} MB, "
+                              f"plan {info['seconds'] * 1000:.0f} ms" + ("" if info["peak_reset"] else ", peak not reset")))
+
+
+def figure_7(b: Bench) -> None:
+    s = b.sizes
+    sample = os.path.join(ROOT, "sample_sessions", "passepartout_turn.yaml")
+    cache_dir = tempfile.mkdtemp(prefix="cache-", dir=b.dir)
+    env_cache = {"TOKENBOX_CACHE": "1", "XDG_CACHE_HOME": cache_dir}
+    runs = max(3, s.sub_repeats)
+    default = [_worker("startup", sample) for _ in range(runs)]
+    bare = [_process_seconds(["-c", "import tokenbox.core"]) for _ in range(runs)]
+    cli = [_process_seconds(["-m", "tokenbox.core.cli", "plan", sample, "--json"]) for _ in range(runs)]
+    first = statistics.median(r["total"] for r in default)
+    load = statistics.median(r["tokenizer"] for r in default)
+    b.report.add(Row("7", "first plan in a fresh process (imports + BPE load + plan)", first,
+                     "later plan, same process", statistics.median(r["plan"] for r in default),
+                     note=f"BPE load {load * 1000:.0f} ms"))
+    b.report.add(Row("7", "  tokenbox plan --json, whole process", statistics.median(cli), "python -c 'import tokenbox.core'",
+                     statistics.median(bare)))
+    _worker("startup", sample, extra_env=env_cache)  # fills the cache
+    cached = [_worker("startup", sample, extra_env=env_cache) for _ in range(runs)]
+    b.report.add(Row("7", "  BPE load with TOKENBOX_CACHE=1 (warm on-disk cache)", statistics.median(r["tokenizer"] for r in cached),
+                     "BPE load, default", load))
+    b.report.add(Row("7", "  first plan with TOKENBOX_CACHE=1", statistics.median(r["total"] for r in cached),
+                     "first plan, default", first))
+    b.report.add(Row("7", "  imports only (lazy: no tokenizer needed yet)", statistics.median(r["imports"] for r in default),
+                     "first plan, default", first))
+
+
+def figure_8(b: Bench) -> None:
+    from benchmarks import tui_bench
+
+    try:
+        rows = asyncio.run(tui_bench.run(b))
+    except tui_bench.Unavailable as exc:
+        for label in ("write -> new plan on screen", "step one trace step", "start-up to first frame"):
+            b.report.add(Row("8", f"TUI {label}: not measured ({exc})", 0.0, "-", 0.0))
+        return
+    for row in rows:
+        b.report.add(row)
+
+
+# ---------------------------------------------------------------------------------------- processes
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    for name in ("TOKENBOX_CACHE",):
+        env.pop(name, None)
+    env.update(extra or {})
+    return env
+
+
+def _worker(mode: str, *args: str, extra_env: dict[str, str] | None = None) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.worker", mode, *args],
+        capture_output=True, text=True, env=_env(extra_env), cwd=ROOT, timeout=600, check=False,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"worker {mode} failed: {out.stderr.strip()[-400:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _process_seconds(args: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, *args], capture_output=True, env=_env(), cwd=ROOT, timeout=300, check=False)
+    return time.perf_counter() - started
+
+
+# ---------------------------------------------------------------------------------------- main
+
+
+def machine() -> str:
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        cpu = platform.processor() or "?"
+    try:
+        import tiktoken
+
+        tk = tiktoken.__version__
+    except Exception:  # pragma: no cover
+        tk = "?"
+    return f"nproc {os.cpu_count()}, Python {platform.python_version()}, CPU {cpu}, tiktoken {tk}"
+
+
+def markdown(report: Report) -> str:
+    lines = [
+        "| # | figure | median | baseline | baseline median | ratio | target | result |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in report.rows:
+        target = r.target_text or (f"<= {r.target:g}" if r.target is not None else "")
+        label = r.label.strip() if not r.label.startswith("  ") else "↳ " + r.label.strip()
+        if r.note:
+            label += f" ({r.note})"
+        lines.append(
+            f"| {r.figure} | {label} | {_fmt(r.value, r.unit)} | {r.baseline_label} | {_fmt(r.baseline, r.unit)} "
+            f"| {r.ratio:.3f} | {target} | {r.verdict} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description="tokenbox benchmarks")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="CI-sized run (< 60 s)")
+    mode.add_argument("--tiny", action="store_true", help="smoke-test sizes (numbers are meaningless)")
+    parser.add_argument("--only", metavar="FIGS", help="comma-separated figures to run, e.g. 1,2,8")
+    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    args = parser.parse_args(argv)
+    sizes = SIZES["tiny" if args.tiny else "quick" if args.quick else "full"]
+    wanted = set(args.only.split(",")) if args.only else set(FIGURES)
+
+    # A clean settings environment: no user config, no overrides, no on-disk tokenizer cache.
+    for name in ("TOKENBOX_MAX_CTX", "TOKENBOX_TOKENIZER", "CONTEXT_MAX_TOKENS", "TOKENBOX_MAX_FILE_SIZE", "TOKENBOX_CACHE"):
+        os.environ.pop(name, None)
+    report = Report()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tokenbox-bench-") as workdir:
+        os.environ["XDG_CONFIG_HOME"] = os.path.join(workdir, "config")
+        print(f"machine: {machine()}", flush=True)
+        print(f"mode: {'tiny' if args.tiny else 'quick' if args.quick else 'full'}; medians of {sizes.repeats} runs", flush=True)
+        bench = Bench(sizes, workdir, report)
+        steps = (("1", figure_1_to_4), ("5", figure_5), ("6", figure_6), ("7", figure_7), ("8", figure_8))
+        for key, run in steps:
+            if key in wanted or (key == "1" and wanted & {"2", "3", "4"}):
+                run(bench)
+    print()
+    print(f"machine: {machine()}")
+    print(markdown(report))
+    misses = [r for r in report.rows if r.verdict == "MISS"]
+    print(f"\n{len(report.rows)} figures, {sum(r.verdict == 'PASS' for r in report.rows)} PASS, {len(misses)} MISS "
+          f"({time.perf_counter() - started:.0f} s)")
+    for problem in report.problems:
+        print(f"PROBLEM: {problem}")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"machine": machine(), "rows": [r.__dict__ | {"ratio": r.ratio, "verdict": r.verdict} for r in report.rows],
+                       "problems": report.problems}, handle, indent=1)
+    return 1 if report.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

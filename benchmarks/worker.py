@@ -1,0 +1,112 @@
+"""Measurements that need a fresh process: peak memory of one plan, and start-up to the first plan.
+
+Run by ``benchmarks.run`` as ``python -m benchmarks.worker MODE ...``; prints one JSON object.
+
+* ``memory FILE [BUDGET]`` — RSS after imports and the tokenizer load (the baseline), then what
+  ``tokenbox plan FILE --json`` does (load, plan, plan JSON with its fingerprint), and the peak RSS
+  reached meanwhile. The peak mark is reset after the
+  tokenizer load (``/proc/self/clear_refs``) so that the transient of building the BPE tables does
+  not count against the plan; when that is not permitted the peak since start is reported instead.
+* ``startup FILE`` — wall times from process start: imports done, tokenizer loaded, first plan done.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sys
+import time
+
+_T0 = time.perf_counter()
+
+
+def _status(field: str) -> int:
+    """A ``VmRSS``/``VmHWM`` value from ``/proc/self/status`` in bytes (0 when unavailable)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def memory(path: str, budget: int | None) -> dict:
+    rss_start = _status("VmRSS")
+    from tokenbox.core import Engine, load_session
+    from tokenbox.core.tokenizers import default_registry
+
+    rss_imports = _status("VmRSS")
+    default_registry().get("o200k_base")
+    gc.collect()
+    rss_base = _status("VmRSS")
+    reset = _reset_peak()
+    hwm_before = _status("VmHWM")
+    started = time.perf_counter()
+    session = load_session(path, max_bytes=1 << 40)
+    plan = Engine().plan(session, budget=budget)
+    data = json.dumps(plan.to_dict(), ensure_ascii=False, indent=2)  # what `tokenbox plan --json` prints
+    seconds = time.perf_counter() - started
+    peak = _status("VmHWM")
+    text_bytes = sum(len(s.text_before.encode("utf-8")) for s in plan.sections)
+    return {
+        "seconds": seconds,
+        "rss_start": rss_start,
+        "tables": rss_base - rss_imports,
+        "rss_base": rss_base,
+        "peak": peak,
+        "extra": max(0, peak - (rss_base if reset else hwm_before)),
+        "peak_reset": reset,
+        "text_bytes": text_bytes,
+        "file_bytes": os.path.getsize(path),
+        "tokens": plan.tokens_before,
+        "steps": len(plan.steps),
+        "json_bytes": len(data),
+    }
+
+
+def startup(path: str) -> dict:
+    from tokenbox.core import Engine, load_session
+
+    imported = time.perf_counter()
+    engine = Engine()
+    session = load_session(path)
+    counter = engine.counter(engine.resolve(session).tokenizer)
+    loaded = time.perf_counter()
+    plan = engine.plan(session)
+    json.dumps(plan.to_dict())
+    done = time.perf_counter()
+    return {
+        "imports": imported - _T0,
+        "tokenizer": loaded - imported,
+        "plan": done - loaded,
+        "total": done - _T0,
+        "tokenizer_name": counter.tokenizer.name,
+    }
+
+
+def main(argv: list[str]) -> int:
+    mode = argv[0]
+    if mode == "memory":
+        result = memory(argv[1], int(argv[2]) if len(argv) > 2 and argv[2] != "-" else None)
+    elif mode == "startup":
+        result = startup(argv[1])
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
