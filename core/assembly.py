@@ -71,14 +71,22 @@ class Assembly:
     context_cache: str  # reused | rebuilt | skipped | none
 
 
-class Assembler:
-    """Assembles turns, caching prefix and context text by the digest of their inputs."""
+_TEXTS_KEPT = 256  # per cache of the assembler: prefix texts, context texts, behaviour blocks
 
-    def __init__(self, count: Callable[[str], int]) -> None:
+
+class Assembler:
+    """Assembles turns, caching prefix and context text by the digest of their inputs.
+
+    ``additive`` says that the counts of ``count`` add up at line starts (BPE tokenizers), which
+    lets the behaviour budget be fitted incrementally (``behaviors.BlockCount``).
+    """
+
+    def __init__(self, count: Callable[[str], int], *, additive: bool = False) -> None:
         self.count = count
+        self.additive = additive
         self._prefix_texts: dict[str, str] = {}
         self._context_texts: dict[str, str] = {}
-        self._behavior_tiers: dict[str, list[behaviors.Tier]] = {}
+        self._behavior_blocks: dict[str, tuple[list[behaviors.Tier], str]] = {}
 
     def assemble(self, session: Session, state: AssemblyState, *, texts: bool = True) -> Assembly:
         """Assemble one turn, updating ``state`` (the agent's caches) as the agent would.
@@ -98,7 +106,7 @@ class Assembler:
                     continue
                 text = self._prefix_texts.get(key)
                 if text is None:
-                    text = self._prefix_texts[key] = prefix_text(section)
+                    text = _keep(self._prefix_texts, key, prefix_text(section))
                 parts.append(Assembled(section, text))
             elif kind == "context":
                 if session.sensor in SKIPPING_SENSORS:
@@ -112,20 +120,28 @@ class Assembler:
                     continue
                 text = self._context_texts.get(key)
                 if text is None:
-                    text = self._context_texts[key] = context_text(section)
+                    text = _keep(self._context_texts, key, context_text(section))
                 parts.append(Assembled(section, text))
             elif not texts:
                 continue
             elif kind == "behaviors":
                 key = digest([(b.name, b.kind, b.activation, b.content, b.summary, list(b.tags)) for b in section.items], section.budget)
-                tiers = self._behavior_tiers.get(key)
-                if tiers is None:
-                    tiers, _ = behaviors.fit_budget(section.items, section.budget, self.count)
-                    self._behavior_tiers[key] = tiers
-                parts.append(Assembled(section, behaviors.render(section.items, tiers), tiers=list(tiers)))
+                block = self._behavior_blocks.get(key)
+                if block is None:
+                    tiers, _ = behaviors.fit_budget(section.items, section.budget, self.count, additive=self.additive)
+                    block = _keep(self._behavior_blocks, key, (tiers, behaviors.render(section.items, tiers)))
+                parts.append(Assembled(section, block[1], tiers=list(block[0])))
             else:
                 parts.append(Assembled(section, section.text or ""))
         return Assembly(parts, _combine(prefix_states, ("miss", "hit")), _combine(context_states, ("rebuilt", "reused", "skipped")))
+
+
+def _keep(cache: dict, key: str, value):
+    """Store ``value`` in a bounded cache (the oldest entry goes first); returns it."""
+    if len(cache) >= _TEXTS_KEPT:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+    return value
 
 
 def _combine(states: list[str], severity: tuple[str, ...]) -> str:

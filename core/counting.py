@@ -103,12 +103,17 @@ class TokenCounter:
             self._new.pieces[text] = found
         return found
 
+    def remember(self, text: str, value: int) -> None:
+        """Record the exact count of ``text`` found another way (a behaviour block counted line by line)."""
+        if text not in self._new.counts:
+            self._keep_count(text, value)
+
     def _measure_one(self, text: str) -> tuple[Anchors, int, int]:
-        if self._measure is not None:
+        known = text in self._new.counts or text in self._old.counts
+        if self._measure is not None and not known:
             total, cut, head, tail = self._measure(text)
-            if text not in self._new.counts:
-                self._keep_count(text, total)
-        else:
+            self._keep_count(text, total)
+        else:  # the count is known (or there is no one-pass measure): count the short ends directly
             cut = self.tokenizer.anchors(text)
             head = tail = 0
             if cut is not None:
@@ -126,7 +131,11 @@ class TokenCounter:
             for text in todo:
                 self.pieces(text)
             return
-        todo = [t for t in todo if t not in self._old.pieces]
+        old = self._old
+        known = [t for t in todo if t in old.pieces or t in old.counts or t in self._new.counts]
+        for text in known:
+            self.pieces(text)
+        todo = [t for t in todo if t not in old.pieces and t not in old.counts and t not in self._new.counts]
         results = _in_threads(self._measure, todo)
         for text, (total, cut, head, tail) in zip(todo, results, strict=True):
             self.misses += 1

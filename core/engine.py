@@ -116,7 +116,8 @@ class Engine:
         counter = self.counter(resolved.tokenizer)
         assembler = self._assemblers.get(resolved.tokenizer)
         if assembler is None:
-            assembler = self._assemblers[resolved.tokenizer] = Assembler(counter.count)
+            additive = counter.tokenizer.anchors("a\nb") is not None
+            assembler = self._assemblers[resolved.tokenizer] = Assembler(counter.count, additive=additive)
         assembly, parts_key = self._assemble(session, assembler)
         key = (resolved.tokenizer, resolved.available, resolved.trimming, parts_key)
         outcome = self._layouts.get(key)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from tokenbox.core import lenses
+from tokenbox.core import behaviors, lenses
 from tokenbox.core.assembly import Assembled
 from tokenbox.core.behaviors import Tier
 from tokenbox.core.counting import JoinedTotal, TokenCounter
@@ -99,6 +99,8 @@ class _Layout:
         count = counter.count
         self.pieces = [_Piece(p, p.text, count(p.text) if p.text else 0, p.tiers) for p in parts]
         self.steps: list[Step] = []
+        # per behaviours piece: its block count, the tiers it matches, and its demotion pointer
+        self._blocks: dict[int, tuple] = {}
 
     @property
     def deficit(self) -> int:
@@ -134,6 +136,8 @@ class _Layout:
             result = self.cache.apply(spec, piece)
             tokens = self.counter.count(result.text) if result.text else 0
             return result if tokens < piece.tokens else None
+        if piece.tiers is not None and self.joined.additive:
+            return self._demoted(piece)
         # demote: move tiers down, lowest activation first, until the block actually shrinks
         probe = _Piece(piece.part, piece.text, piece.tokens, piece.tiers)
         notes = []
@@ -145,6 +149,38 @@ class _Layout:
             probe.text, probe.tiers = result.text, result.tiers
             if not result.text or self.counter.count(result.text) < piece.tokens:
                 return lenses.LensResult(result.text, result.tiers, "; ".join(notes))
+
+    def _demoted(self, piece: _Piece) -> lenses.LensResult | None:
+        """``demote`` as above (same tiers, text and note), counting the block incrementally.
+
+        The block's count follows each demotion (``behaviors.BlockCount``, kept from one step to
+        the next), so the block is rendered once per step, when it has shrunk, and its count is
+        handed to the counter with it.
+        """
+        items = piece.part.section.items
+        kept = self._blocks.pop(id(piece), None)
+        if kept is not None and kept[1] is piece.tiers:
+            block, demote = kept[0], kept[2]
+        else:
+            tiers = list(piece.tiers)  # type: ignore[arg-type]
+            block = behaviors.BlockCount(items, tiers, self.counter.count)
+            demote = behaviors.Demoter(items, tiers)
+        tiers = block.tiers
+        notes = []
+        while True:
+            moved = demote.next()
+            if moved is None:
+                return None
+            old = tiers[moved]
+            block.set_tier(moved, Tier(old + 1))
+            notes.append(f"{items[moved].name}: {old.label} → {tiers[moved].label}")
+            if block.total < piece.tokens:
+                text = behaviors.render(items, tiers, block.lines)
+                if text:
+                    self.counter.remember(text, block.total)
+                result = lenses.LensResult(text, list(tiers), "; ".join(notes))
+                self._blocks[id(piece)] = (block, result.tiers, demote)
+                return result
 
     def lenses(self, index: int) -> None:
         piece = self.pieces[index]
