@@ -8,6 +8,8 @@ Run by ``benchmarks.run`` as ``python -m benchmarks.worker MODE ...``; prints on
   tokenizer load (``/proc/self/clear_refs``) so that the transient of building the BPE tables does
   not count against the plan; when that is not permitted the peak since start is reported instead.
 * ``startup FILE`` — wall times from process start: imports done, tokenizer loaded, first plan done.
+* ``tui-start FILE`` — the TUI, headless: prints ``frame`` at its first frame and ``plan`` once the
+  first plan is on screen, so that the parent can time them from the moment it started the process.
 """
 
 from __future__ import annotations
@@ -96,9 +98,37 @@ def startup(path: str) -> dict:
     }
 
 
+def tui_start(path: str) -> dict:
+    """Start the TUI headless on ``path``; print a line at the first frame and at the first plan shown."""
+    import asyncio
+
+    from benchmarks.tui_bench import SIZE, app_class, make_app, shown
+
+    cls, _ = app_class()
+    app = make_app(cls, path)
+    times: dict = {}
+
+    async def go() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            times["frame"] = time.perf_counter() - _T0
+            sys.stdout.write("frame\n")
+            sys.stdout.flush()
+            while not shown(app) or getattr(app, "plan", None) is None:
+                await asyncio.sleep(0.001)
+            await pilot.pause()
+            times["plan"] = time.perf_counter() - _T0
+            sys.stdout.write("plan\n")
+            sys.stdout.flush()
+
+    asyncio.run(go())
+    return times
+
+
 def main(argv: list[str]) -> int:
     mode = argv[0]
-    if mode == "memory":
+    if mode == "tui-start":
+        result = tui_start(argv[1])
+    elif mode == "memory":
         result = memory(argv[1], int(argv[2]) if len(argv) > 2 and argv[2] != "-" else None)
     elif mode == "startup":
         result = startup(argv[1])

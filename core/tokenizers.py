@@ -173,7 +173,8 @@ class TiktokenTokenizer(Tokenizer):
         first = 0 if _sync_char(text[0]) else _first_anchor(text)
         if first is None:
             return None
-        return first, max(_last_newline_anchor(text, first), _last_space_anchor(text, first))
+        space = _last_space_anchor(text, first)
+        return first, max(space, _last_newline_anchor(text, space))  # a newline anchor before `space` cannot win
 
     def measure(self, text: str) -> tuple[int, tuple[int, int] | None, int, int]:
         """``(count, anchors, head count, tail count)`` from one encoding of ``text``.
