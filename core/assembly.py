@@ -51,6 +51,9 @@ class AssemblyState:
     prefix: dict[str, str] = field(default_factory=dict)
     context: dict[str, str] = field(default_factory=dict)
 
+    def copy(self) -> AssemblyState:
+        return AssemblyState(dict(self.prefix), dict(self.context))
+
 
 @dataclass
 class Assembled:
@@ -72,6 +75,7 @@ class Assembly:
 
 
 _TEXTS_KEPT = 256  # per cache of the assembler: prefix texts, context texts, behaviour blocks
+_REPLAYS_KEPT = 8  # replayed histories kept (each holds its turns)
 
 
 class Assembler:
@@ -87,6 +91,35 @@ class Assembler:
         self._prefix_texts: dict[str, str] = {}
         self._context_texts: dict[str, str] = {}
         self._behavior_blocks: dict[str, tuple[list[behaviors.Tier], str]] = {}
+        # (len(history), id(last turn)) -> (history, state after replaying it)
+        self._replayed: dict[tuple[int, int], tuple[tuple[Session, ...], AssemblyState]] = {}
+
+    def replay(self, history: tuple[Session, ...]) -> AssemblyState:
+        """The caches' state after the turns of ``history`` (``assemble(..., texts=False)`` on each, in order).
+
+        Remembered for the last few histories: planning the turns of a log one after the other (a
+        timeline) replays one more turn each time instead of the whole log again.
+        """
+        history = tuple(history)
+        if not history:
+            return AssemblyState()
+        found = self._replayed.get((len(history), id(history[-1])))
+        if found is not None and found[0] == history:  # the same turns (identical objects compare fast)
+            return found[1].copy()
+        state = None
+        if len(history) > 1:
+            before = self._replayed.get((len(history) - 1, id(history[-2])))
+            if before is not None and before[0] == history[:-1]:
+                state = before[1].copy()
+                self.assemble(history[-1], state, texts=False)
+        if state is None:
+            state = AssemblyState()
+            for earlier in history:
+                self.assemble(earlier, state, texts=False)
+        if len(self._replayed) >= _REPLAYS_KEPT:
+            self._replayed.pop(next(iter(self._replayed)))
+        self._replayed[(len(history), id(history[-1]))] = (history, state.copy())
+        return state
 
     def assemble(self, session: Session, state: AssemblyState, *, texts: bool = True) -> Assembly:
         """Assemble one turn, updating ``state`` (the agent's caches) as the agent would.

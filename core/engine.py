@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 
-from tokenbox.core.assembly import Assembled, Assembler, Assembly, AssemblyState
+from tokenbox.core.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.config import Resolved, Settings, load_settings, resolve
 from tokenbox.core.counting import TokenCounter
 from tokenbox.core.errors import BadInput, ContextCriticalOverflow, TokenizerError
@@ -179,10 +179,7 @@ class Engine:
         memo = self._assembled.get(id(assembler))
         if memo is not None and memo[0] is session:
             return memo[1], memo[2]
-        state = AssemblyState()
-        for earlier in session.history:
-            assembler.assemble(earlier, state, texts=False)
-        assembly = assembler.assemble(session, state)
+        assembly = assembler.assemble(session, assembler.replay(session.history))
         parts_key = _PartsKey(assembly.parts)
         self._assembled[id(assembler)] = (session, assembly, parts_key)
         return assembly, parts_key
