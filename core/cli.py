@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--reserve-out", type=_non_negative, metavar="N", help="tokens kept free for the reply")
     check.add_argument("--allow-over-context", action="store_true", help="warn instead of failing when over")
     commands.add_parser("tokenizers", help="list the tokenizers", description="List every tokenizer.")
+    commands.add_parser("models", help="list the model table", description="List the built-in model table: window and tokenizer.")
     imported = commands.add_parser(
         "import", help="write a session (e.g. a Claude Code transcript or an API request) as tokenbox YAML",
         description="Write the equivalent tokenbox session (YAML, with a comment header) to stdout.",
@@ -147,6 +148,8 @@ def _main(argv: list[str]) -> int:
     try:
         if args.command == "tokenizers":
             return _tokenizers()
+        if args.command == "models":
+            return _models()
         if args.command == "import":
             return _import(args)
         return _session_command(args)
@@ -237,6 +240,16 @@ def _check(engine, session, args: argparse.Namespace) -> int:
         sys.stderr.write(f"tokenbox: check failed: {where}: over context: {numbers} (trim the session or pass --allow-over-context)\n")
         return EXIT_OVER
     sys.stdout.write(f"ok: {where}: {numbers}\n")
+    return EXIT_OK
+
+
+def _models() -> int:
+    from tokenbox.core.models import MODELS
+
+    width = max(len(name) for name in MODELS)
+    for info in MODELS.values():
+        tokenizer = info.tokenizer or "none public (name one, e.g. heuristic)"
+        sys.stdout.write(f"{info.name:<{width}}  {info.max_ctx:>9}  {tokenizer}\n")
     return EXIT_OK
 
 

@@ -125,19 +125,22 @@ def resolve(
     trimming: str | None = None,
     reserve_out: int | None = None,
 ) -> Resolved:
-    """Apply the precedence rules; unknown models and a missing tokenizer are errors."""
-    model = lookup_model(session.model) if session.model else None
-    if model is None and session.model:
-        model = None
-    max_ctx = (
-        budget
-        or settings.env_max_ctx
-        or session.budget.max_ctx
-        or (model.max_ctx if model else None)
-        or settings.config_max_ctx
-        or DEFAULT_MAX_CTX
-    )
-    name = tokenizer or settings.env_tokenizer or session.tokenizer or (model.tokenizer if model else None) or settings.config_tokenizer
+    """Apply the precedence rules; a missing tokenizer is an error, and so is an unknown model
+    unless the tokenizer and the window are both named some other way (the model is then a label).
+    """
+    model = None
+    unknown: TokenizerError | None = None
+    if session.model:
+        try:
+            model = lookup_model(session.model)
+        except TokenizerError as exc:
+            unknown = exc
+    explicit_ctx = budget or settings.env_max_ctx or session.budget.max_ctx
+    explicit_name = tokenizer or settings.env_tokenizer or session.tokenizer
+    if unknown is not None and not (explicit_ctx and explicit_name):
+        raise unknown
+    max_ctx = explicit_ctx or (model.max_ctx if model else None) or settings.config_max_ctx or DEFAULT_MAX_CTX
+    name = explicit_name or (model.tokenizer if model else None) or settings.config_tokenizer
     if not name:
         if model is not None:
             raise TokenizerError(

@@ -92,8 +92,13 @@ class Engine:
         if resolved.tokenizer not in self.registry.names():
             from_session = not overrides.get("tokenizer") and not self.settings.env_tokenizer and session.tokenizer
             line, col = session.position("tokenizer") if from_session else (None, None)
+            source = ""
+            if not overrides.get("tokenizer") and self.settings.env_tokenizer:
+                source = " (from TOKENBOX_TOKENIZER)"
+            elif not from_session and not overrides.get("tokenizer"):
+                source = " (from the config file)"
             raise TokenizerError(
-                f"unknown tokenizer {resolved.tokenizer!r}", f"known tokenizers: {', '.join(self.registry.names())}",
+                f"unknown tokenizer {resolved.tokenizer!r}{source}", f"known tokenizers: {', '.join(self.registry.names())}",
                 session.path if from_session else None, line, col,
             )
         return resolved

@@ -69,8 +69,8 @@ def lookup_model(name: str) -> ModelInfo:
     if not candidates:
         raise TokenizerError(
             f"unknown model {name!r}",
-            "name a tokenizer with `tokenizer:` (or --tokenizer) and a window with `budget.max_ctx`; "
-            f"known models: {', '.join(sorted(MODELS))}",
+            "name both `tokenizer:` and `budget.max_ctx` to use it as a label, "
+            "or pick a known model: `tokenbox models` lists them",
         )
     best = max(candidates, key=len)
     return MODELS[best]

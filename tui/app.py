@@ -25,6 +25,8 @@ from textual.worker import get_current_worker
 from tokenbox.core import Plan
 from tokenbox.tui import watcher
 from tokenbox.tui.alerts import Watermark, alerts
+from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
+from tokenbox.tui.claude import DiscoveryError, discover, waiting_note
 from tokenbox.tui.cli import Options, UsageError, fail, parse_args, sample_path, usage_message
 from tokenbox.tui.detail import DetailView
 from tokenbox.tui.gauge import Gauge
@@ -37,6 +39,7 @@ from tokenbox.tui.sections import SectionBars, SectionHeader
 from tokenbox.tui.status import Status, StatusLine
 from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.trace import TraceView
+from tokenbox.tui.usage import UsageTimeline, has_recorded
 from tokenbox.tui.view import View, describe_changes
 
 POLICIES = ("tokenbox", "progressive")
@@ -65,6 +68,7 @@ class TokenboxApp(App[None]):
         planner: Planner | None = None,
         display_name: str | None = None,
         toast_seconds: float | None = None,
+        reserve_out: int | None = None,
     ) -> None:
         super().__init__()
         self.path = os.path.abspath(path)
@@ -76,6 +80,8 @@ class TokenboxApp(App[None]):
         self._budget_flag = budget
         self._tokenizer = tokenizer
         self._trimming = trimming
+        self._reserve_out = reserve_out
+        self._sidebar: str | None = None  # "trace" | "breakdown"; None: breakdown for imported sessions
         self._what_if = 0
         self._turn: int | None = None  # None = follow the newest turn
         self._cycle_tokenizer = False
@@ -107,8 +113,11 @@ class TokenboxApp(App[None]):
             with Vertical(id="sidebar"):
                 yield Gauge(id="gauge")
                 yield Timeline(id="timeline")
+                yield UsageTimeline(id="usage")
                 yield Static(Text("Trim trace"), id="trace-title", classes="title")
                 yield TraceView(id="trace")
+                yield BreakdownTitle(Text("Breakdown"), id="breakdown-title", classes="title")
+                yield BreakdownView(id="breakdown")
             with Vertical(id="main"):
                 header = SectionHeader(id="section-header")
                 yield header
@@ -153,6 +162,7 @@ class TokenboxApp(App[None]):
             turn=self._turn,
             reason=reason,
             seq=self._seq,
+            reserve_out=self._reserve_out,
         )
         self._plan_worker(request)
 
@@ -188,6 +198,8 @@ class TokenboxApp(App[None]):
         if request.reload and not self.frozen:
             self._reloaded = time.strftime("%H:%M:%S")
         error = self.file_error or self.settings_error
+        if waiting_note(error):
+            error = None  # no complete turn yet: a state, not a failure
         found, self._watermark = alerts(self._watermark, outcome.plan, self._short(error) if error else None)
         for alert in found:
             timeout = self.toast_seconds or (8 if alert.severity == "error" else 5)
@@ -235,16 +247,26 @@ class TokenboxApp(App[None]):
         )
         following = self._turn is None
         timeline = self.query_one(Timeline)
-        if self.timeline and self.plan is not None:
+        recorded = view is not None and has_recorded(self.timeline)
+        if view is not None and recorded:
+            self.query_one(UsageTimeline).show(self.timeline, view.plan.session.turn, following, view.approx)
+        self.query_one(UsageTimeline).display = recorded
+        if self.timeline and self.plan is not None and not recorded:
             timeline.show(self.timeline, self.plan.session.turn, following)
         else:
             timeline.display = False
         self.query_one(TraceView).show(view)
+        self._show_sidebar_mode(view)
         self.query_one(SectionBars).show(view, self.selected if view else None)
         message = None
         if self.plan is not None and self.file_error:
             message = f"{self._short(self.file_error)}\n(showing the last good plan; watching the file for a fix)"
-        if self.plan is None:
+        waiting = waiting_note(self.file_error)
+        if self.plan is None and waiting:
+            message = (f"{plain(self.display_name)}: {waiting}\n\nThe file has no complete turn yet "
+                       "(the agent writes the prompt first and the reply when it arrives).\n"
+                       "Watching the file: the view appears as soon as the first turn is complete.")
+        elif self.plan is None:
             error = self.file_error or self.settings_error
             message = (
                 f"cannot show {self.display_name}:\n{self._short(error)}\n\nwatching the file; the view appears as soon as it loads"
@@ -253,8 +275,8 @@ class TokenboxApp(App[None]):
         self.query_one(DetailView).show(view, self.selected if view else None, message)
         self.query_one("#detail-title", Static).update(Text(self._detail_title(view), end=""))
         self.query_one("#topbar", Static).update(Text(self._topbar(view), no_wrap=True, overflow="ellipsis", end=""))
-        error = self.file_error or self.settings_error
-        if self.file_error and self.plan is not None:
+        error = self.settings_error if waiting else self.file_error or self.settings_error
+        if self.file_error and not waiting and self.plan is not None:
             error = f"{self._short(self.file_error)} — showing the last good plan"
         elif error:
             error = self._short(error)
@@ -266,9 +288,25 @@ class TokenboxApp(App[None]):
         )
 
     def _note(self) -> str:
+        notes = [waiting_note(self.file_error) or ""]
         if self._what_if:
-            return f"what-if {self._what_if * 5:+d}% (0 resets)"
-        return ""
+            notes.append(f"what-if {self._what_if * 5:+d}% (0 resets)")
+        return " · ".join(n for n in notes if n)
+
+    def _show_sidebar_mode(self, view: View | None) -> None:
+        """The lower sidebar: the trim trace, or the token breakdown (the default for imported sessions)."""
+        imported = is_imported(view)
+        breakdown = self._sidebar == "breakdown" if self._sidebar else imported
+        for selector in ("#trace-title", "#trace"):
+            self.query_one(selector).display = not breakdown
+        for selector in ("#breakdown-title", "#breakdown"):
+            self.query_one(selector).display = breakdown
+        if imported:
+            self.query_one("#trace-title", Static).update(Text("Trim trace · v: breakdown", end=""))
+        if breakdown:
+            turn = f" · turn {view.plan.session.turn}" if view is not None and self.timeline else ""
+            self.query_one(BreakdownTitle).update(Text(f"Breakdown{turn} · v: trace", end=""))
+            self.query_one(BreakdownView).show(view)
 
     def _detail_title(self, view: View | None) -> str:
         if view is None or not view.plan.sections:
@@ -352,6 +390,12 @@ class TokenboxApp(App[None]):
         self.request_plan("follow")
         self._refresh_all()
 
+    def action_sidebar(self) -> None:
+        imported = is_imported(self.current_view())
+        showing = self._sidebar == "breakdown" if self._sidebar else imported
+        self._sidebar = "trace" if showing else "breakdown"
+        self._refresh_all()
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -384,9 +428,21 @@ def _main(argv: list[str]) -> int:
         options: Options = parse_args(argv)
     except UsageError as exc:
         return fail(usage_message(exc))
+    settings = dict(budget=options.budget, tokenizer=options.tokenizer, trimming=options.trimming,
+                    reserve_out=options.reserve_out)
     with contextlib.ExitStack() as stack:
-        path = options.file or sample_path(stack)
-        app = TokenboxApp(path, budget=options.budget, tokenizer=options.tokenizer, trimming=options.trimming)
+        if options.claude:
+            from tokenbox.tui.claude_app import ClaudeApp
+
+            fallback = options.claude_project is None
+            try:
+                found = discover(options.claude_project, fallback=fallback)
+            except DiscoveryError as exc:
+                return fail(str(exc))
+            app: TokenboxApp = ClaudeApp(found, fallback=fallback, **settings)
+        else:
+            path = options.file or sample_path(stack)
+            app = TokenboxApp(path, **settings)
         try:
             app.run()
         except KeyboardInterrupt:

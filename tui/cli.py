@@ -34,12 +34,22 @@ class Options:
     budget: int | None = None
     tokenizer: str | None = None
     trimming: str | None = None
+    reserve_out: int | None = None
+    claude: bool = False  # follow the newest Claude Code transcript of a project
+    claude_project: str | None = None  # that project's directory (default: the current one)
 
 
 def _positive(text: str) -> int:
     value = text.strip()
     if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_FLAG:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to {MAX_FLAG}")
+    return int(value)
+
+
+def _non_negative(text: str) -> int:
+    value = text.strip()
+    if not value.isascii() or not value.isdigit() or not 0 <= int(value) <= MAX_FLAG:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 to {MAX_FLAG}")
     return int(value)
 
 
@@ -54,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=(
             "keys: ←/→ step through the trim trace, Home/End first/last step, ↑/↓ select a section, "
             "Enter show its text, +/- what-if budget (5%% of max_ctx), 0 reset, p trimming policy, "
-            "t tokenizer, [/] previous/next turn of a .jsonl log, f follow the newest turn, "
+            "t tokenizer, [/] previous/next turn of a .jsonl log, f follow the newest turn, v breakdown/trace, "
             "? help, ctrl+p command palette, q quit."
         ),
     )
@@ -65,6 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--budget", type=_positive, metavar="N", help="context window (max_ctx) in tokens")
     parser.add_argument("--tokenizer", metavar="NAME", help="tokenizer name (see `tokenbox tokenizers`)")
     parser.add_argument("--trimming", choices=TRIMMING, help="trimming policy (default: the file's)")
+    parser.add_argument("--reserve-out", type=_non_negative, metavar="N",
+                        help="tokens kept free for the reply (default: the file's, e.g. a request's max_tokens)")
+    parser.add_argument(
+        "--claude", action="store_true",
+        help="follow the newest Claude Code transcript of the current directory's project "
+             "(~/.claude/projects/, or $CLAUDE_CONFIG_DIR/projects/), switching to new sessions as they start",
+    )
+    parser.add_argument(
+        "--claude-project", metavar="DIR",
+        help="like --claude, for the project in DIR (or a transcript folder under ~/.claude/projects/)",
+    )
     parser.add_argument("--version", action="version", version=f"tokenbox-tui {_version()}")
     return parser
 
@@ -90,7 +111,10 @@ def parse_args(argv: Sequence[str]) -> Options:
                 f"argument --tokenizer: unknown tokenizer {printable(args.tokenizer)!r} "
                 f"(known tokenizers: {', '.join(names)})"
             )
-    return Options(args.file, args.budget, args.tokenizer, args.trimming)
+    claude = args.claude or args.claude_project is not None
+    if claude and args.file is not None:
+        raise UsageError("FILE and --claude/--claude-project exclude each other (give one of them)")
+    return Options(args.file, args.budget, args.tokenizer, args.trimming, args.reserve_out, claude, args.claude_project)
 
 
 def sample_path(stack: contextlib.ExitStack, name: str = DEFAULT_SAMPLE) -> str:

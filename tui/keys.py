@@ -33,6 +33,7 @@ KEYS: tuple[Key, ...] = (
     Key("left_square_bracket", "turn(-1)", "turn◀", "Previous turn of a .jsonl log", "["),
     Key("right_square_bracket", "turn(1)", "turn▶", "Next turn of a .jsonl log", "]"),
     Key("f", "follow", "follow", "Follow the newest turn of a .jsonl log", "f"),
+    Key("v", "sidebar", "breakdown", "Sidebar: switch between the trim trace and the token breakdown", "v", footer=False),
     Key("question_mark", "help", "help", "Show this help", "?"),
     Key("q", "quit", "quit", "Quit", "q"),
 )

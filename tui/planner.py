@@ -35,6 +35,7 @@ class PlanRequest:
     turn: int | None = None
     reason: str = "start"
     seq: int = 0
+    reserve_out: int | None = None  # overrides the file's reserve_out (``--reserve-out``)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class TurnPoint:
     tokens_after: int
     prefix_cache: str
     ok: bool
+    recorded: int | None = None  # the context size the file recorded for the turn (Claude Code usage)
+    sidechain: bool = False  # a sub-agent's turn
 
 
 @dataclass(frozen=True)
@@ -120,11 +123,12 @@ class Planner:
         session = turns[index]
         try:
             tokenizer, skipped = self._tokenizer(engine, request, names)
-            base = engine.resolve(session, budget=request.budget, tokenizer=tokenizer, trimming=request.trimming).max_ctx
+            base = engine.resolve(session, budget=request.budget, tokenizer=tokenizer, trimming=request.trimming,
+                                  reserve_out=request.reserve_out).max_ctx
             budget = request.budget
             if request.what_if:
                 budget = max(1, base * (100 + WHAT_IF_STEP_PERCENT * request.what_if) // 100)
-            options = dict(budget=budget, tokenizer=tokenizer, trimming=request.trimming)
+            options = dict(budget=budget, tokenizer=tokenizer, trimming=request.trimming, reserve_out=request.reserve_out)
             plan = engine.plan(session, **options)
             timeline: tuple[TurnPoint, ...] = ()
             if len(turns) > 1 or request.path.lower().endswith(".jsonl"):
@@ -180,8 +184,10 @@ class Planner:
             if cancelled():
                 return None
             plan = current if number == index else engine.plan(turns[number], **options)
+            recorded = plan.recorded.context_tokens if plan.recorded is not None else None
             points.append(
-                TurnPoint(number + 1, plan.usage_percent, plan.tokens_before, plan.tokens_after, plan.prefix_cache, plan.ok)
+                TurnPoint(number + 1, plan.usage_percent, plan.tokens_before, plan.tokens_after, plan.prefix_cache, plan.ok,
+                          recorded, plan.session.meta.get("sidechain") is True)
             )
         return tuple(points)
 

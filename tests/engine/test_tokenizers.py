@@ -155,3 +155,10 @@ def test_a_broken_plugin_is_an_error_not_a_crash(monkeypatch):
     registry = TokenizerRegistry()
     with pytest.raises(TokenizerError, match="failed to load"):
         registry.get("broken")
+
+
+def test_an_unknown_model_is_a_label_when_tokenizer_and_window_are_named():
+    p = engine().plan(session([{"id": "a", "text": "x"}], model="llama-3-70b", tokenizer="heuristic", budget={"max_ctx": 8000}))
+    assert (p.tokenizer.name, p.budget.max_ctx) == ("heuristic", 8000)
+    with pytest.raises(TokenizerError, match="unknown model"):
+        engine().plan(session([{"id": "a", "text": "x"}], model="llama-3-70b", tokenizer="heuristic"))

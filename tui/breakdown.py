@@ -1,0 +1,199 @@
+"""The token breakdown of the shown turn: tokens and share per category and per tool definition.
+
+Imported sessions (Claude Code transcripts, Anthropic/OpenAI requests) are grouped by the importer's
+category (system prompt, tool definitions, history, tool results, latest message); native tokenbox
+sessions by section kind. Counts are those of the shown step, so the rows always add up:
+``sum(groups) + joins == total``. Approximate counts carry ``≈``. A turn with recorded usage also
+shows the recorded context and what the file does not contain (``recorded - estimate``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import Static
+from tokenbox.core.importers import CATEGORY_LABELS, cache_breakpoints, cached_prefix_tokens, category
+from tokenbox.tui.lines import LineView
+from tokenbox.tui.safe import plain
+from tokenbox.tui.view import View, fmt
+
+LABEL_WIDTH = 17  # "tool definitions" and a blank
+COUNT_WIDTH = 8  # "≈200 000": rows (with " ✂") stay within 35 cells, the sidebar less a scrollbar
+SHARE_WIDTH = 6  # "100.0%"
+TRIMMED = Style(color="#e06c75")
+RECORDED = Style(color="#61afef")
+NOT_RECORDED = "system prompt + tools"  # what Claude Code transcripts leave out
+UNKNOWN = "not in the file"
+
+
+@dataclass(frozen=True)
+class Group:
+    """Tokens of one group of sections at the shown step (and untrimmed)."""
+
+    key: str
+    label: str
+    sections: int
+    tokens: int  # at the shown step
+    tokens_before: int  # untrimmed
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """The numbers of the breakdown panel for one view."""
+
+    imported: bool  # grouped by importer category (else by section kind)
+    groups: tuple[Group, ...]
+    tools: tuple[Group, ...]  # one per tool definition, costliest first
+    joins: int
+    total: int
+    total_before: int
+    recorded: int | None  # the context the file recorded for this turn
+    estimated: int  # the untrimmed context as tokenbox counts it
+    cache_marks: int
+    cache_prefix: int | None
+    approx: str  # "≈" or ""
+    not_recorded: str = NOT_RECORDED  # what a recorded context holds that the file does not
+
+    @property
+    def unaccounted(self) -> int | None:
+        """Recorded minus estimated: what the recorded request held that the file does not contain."""
+        return None if self.recorded is None else self.recorded - self.estimated
+
+    @property
+    def ratio(self) -> float | None:
+        return None if not self.recorded else self.estimated / self.recorded
+
+
+def is_imported(view: View | None) -> bool:
+    """Whether the shown plan came from an importer (its sections carry categories)."""
+    return view is not None and any(category(s.section) is not None for s in view.plan.sections)
+
+
+def breakdown(view: View) -> Breakdown:
+    """Group the sections of ``view`` (at its step) by category, or by kind for native sessions."""
+    plan = view.plan
+    imported = is_imported(view)
+    sums: dict[str, list[int]] = {}
+    tools: list[tuple[int, int, Group]] = []
+    for index, (result, state) in enumerate(zip(plan.sections, view.state.sections, strict=True)):
+        key = (category(result.section) or "other") if imported else result.kind
+        entry = sums.setdefault(key, [0, 0, 0])
+        entry[0] += 1
+        entry[1] += state.tokens
+        entry[2] += result.tokens_before
+        if imported and key == "tool":
+            name = plain(str(result.section.meta.get("tool", result.id)))
+            tools.append((-state.tokens, index, Group(name, name, 1, state.tokens, result.tokens_before)))
+    if imported:
+        order = [k for k in CATEGORY_LABELS if k in sums]
+        labels = CATEGORY_LABELS
+    else:
+        order = list(sums)  # first appearance in file order
+        labels = {}
+    groups = tuple(Group(k, labels.get(k, plain(k)), *sums[k]) for k in order)
+    recorded = plan.recorded.context_tokens if plan.recorded is not None else None
+    return Breakdown(
+        imported=imported,
+        groups=groups,
+        tools=tuple(g for *_, g in sorted(tools, key=lambda t: (t[0], t[1]))),
+        joins=view.joins,
+        total=view.total,
+        total_before=plan.tokens_before,
+        recorded=recorded,
+        estimated=plan.tokens_before,
+        cache_marks=len(cache_breakpoints(plan.session)) if imported else 0,
+        cache_prefix=cached_prefix_tokens(plan) if imported else None,
+        approx=view.approx,
+        not_recorded=NOT_RECORDED if "not_recorded" in plan.session.meta else UNKNOWN,
+    )
+
+
+def share(tokens: int, total: int) -> str:
+    """``tokens`` as a percentage of ``total`` with one decimal (``-`` for an empty total)."""
+    return f"{100 * tokens / total:.1f}%" if total > 0 else "-"
+
+
+def cells(t: Text, text: str, width: int, style: Style | str = "", *, right: bool = False) -> None:
+    """Append ``text`` in a column ``width`` cells wide (cut with "…").
+
+    The padding is a segment of its own, never the start of a text segment: SVG viewers drop
+    leading blanks of a text element, which would shift the snapshot's columns.
+    """
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    pad = " " * (width - len(text))
+    if right and pad:
+        t.append(pad)
+    t.append(text, style)
+    if not right and pad:
+        t.append(pad)
+
+
+def _row(label: str, count: str, tail: str = "", style: Style | str = "", tail_style: Style | str = "dim") -> Text:
+    """`` label      count  tail``: the label left-aligned, the count right-aligned, the tail after a blank."""
+    t = Text(no_wrap=True, end="")
+    cells(t, label, LABEL_WIDTH, style)
+    cells(t, count, COUNT_WIDTH, style, right=True)
+    if tail:
+        t.append(" ")
+        if tail.endswith("%"):  # a share: right-aligned in its column
+            cells(t, tail, SHARE_WIDTH, tail_style, right=True)
+        else:
+            t.append(tail, tail_style)
+    return t
+
+
+def breakdown_lines(view: View) -> list[Text]:
+    """The panel's rows: a header, one row per group, joins, the total; recorded usage; tools by cost."""
+    b = breakdown(view)
+    approx = b.approx
+    lines: list[Text] = []
+    header = Text(no_wrap=True, end="")
+    cells(header, "by category" if b.imported else "by section kind", LABEL_WIDTH, "dim")
+    cells(header, "tokens", COUNT_WIDTH, "dim", right=True)
+    header.append(" ")
+    cells(header, "share", SHARE_WIDTH, "dim", right=True)
+    lines.append(header)
+    for group in b.groups:
+        trimmed = group.tokens < group.tokens_before
+        row = _row(group.label, fmt(group.tokens, approx), share(group.tokens, b.total))
+        if trimmed:
+            row.append(" ✂", TRIMMED)
+        lines.append(row)
+    lines.append(_row("joins", fmt(b.joins, approx), share(b.joins, b.total) if b.joins else ""))
+    total = _row("total" if b.recorded is None else "estimate", fmt(b.total, approx), share(b.total, b.total), "bold", "bold")
+    lines.append(total)
+    if b.total != b.total_before:
+        lines.append(_row("untrimmed", fmt(b.total_before, approx), f"✂ {fmt(b.total_before - b.total, approx)}",
+                          tail_style=TRIMMED))
+    if b.recorded is not None:
+        lines.append(_row("+ unaccounted", fmt(b.unaccounted or 0, approx)))
+        lines.append(_row("= recorded", fmt(b.recorded), style=RECORDED))
+        lines.append(Text(f"unaccounted: {b.not_recorded}", "dim", no_wrap=True, end=""))
+    if b.cache_prefix is not None:
+        lines.append(_row("cache prefix", fmt(b.cache_prefix, approx), f"{b.cache_marks} marks"))
+    if b.tools:
+        lines.append(Text(""))
+        tools = Text(no_wrap=True, end="", style="bold")
+        tools.append(f"Tools by cost ({len(b.tools)})")
+        lines.append(tools)
+        for tool in b.tools:
+            row = _row(tool.label, fmt(tool.tokens, approx), share(tool.tokens, b.total))
+            lines.append(row)
+    return lines
+
+
+class BreakdownTitle(Static):
+    """The title above the breakdown (the same look as the trim trace's)."""
+
+
+class BreakdownView(LineView, inherit_bindings=False, can_focus=False):
+    """The breakdown panel of the sidebar (scrolls when the tool list is long)."""
+
+    ELLIPSIS = True
+
+    def show(self, view: View | None) -> None:
+        lines = breakdown_lines(view) if view is not None else [Text("no plan", "dim")]
+        self.set_lines(lines)
