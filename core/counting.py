@@ -154,7 +154,10 @@ class TokenCounter:
         return [count(t) for t in texts]
 
     def _parallel_worth(self, texts: list[str]) -> bool:
-        return self._threads > 1 and len(texts) > 1 and sum(map(len, texts)) >= PARALLEL_MIN_CHARS
+        """A second thread pays for big batches, when a core is free (else the two threads queue)."""
+        if self._threads < 2 or len(texts) < 2 or sum(map(len, texts)) < PARALLEL_MIN_CHARS:
+            return False
+        return _idle_core()
 
     def count_joined(self, texts: Sequence[str]) -> int:
         """Exact count of ``texts`` joined by blank lines."""
@@ -179,6 +182,14 @@ class TokenCounter:
         if len(self._joins) >= _JOIN_SNAPSHOTS:
             self._joins.pop(next(iter(self._joins)))
         self._joins[texts] = state
+
+
+def _idle_core() -> bool:
+    """Whether the machine has had a core to spare lately (load average below the core count - 1)."""
+    try:
+        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 1
+    except OSError:  # not available on this platform
+        return True
 
 
 def _in_threads(work: Callable[[str], _T], texts: list[str]) -> list[_T]:

@@ -151,3 +151,31 @@ def test_a_bad_cache_file_is_ignored_and_replaced(tmp_path, damage):
     again, _ = bpe.cached_ranks("cl100k_base", env)
     assert again == good
     assert stat.S_IMODE(path.lstat().st_mode) == 0o600 and not path.is_symlink()
+
+
+def test_big_batches_are_measured_in_two_threads_with_the_same_results(monkeypatch):
+    import tokenbox.core.counting as counting
+
+    monkeypatch.setattr(counting, "PARALLEL_MIN_CHARS", 10)
+    monkeypatch.setattr(counting, "_idle_core", lambda: True)
+    t = tok("o200k_base")
+    batch = [f"Section {i}:\nsome text, {i} words\n  indented line {i}" * (i % 7 + 1) for i in range(60)]
+    threaded = TokenCounter(t)
+    threaded._threads = 2
+    threaded.prepare(batch)
+    single = TokenCounter(t)
+    single._threads = 1
+    single.prepare(batch)
+    for text in batch:
+        assert threaded.pieces(text) == single.pieces(text) == (t.anchors(text), *t.measure(text)[2:])
+        assert threaded.count(text) == single.count(text) == t.count(text)
+    more = [*batch[::-1], "new one", "another"]
+    assert threaded.count_many(more) == [t.count(x) for x in more]
+    calls = []
+
+    def failing(text):
+        calls.append(text)
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        counting._in_threads(failing, ["a", "b", "c"])
