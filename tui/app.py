@@ -19,10 +19,13 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 from tokenbox.core import Plan
+from tokenbox.core.textsafe import printable
 from tokenbox.tui import watcher
 from tokenbox.tui.alerts import Watermark, alerts
 from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
@@ -34,7 +37,7 @@ from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.keys import KEYS, bindings
 from tokenbox.tui.messages import FileChanged, PlanComputed
 from tokenbox.tui.planner import Outcome, Planner, PlanRequest, TurnPoint
-from tokenbox.tui.safe import plain
+from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.sections import SectionBars, SectionHeader
 from tokenbox.tui.status import Status, StatusLine
 from tokenbox.tui.timeline import Timeline
@@ -45,6 +48,8 @@ from tokenbox.tui.view import View, describe_changes
 POLICIES = ("tokenbox", "progressive")
 MIN_WHAT_IF = -19  # 5% of max_ctx
 MAX_WHAT_IF = 200
+TOAST_LIMIT = 600  # characters of one toast line
+RELOAD_INTERVAL = 0.2  # seconds: file events closer than this to the last reload coalesce into one more
 FROZEN_ENV = "TOKENBOX_TUI_FROZEN"  # set to 1: no clock or timings on screen (tests, demos)
 
 
@@ -100,6 +105,9 @@ class TokenboxApp(App[None]):
         self.timeline: tuple[TurnPoint, ...] = ()
         self.turn_count = 0
         self.plans_shown = 0
+        self.file_events = 0  # FileChanged messages handled (the planner counts the runs they caused)
+        self._reload_timer: Timer | None = None
+        self._last_reload = float("-inf")
         self._changes = ""
         self._reloaded: str | None = None
         self._watermark = Watermark()
@@ -146,6 +154,11 @@ class TokenboxApp(App[None]):
 
     # ------------------------------------------------------------------ workers
 
+    @property
+    def planner(self) -> Planner:
+        """The planner (its counters tell tests how many runs, loads and plans were really made)."""
+        return self._planner
+
     def request_plan(self, reason: str, *, reload: bool = False) -> None:
         """Ask the worker for a new plan with the current settings (newest request wins)."""
         self._seq += 1
@@ -168,6 +181,8 @@ class TokenboxApp(App[None]):
 
     @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
     def _plan_worker(self, request: PlanRequest) -> None:
+        # exclusive: a newer request cancels this one; cancelled requests waiting for the planner's
+        # lock give up at once, so a burst of requests coalesces into a few plans
         worker = get_current_worker()
         outcome = self._planner.run(request, lambda: worker.is_cancelled)
         if outcome is not None and not worker.is_cancelled:
@@ -178,8 +193,27 @@ class TokenboxApp(App[None]):
         watcher.follow(self.path, self._stop, lambda what: self.post_message(FileChanged(what)))
 
     def on_file_changed(self, message: FileChanged) -> None:
+        """Reload at once, unless a reload started less than ``RELOAD_INTERVAL`` ago: then once, later.
+
+        A burst of writes (an agent streaming into the file) costs a few plans a second and its
+        last state is always shown; a single edit is never delayed.
+        """
+        self.file_events += 1
         self._last_change = message.what
-        self.request_plan(f"file {message.what}", reload=True)
+        self._dirty = True
+        if self._reload_timer is not None:
+            return  # a reload is already scheduled: it will read the file as it is then
+        wait = self._last_reload + RELOAD_INTERVAL - time.monotonic()
+        if wait <= 0:
+            self._reload()
+        else:
+            self._reload_timer = self.set_timer(wait, self._reload)
+
+    def _reload(self) -> None:
+        """Re-read the file now (a file event, or the end of the coalescing interval)."""
+        self._reload_timer = None
+        self._last_reload = time.monotonic()
+        self.request_plan(f"file {self._last_change}", reload=True)
 
     def on_plan_computed(self, message: PlanComputed) -> None:
         outcome = message.outcome
@@ -232,9 +266,28 @@ class TokenboxApp(App[None]):
 
     # ------------------------------------------------------------------ drawing
 
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """A toast that is always inert: markup never parsed, control characters escaped.
+
+        Textual's toasts pass ESC, C1 and bidi characters through to the terminal even with
+        ``markup=False``, and messages quote file names and user values; so every toast of this
+        app (and of its subclasses) goes through ``plain`` here. Line breaks are kept.
+        """
+        text = "\n".join(plain(line, TOAST_LIMIT) for line in str(message).split("\n"))
+        super().notify(text, title=plain(str(title), FIELD_LIMIT), severity=severity, timeout=timeout, markup=False)
+
     def _short(self, text: str) -> str:
-        """Errors name the file by its full path; show only the name given on screen."""
-        return text.replace(self.path, self.display_name)
+        """Errors name the file by its full path (escaped by core when it holds controls); show the name only."""
+        shown = plain(self.display_name, FIELD_LIMIT)
+        return text.replace(printable(self.path), shown).replace(self.path, shown)
 
     def current_view(self) -> View | None:
         return View.at(self.plan, self.step) if self.plan is not None else None
@@ -269,7 +322,8 @@ class TokenboxApp(App[None]):
         elif self.plan is None:
             error = self.file_error or self.settings_error
             message = (
-                f"cannot show {self.display_name}:\n{self._short(error)}\n\nwatching the file; the view appears as soon as it loads"
+                f"cannot show {plain(self.display_name, FIELD_LIMIT)}:\n{self._short(error)}\n\n"
+                "watching the file; the view appears as soon as it loads"
                 if error else "loading…"
             )
         self.query_one(DetailView).show(view, self.selected if view else None, message)
@@ -312,19 +366,19 @@ class TokenboxApp(App[None]):
         if view is None or not view.plan.sections:
             return "Detail"
         result = view.plan.sections[self.selected]
-        return f"Detail — {plain(result.id)} after step {view.step}"
+        return f"Detail — {plain(result.id, FIELD_LIMIT)} after step {view.step}"
 
     def _topbar(self, view: View | None) -> str:
         if view is None:
-            return f"tokenbox · {plain(self.display_name)}"  # plain(): names may hold escapes
+            return f"tokenbox · {plain(self.display_name, FIELD_LIMIT)}"  # plain(): names may hold escapes
         plan = view.plan
-        parts = ["tokenbox", plain(plan.session.name or self.display_name)]
+        parts = ["tokenbox", plain(plan.session.name or self.display_name, FIELD_LIMIT)]  # capped: redrawn per key
         if plan.session.turn_count > 1 or self.timeline:
             parts.append(f"turn {plan.session.turn}/{plan.session.turn_count}"
                          + (" (following)" if self._turn is None else " (pinned)"))
         parts.append(f"step {view.step}/{view.last_step}" + (" final" if view.step == view.last_step else ""))
-        parts.append(f"policy {plan.trimming}")
-        parts.append(f"{plan.tokenizer.name}{'' if plan.tokenizer.exact else ' ≈'}")
+        parts.append(f"policy {plain(plan.trimming)}")
+        parts.append(f"{plain(plan.tokenizer.name, FIELD_LIMIT)}{'' if plan.tokenizer.exact else ' ≈'}")
         parts.append(f"max_ctx {plan.budget.max_ctx}")
         return " · ".join(parts)
 

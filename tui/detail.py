@@ -2,10 +2,16 @@
 
 Text is untrusted: it is shown line by line as plain ``Text`` (never markup), with control
 characters and ANSI escapes made visible, soft-wrapped to the widget's width.
+
+Rows are built lazily: a generator escapes and wraps the text a window at a time, and only the
+rows on screen plus a margin exist; scrolling builds more. A section of megabytes (or one line
+of a megabyte) costs the same to open as a small one, and nothing is rebuilt per frame.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import islice
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -13,11 +19,15 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from tokenbox.tui.lines import LineView
-from tokenbox.tui.safe import plain, safe_lines
+from tokenbox.tui.safe import FIELD_LIMIT, escaped_before, plain, safe_line
 from tokenbox.tui.view import View, fmt
 
-MAX_LINES = 20_000
-MAX_CHARS = 400_000  # per block: the detail stays responsive with huge sections
+MAX_LINES = 20_000  # rows of one detail at most (a note says when more were not shown)
+MAX_CHARS = 400_000  # characters shown per block (a note says how many more there are)
+FIRST_ROWS = 300  # rows built when a section is opened
+MORE_ROWS = 300  # rows built each time scrolling comes near the end of the built ones
+WINDOW = 8192  # characters of one huge line escaped and wrapped at a time
+ERROR_STYLE = Style(color="#e06c75", bold=True)
 CUT_STYLE = Style(color="#e06c75", dim=True)
 MARK_STYLE = Style(color="#e06c75", bold=True)
 INFO_STYLE = Style(color="#61afef")
@@ -33,13 +43,13 @@ def detail_blocks(view: View, index: int) -> list[tuple[str, str | Text]]:
     result, state = plan.sections[index], view.state.sections[index]
     approx = view.approx
     section = result.section
-    info = (f"{plain(result.id)} · {result.kind} · {state.action} · {fmt(state.tokens, approx)} of "
-            f"{fmt(result.tokens_before, approx)} tokens · keep {section.keep}"
+    info = (f"{plain(result.id, FIELD_LIMIT)} · {plain(result.kind, FIELD_LIMIT)} · {plain(state.action)} · "
+            f"{fmt(state.tokens, approx)} of {fmt(result.tokens_before, approx)} tokens · keep {plain(section.keep)}"
             + (" · critical" if result.critical else ""))
     blocks: list[tuple[str, str | Text]] = [("info", info)]
     applied = [s for s in plan.steps[: view.step] if s.section == result.id]
     if applied:
-        blocks.append(("info", "steps: " + ", ".join(f"{s.index} {s.op} {plain(s.detail)}" for s in applied)))
+        blocks.append(("info", "steps: " + ", ".join(f"{s.index} {plain(s.op)} {plain(s.detail, FIELD_LIMIT)}" for s in applied)))
     if state.action == "skipped":
         blocks.append(("info", "(skipped: context is not assembled on heartbeat/delegation turns)"))
         return blocks
@@ -69,22 +79,66 @@ def detail_blocks(view: View, index: int) -> list[tuple[str, str | Text]]:
     return blocks
 
 
+def _graphemes(text: str) -> list[tuple[int, int, int]]:
+    """``(start, end, cells)`` of each grapheme (emoji with modifiers stay whole)."""
+    try:
+        from rich.cells import split_graphemes
+    except ImportError:  # pragma: no cover - an older rich: one character at a time
+        return [(i, i + 1, cell_len(ch)) for i, ch in enumerate(text)]
+    return split_graphemes(text)[0]
+
+
 def wrap(line: Text, width: int) -> list[Text]:
-    """Hard-wrap one line at ``width`` cells (folding, so nothing is lost)."""
-    if line.cell_len <= width or width < 4:
+    """Hard-wrap one line at ``width`` cells (folding, so nothing is lost).
+
+    Graphemes (an emoji and its modifiers) and the ``\\xNN`` escapes of ``safe_line`` (its only
+    spans) are never split. Safe text is printable, so plain ASCII wraps by arithmetic; only lines
+    with escapes, wide or combining characters are walked piece by piece.
+    """
+    text = line.plain
+    if width < 4 or len(text) <= width // 2:
         return [line]
-    pieces: list[Text] = []
+    ascii_text = text.isascii()
+    if (len(text) if ascii_text else cell_len(text)) <= width:
+        return [line]
+    if ascii_text and not line.spans:
+        return list(line.divide(range(width, len(text), width)))
+    inside: dict[int, int] = {}  # a position strictly inside an escape that fits a row -> where it starts
+    for span in line.spans:
+        if span.end - span.start <= width:
+            for position in range(span.start + 1, span.end):
+                inside[position] = span.start
+    units = ((i, i + 1, 1) for i in range(len(text))) if ascii_text else _graphemes(text)
     offsets: list[int] = []
     cells = 0
-    for position, ch in enumerate(line.plain):
-        w = cell_len(ch)
-        if cells + w > width:
-            offsets.append(position)
-            cells = 0
-        cells += w
-    for piece in line.divide(offsets):
-        pieces.append(piece)
-    return pieces
+    row_start = 0
+    for start, _end, size in units:
+        if cells + size > width and cells:
+            cut = inside.get(start, start)
+            if cut <= row_start:  # the escape started the row (after zero-width marks): split it after all
+                cut = start
+            offsets.append(cut)
+            cells = start - cut  # the head of an escape moved to the new row (escapes are ASCII)
+            row_start = cut
+        cells += size
+    return list(line.divide(offsets))
+
+
+def iter_wrap(raw: str, width: int, style: Style | str = "") -> Iterator[Text]:
+    """The rows of one untrusted line: escaped, wrapped at ``width``; a huge line a window at a time."""
+    if len(raw) <= WINDOW:
+        yield from wrap(safe_line(raw, style), width)
+        return
+    carry = Text(style=style, no_wrap=True, end="")
+    column = 0
+    for start in range(0, len(raw), WINDOW):
+        piece = safe_line(raw[start : start + WINDOW], column=column, after_escape=escaped_before(raw, start))
+        column += len(piece.plain)
+        carry.append_text(piece)
+        rows = wrap(carry, width)
+        yield from rows[:-1]
+        carry = rows[-1]  # the last row may continue in the next window
+    yield carry
 
 
 class DetailView(LineView, inherit_bindings=False):
@@ -104,6 +158,8 @@ class DetailView(LineView, inherit_bindings=False):
         self.index: int | None = None
         self.message: str | None = None
         self._last_key: tuple | None = None
+        self._source: Iterator[Text] | None = None
+        self._count = 0
 
     def show(self, view: View | None, index: int | None, message: str | None = None) -> None:
         key = (id(view.plan) if view else None, view.step if view else None, index, message)
@@ -116,40 +172,86 @@ class DetailView(LineView, inherit_bindings=False):
 
     def _rebuild(self, keep_scroll: bool = True) -> None:
         width = max(10, (self.scrollable_content_region.width or 60) - 1)
-        lines: list[Text] = []
+        self._source = self._rows(width)
+        self._count = 0
+        first = FIRST_ROWS + (int(self.scroll_y) + self.scrollable_content_region.height if keep_scroll else 0)
+        self.set_lines(self._take(first), keep_scroll=keep_scroll)
+
+    def _take(self, rows: int) -> list[Text]:
+        """Up to ``rows`` more rows from the generator (and the note when ``MAX_LINES`` is reached)."""
+        if self._source is None:
+            return []
+        wanted = max(0, min(rows, MAX_LINES - self._count))
+        out = list(islice(self._source, wanted))
+        self._count += len(out)
+        if len(out) < wanted:
+            self._source = None  # all built
+        elif self._count >= MAX_LINES:
+            if next(self._source, None) is not None:
+                out.append(Text(f"… shown up to {MAX_LINES} lines", "dim"))
+            self._source = None
+        return out
+
+    @property
+    def complete(self) -> bool:
+        """Every row has been built."""
+        return self._source is None
+
+    def build_all(self) -> None:
+        """Build every remaining row (tests, and anything that needs the whole text)."""
+        while self._source is not None:
+            self.add_lines(self._take(MAX_LINES))
+
+    def plain_lines(self) -> list[str]:
+        """Every row as plain text (all of them are built first)."""
+        self.build_all()
+        return super().plain_lines()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """Scrolling near the end of the built rows builds more."""
+        super().watch_scroll_y(old_value, new_value)
+        height = max(1, self.scrollable_content_region.height)
+        if self._source is not None and new_value + 2 * height >= self.line_count:
+            self.add_lines(self._take(MORE_ROWS + 2 * height))
+
+    def _rows(self, width: int) -> Iterator[Text]:
+        """Every row of the detail, in order, built only when asked for."""
         if self.message:
-            for raw in safe_lines(self.message, Style(color="#e06c75", bold=True)):
-                lines.extend(wrap(raw, width))
-            lines.append(Text(""))
-        if self.view is not None and self.index is not None and self.index < len(self.view.plan.sections):
-            for kind, text in detail_blocks(self.view, self.index):
-                if kind == "info":
-                    lines.append(Text(str(text), INFO_STYLE, no_wrap=True, end=""))
-                elif kind == "mark":
-                    lines.append(_mark(str(text)))
-                else:
-                    gutter = Text("✂ " if kind == "cut" else "  ", MARK_STYLE if kind == "cut" else "dim")
-                    body = str(text)
-                    hidden = max(0, len(body) - MAX_CHARS)
-                    body = body[:MAX_CHARS]
-                    if body.endswith("\n"):
-                        body = body[:-1]
-                    for raw in safe_lines(body, CUT_STYLE if kind == "cut" else ""):
-                        for piece in wrap(raw, width - 2):
-                            lines.append(Text.assemble(gutter, piece, no_wrap=True, end=""))
-                            if len(lines) >= MAX_LINES:
-                                break
-                    if hidden:
-                        lines.append(Text(f"… {hidden} more characters not shown", "dim"))
-                if len(lines) >= MAX_LINES:
-                    lines.append(Text(f"… shown up to {MAX_LINES} lines", "dim"))
-                    break
-        elif not self.message:
-            lines.append(Text("no section selected", "dim"))
-        self.set_lines(lines, keep_scroll=keep_scroll)
+            for raw in self.message.replace("\r\n", "\n").split("\n"):
+                yield from iter_wrap(raw, width, ERROR_STYLE)
+            yield Text("")
+        view, index = self.view, self.index
+        if view is None or index is None or index >= len(view.plan.sections):
+            if not self.message:
+                yield Text("no section selected", "dim")
+            return
+        for kind, text in detail_blocks(view, index):
+            if kind == "info":
+                yield Text(str(text), INFO_STYLE, no_wrap=True, end="")
+            elif kind == "mark":
+                yield _mark(str(text))
+            else:
+                gutter = Text("✂ " if kind == "cut" else "  ", MARK_STYLE if kind == "cut" else "dim")
+                style = CUT_STYLE if kind == "cut" else ""
+                body = str(text)
+                hidden = max(0, len(body) - MAX_CHARS)
+                body = body[:MAX_CHARS]
+                if body.endswith("\n"):
+                    body = body[:-1]
+                for raw in body.replace("\r\n", "\n").split("\n"):
+                    for piece in iter_wrap(raw, width - 2, style):
+                        yield Text.assemble(gutter, piece, no_wrap=True, end="")
+                if hidden:
+                    yield Text(f"… {hidden} more characters not shown", "dim")
 
     def on_lines_resized(self) -> None:
         self._rebuild()
+
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        """The scrollbar appears once the rows are set (no resize event then) and takes columns:
+        wrap again, or the end of every full row would be hidden under it."""
+        if self.is_mounted:
+            self.call_after_refresh(self._rebuild)
 
     def action_move(self, rows: int) -> None:
         """Scroll by ``rows`` (while focused, ↑/↓ always scroll the text, never the selection)."""

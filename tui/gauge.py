@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
-from tokenbox.tui.safe import plain
+from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.view import View, colour_of, fmt, gauge_cells, level
 
 LEVEL_COLOURS = {"ok": "#98c379", "warn": "#e5c07b", "crit": "#e06c75"}
@@ -59,8 +59,10 @@ def render_gauge(view: View | None, width: int, what_if: int, base_max_ctx: int 
     colour = LEVEL_COLOURS[level(percent)]
     out.append("Context ", "bold")
     out.append(f"{approx}{percent}%", Style(color=colour, bold=True))
-    step = f"  step {view.step}/{view.last_step}" if view.last_step else ""
-    out.append(step + "\n", "dim")
+    if view.last_step:  # the gap is its own segment: a segment never starts with blanks (SVG viewers drop them)
+        out.append("  ")
+        out.append(f"step {view.step}/{view.last_step}", "dim")
+    out.append("\n")
     for kind, index in gauge_cells(view, width):
         if kind == "section":
             out.append("█", Style(color=colour_of(index)))
@@ -79,11 +81,11 @@ def render_gauge(view: View | None, width: int, what_if: int, base_max_ctx: int 
     _row(out, "joins", fmt(view.joins, approx), swatch="joins")
     if what_if and base_max_ctx:
         _row(out, "what-if", f"max_ctx {what_if * 5:+d}% (file {fmt(base_max_ctx)})", Style(color="#61afef", bold=True))
-    tokenizer = Text(plain(plan.tokenizer.name))
+    tokenizer = Text(plain(plan.tokenizer.name, FIELD_LIMIT))
     tokenizer.append(" exact" if plan.tokenizer.exact else " ≈ approximate",
                      "dim" if plan.tokenizer.exact else Style(color=LEVEL_COLOURS["warn"]))
     _row(out, "tokenizer", tokenizer)
-    _row(out, "policy", plan.trimming)
+    _row(out, "policy", plain(plan.trimming))
     prefix = plan.prefix_cache
     broken = prefix == "miss" and plan.session.turn > 1
     _row(out, "prefix", prefix + ("  ✗ break" if broken else ""),

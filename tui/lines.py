@@ -46,7 +46,7 @@ class LineView(ScrollView, can_focus=True):
     def set_lines(
         self, lines: list[Text], cursor: int | None = None, *, keep_scroll: bool = True, cursor_height: int = 1
     ) -> None:
-        self._lines = lines
+        self._lines = list(lines)
         self._strips.clear()
         self.cursor = cursor
         self.cursor_height = cursor_height
@@ -57,6 +57,17 @@ class LineView(ScrollView, can_focus=True):
         if cursor is not None:
             self.scroll_to_line(cursor + cursor_height - 1)
             self.scroll_to_line(cursor)
+        self.refresh()
+
+    def add_lines(self, lines: list[Text]) -> None:
+        """Append rows (built lazily by a subclass) without moving the scroll position or the cursor."""
+        if not lines:
+            return
+        self._lines.extend(lines)
+        width = self.virtual_size.width
+        if not self.ELLIPSIS:
+            width = max(width, max(line.cell_len for line in lines))
+        self.virtual_size = Size(width, len(self._lines))
         self.refresh()
 
     def scroll_to_line(self, index: int) -> None:

@@ -5,6 +5,9 @@ and an exclusive thread worker that was cancelled keeps running until it returns
 the engine happens under one lock; a cancelled request gives up as soon as it gets the lock, so
 the newest request wins. The last good turns are kept: a broken file reports its error while
 the last good plan stays on screen, and what-if changes still work on it.
+
+Counters (``requests``, ``runs``, ``loads``, ``plans``) say how much work was really done: a burst of
+file events or key presses coalesces into far fewer runs than requests (tests check this).
 """
 
 from __future__ import annotations
@@ -83,12 +86,18 @@ class Planner:
         self._engine: Engine | None = None
         self._lock = threading.Lock()
         self._turns: list[Session] | None = None
+        self.requests = 0  # calls of run()
+        self.runs = 0  # requests that were not cancelled before they started
+        self.loads = 0  # reads of the session file
+        self.plans = 0  # plans made of the shown turn (the timeline's other turns not counted)
 
     def run(self, request: PlanRequest, cancelled: Callable[[], bool] = lambda: False) -> Outcome | None:
         """Plan ``request``; ``None`` when it was cancelled (a newer request is on its way)."""
         with self._lock:
+            self.requests += 1
             if cancelled():
                 return None
+            self.runs += 1
             started = time.perf_counter()
             try:
                 outcome = self._run(request, cancelled)
@@ -106,6 +115,7 @@ class Planner:
         load_error: str | None = None
         loaded = False
         if request.reload or self._turns is None:
+            self.loads += 1
             try:
                 self._turns = load_turns(request.path, max_bytes=engine.settings.max_file_size)
                 loaded = True
@@ -130,6 +140,7 @@ class Planner:
                 budget = max(1, base * (100 + WHAT_IF_STEP_PERCENT * request.what_if) // 100)
             options = dict(budget=budget, tokenizer=tokenizer, trimming=request.trimming, reserve_out=request.reserve_out)
             plan = engine.plan(session, **options)
+            self.plans += 1
             timeline: tuple[TurnPoint, ...] = ()
             if len(turns) > 1 or request.path.lower().endswith(".jsonl"):
                 timeline = self._timeline(engine, turns, index, plan, options, cancelled)

@@ -12,7 +12,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 from tokenbox.tui.lines import LineView
-from tokenbox.tui.safe import plain
+from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.view import View, colour_of, fmt
 
 ACTION_STYLES = {
@@ -38,9 +38,9 @@ class Columns:
     @classmethod
     def fit(cls, view: View | None, width: int) -> Columns:
         sections = view.plan.sections if view else ()
-        id_w = min(18, max([2] + [len(plain(s.id)) for s in sections]))
-        kind_w = min(10, max([4] + [len(s.kind) for s in sections]))
-        lens_w = min(14, max([6] + [len(",".join(s.lenses)) for s in sections]))
+        id_w = min(18, max([2] + [len(plain(s.id, 18)) for s in sections]))
+        kind_w = min(10, max([4] + [len(plain(s.kind, 10)) for s in sections]))
+        lens_w = min(14, max([6] + [len(plain(",".join(s.lenses), 14)) for s in sections]))
         fixed = 2 + id_w + 1 + kind_w + 1 + 4 + 1 + 1 + 1 + 15 + 1 + 1 + 10 + 1 + lens_w
         return cls(id_w, kind_w, max(8, width - fixed - 1), lens_w)
 
@@ -96,11 +96,11 @@ def row_text(view: View, index: int, cols: Columns) -> Text:
     t = Text(no_wrap=True, end="")
     t.append("◀" if current else " ", Style(color="#61afef", bold=True))
     t.append("▌", Style(color=colour_of(index)))
-    ident = plain(result.id)
+    ident = plain(result.id, FIELD_LIMIT)
     if len(ident) > cols.id:
         ident = ident[: cols.id - 1] + "…"
     t.append(f"{ident:<{cols.id}} ", "bold")
-    t.append(f"{result.kind[: cols.kind]:<{cols.kind}} ", "dim")
+    t.append(f"{plain(result.kind, cols.kind)[: cols.kind]:<{cols.kind}} ", "dim")
     t.append(f"{result.section.priority:>4} ")
     t.append("◆" if result.critical else " ", Style(color="#e06c75", bold=True))
     t.append(" ")
@@ -111,8 +111,8 @@ def row_text(view: View, index: int, cols: Columns) -> Text:
     t.append(f"{after:<6} ", Style(bold=True) if changed else "")
     t.append_text(bar_text(view, index, cols.bar))
     t.append(" ")
-    t.append(f"{state.action:<10} ", ACTION_STYLES.get(state.action, ""))
-    lenses = ",".join(plain(x) for x in lenses_until(view, result.id))
+    t.append(f"{plain(state.action, 10):<10} ", ACTION_STYLES.get(state.action, ""))
+    lenses = ",".join(plain(x, FIELD_LIMIT) for x in lenses_until(view, result.id))
     t.append(lenses if len(lenses) <= cols.lenses else lenses[: cols.lenses - 1] + "…", "dim")
     return t
 

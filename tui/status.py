@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
-from tokenbox.tui.safe import plain
+from tokenbox.tui.safe import FIELD_LIMIT, plain
+
+ERROR_LIMIT = 2000  # the line is cropped on screen anyway; the detail banner has the full error
 
 
 @dataclass(frozen=True)
@@ -20,24 +22,33 @@ class Status:
     note: str = ""
 
 
+def _gap(t: Text, dot: bool = True) -> None:
+    """Two blanks and a dim dot; the blanks are a segment of their own (SVG viewers drop leading blanks)."""
+    t.append("  ")
+    if dot:
+        t.append("· ", "dim")
+
+
 def status_text(status: Status) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis", end="")
     t.append(" ")
-    t.append(plain(status.file), "bold")
+    t.append(plain(status.file, FIELD_LIMIT), "bold")
     if status.reloaded:
-        t.append(f"  reloaded {status.reloaded}", "dim")
+        _gap(t, dot=False)
+        t.append(f"reloaded {status.reloaded}", "dim")
     if status.changes:
-        t.append("  · ", "dim")
-        t.append(plain(status.changes))
+        _gap(t)
+        t.append(plain(status.changes, FIELD_LIMIT))
     if status.plan_ms is not None:
-        t.append(f"  · planned in {status.plan_ms:.0f} ms", "dim")
+        _gap(t)
+        t.append(f"planned in {status.plan_ms:.0f} ms", "dim")
     if status.note:
-        t.append("  · ", "dim")
-        t.append(plain(status.note), Style(color="#61afef"))
+        _gap(t)
+        t.append(plain(status.note, FIELD_LIMIT), Style(color="#61afef"))
     if status.error:
         t.append("\n ")
         t.append("✗ ", Style(color="#e06c75", bold=True))
-        t.append(plain(status.error), Style(color="#e06c75"))
+        t.append(plain(status.error, ERROR_LIMIT), Style(color="#e06c75"))
     return t
 
 

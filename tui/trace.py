@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.style import Style
 from rich.text import Text
 from tokenbox.tui.lines import LineView
-from tokenbox.tui.safe import plain
+from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.view import View, fmt
 
 OP_STYLES = {
@@ -14,6 +16,19 @@ OP_STYLES = {
     "drop": Style(color="#e06c75"),
 }
 FITS = Style(color="#98c379")
+
+
+TIER_CHANGE = re.compile(r"(?P<name>.*): (?P<change>\w+ → \w+)", re.DOTALL)
+
+
+def note_text(note: str) -> str:
+    """A step's note for one trace row. Demote notes (``name: Full → Summary``) quote a behaviour's
+    name, which is untrusted and may be long: the tier change comes first so the row's cut-off
+    end never hides it, and the name is escaped and capped."""
+    match = TIER_CHANGE.fullmatch(note)
+    if match is None:
+        return plain(note, FIELD_LIMIT)
+    return f"{match['change']}  {plain(match['name'], FIELD_LIMIT)}"
 
 
 def trace_lines(view: View) -> tuple[list[Text], list[int]]:
@@ -31,17 +46,17 @@ def trace_lines(view: View) -> tuple[list[Text], list[int]]:
         starts.append(len(lines))
         t = Text(no_wrap=True, end="")
         t.append(f"{step.index:>3} ", "bold")
-        t.append(f"{plain(step.section)} ")
-        what = plain(step.detail) if step.op == "lens" and step.detail else step.op
+        t.append(f"{plain(step.section, FIELD_LIMIT)} ")
+        what = plain(step.detail, FIELD_LIMIT) if step.op == "lens" and step.detail else plain(step.op)
         if step.op == "truncate" and step.detail:
-            what = f"truncate {plain(step.detail)}"
+            what = f"truncate {plain(step.detail, FIELD_LIMIT)}"
         t.append(f"{what} ", OP_STYLES.get(step.op, ""))
         t.append(f"{fmt(step.tokens_before, approx)}→{fmt(step.tokens_after, approx)} ")
         t.append(f"Δ{fmt(step.deficit_after, approx)}" if step.deficit_after > 0 else "fits",
                  "dim" if step.deficit_after > 0 else FITS)
         lines.append(t)
-        for note in plain(step.note).split("; ") if step.note else ():
-            lines.append(Text(f"    {note}", "italic dim", no_wrap=True, end=""))
+        for note in step.note.split("; ") if step.note else ():
+            lines.append(Text(f"    {note_text(note)}", "italic dim", no_wrap=True, end=""))
     starts.append(len(lines))
     if not plan.ok:
         lines.append(Text("no steps: the critical sections alone overflow", Style(color="#e06c75")))

@@ -12,7 +12,18 @@ import os
 
 import pytest
 
-from tests.tui.helpers import SIZE, copy_sample, detail_text, make_app, sample_text, status_text, wait_for, wait_plan
+from tests.tui.helpers import (
+    SIZE,
+    assert_responsive,
+    copy_sample,
+    detail_text,
+    make_app,
+    sample_text,
+    screen_lines,
+    status_text,
+    wait_for,
+    wait_plan,
+)
 
 FACET = sample_text("facet_layout.yaml")
 
@@ -31,6 +42,18 @@ async def wait_max_ctx(pilot, n: int) -> None:
     app = pilot.app
     await wait_for(pilot, lambda: app.plan is not None and app.plan.budget.max_ctx == n and app.file_error is None,
                    what=f"max_ctx {n} on screen")
+    await pilot.pause()
+
+
+async def assert_shown(pilot, n: int, error: str | None = None) -> None:
+    """What the screen shows (top bar, status line), and that the app still answers keys."""
+    lines = screen_lines(pilot.app)
+    assert f"max_ctx {n}" in lines[0]
+    if error is None:
+        assert not any("✗" in line for line in lines)
+    else:
+        assert "✗" in lines[-2] and error in "\n".join(lines)
+    await assert_responsive(pilot)
 
 
 @pytest.fixture
@@ -57,6 +80,7 @@ async def test_atomic_replace(session):
         for n in (610, 620, 630):
             atomic_write(session, with_max_ctx(n))
             await wait_max_ctx(pilot, n)
+        await assert_shown(pilot, 630)
 
 
 async def test_delete_and_recreate(session):
@@ -68,9 +92,11 @@ async def test_delete_and_recreate(session):
         assert "no such file" in app.file_error
         assert app.plan.budget.max_ctx == 530  # the last good plan stays
         assert "last good plan" in status_text(app)
+        await assert_shown(pilot, 530, "no such file")
         session.write_text(with_max_ctx(640))
         await wait_max_ctx(pilot, 640)
         assert "✗" not in status_text(app)
+        await assert_shown(pilot, 640)
 
 
 async def test_rename_away_and_back(session):
@@ -80,9 +106,12 @@ async def test_rename_away_and_back(session):
         away = session.with_name("elsewhere.yaml")
         os.rename(session, away)
         await wait_for(pilot, lambda: app.file_error is not None, what="the renamed-away error")
+        await pilot.pause()
+        await assert_shown(pilot, 530, "no such file")
         away.write_text(with_max_ctx(650))
         os.rename(away, session)
         await wait_max_ctx(pilot, 650)
+        await assert_shown(pilot, 650)
 
 
 async def test_truncation_then_refill(session):
@@ -92,8 +121,11 @@ async def test_truncation_then_refill(session):
         os.truncate(session, 0)
         await wait_for(pilot, lambda: app.file_error is not None, what="the empty-file error")
         assert app.plan.budget.max_ctx == 530
+        await pilot.pause()
+        await assert_shown(pilot, 530, "session.yaml")
         session.write_text(with_max_ctx(660))
         await wait_max_ctx(pilot, 660)
+        await assert_shown(pilot, 660)
 
 
 async def test_half_written_file_keeps_last_good_plan(session):
@@ -178,9 +210,12 @@ async def test_directory_removed_and_recreated(tmp_path):
         path.unlink()
         folder.rmdir()
         await wait_for(pilot, lambda: app.file_error is not None, what="the missing-file error")
+        await pilot.pause()
+        await assert_shown(pilot, 530, "no such file")
         folder.mkdir()
         path.write_text(with_max_ctx(720))
         await wait_max_ctx(pilot, 720)
+        await assert_shown(pilot, 720)
 
 
 async def test_session_file_is_never_opened_for_writing(session, monkeypatch):

@@ -12,6 +12,7 @@ import json
 from tokenbox.tui.messages import FileChanged
 
 from tests.tui.helpers import SIZE, copy_sample, make_app, sample_text, wait_for, wait_idle, wait_plan
+from tests.tui.hostile import write_hostile
 
 MARKUP = "[bold]not bold[/] [link=x]not a link[/link] [@click=app.quit]click[/] [red on blue]x[/]"
 ANSI = "\x1b[31mred?\x1b[0m \x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ bell\x07 cr\rret tab\tend \u202eevil"
@@ -85,5 +86,19 @@ def test_markup_and_escapes_are_data(snap_compare, tmp_path):
     async def run_before(pilot):
         await wait_plan(pilot)
         assert pilot.app.return_code is None  # [@click=app.quit] did not quit
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_hostile_text_is_inert(snap_compare, tmp_path):
+    """Beyond markup and CSI: OSC titles and links, C1, DEL, CJK and emoji, zero-width and bidi characters,
+    in the top bar, the trace's demote notes (behaviour names) and the detail; all literal or escaped."""
+    app = make_app(write_hostile(tmp_path / "hostile.json"), watch=False)
+
+    async def run_before(pilot):
+        await wait_plan(pilot)
+        await pilot.press("home", "right", "right", "right", "right", "right", "right", "down")
+        assert pilot.app.step == 6 and pilot.app.plan.sections[pilot.app.selected].id == "rules"
+        assert pilot.app.return_code is None
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

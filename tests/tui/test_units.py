@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import unicodedata
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -30,6 +31,85 @@ def test_safe_line_escapes_but_keeps_markup_literal():
     assert line.plain == "[bold]x[/] \\x1b[31m end"  # the tab pads to column 20
     assert [line.plain[s.start : s.end] for s in line.spans] == ["\\x1b"]  # only the escape is styled
     assert not any(getattr(s.style, "bold", False) for s in line.spans)
+
+
+HOSTILE_CHARS = st.sampled_from(
+    [*"ab [/]=@\t", "\x1b", "\x9b", "\x07", "\x08", "\r", "\x7f", "\x00", "\x85", "\u200b", "\ufeff",
+     "\u202e", "\u2067", "\u2028", "\u200d", "\ufe0f", "\u0301", "漢", "字", "😀", "👍", "\U0001f3fd"]
+)
+HOSTILE_TEXT = st.lists(HOSTILE_CHARS, max_size=200).map("".join)
+
+
+def reference_escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def reference_safe_line(line: str, tabs: bool = True) -> str:
+    """The plain text ``safe_line`` (``plain`` without ``tabs``) must give: one character at a time.
+
+    Unprintable characters are escaped, and so are the marks (accents, variation selectors) right
+    after an escape, which would otherwise be drawn onto it.
+    """
+    out, column, after = [], 0, False
+    for ch in line:
+        if ch == "\t" and tabs:
+            piece, after = " " * (4 - column % 4), False
+        elif ch.isprintable() and not (after and unicodedata.category(ch) in ("Mn", "Mc", "Me")):
+            piece, after = ch, False
+        else:
+            piece, after = reference_escape(ch), True
+        out.append(piece)
+        column += len(piece)
+    return "".join(out)
+
+
+@given(HOSTILE_TEXT)
+def test_safe_line_matches_the_reference(text):
+    line = safe_line(text)
+    assert line.plain == reference_safe_line(text)
+    assert plain(text) == reference_safe_line(text, tabs=False)  # one line: tabs and newlines escaped too
+    for span in line.spans:  # the only spans are the escapes
+        assert line.plain[span.start : span.end].startswith("\\")
+
+
+def test_plain_limits_long_fields():
+    assert plain("x" * 10, 4) == "xxxx…"
+    assert plain("\x1b" * 10, 2) == "\\x1b\\x1b…"
+    assert plain("short", 10) == "short"
+    assert len(plain("N" * 1_000_000, 300)) == 301
+
+
+@given(HOSTILE_TEXT, st.integers(min_value=4, max_value=30))
+def test_wrap_folds_without_losing_or_splitting(text, width):
+    from rich.cells import cell_len
+    from tokenbox.tui.detail import wrap
+
+    line = safe_line(text)
+    rows = wrap(line, width)
+    assert "".join(row.plain for row in rows) == line.plain  # nothing lost
+    escapes = [(s.start, s.end) for s in line.spans]
+    starts = [0]
+    for row in rows[:-1]:
+        starts.append(starts[-1] + len(row.plain))
+    for start in starts[1:]:  # an escape is never split (unless it is wider than a whole row)
+        assert not any(a < start < b and b - a <= width for a, b in escapes)
+    for row in rows:
+        assert cell_len(row.plain) <= width
+
+
+@given(HOSTILE_TEXT, st.integers(min_value=10, max_value=30))
+def test_huge_lines_wrap_a_window_at_a_time_like_whole_ones(text, width):
+    from tokenbox.tui import detail
+
+    whole = [row.plain for row in detail.wrap(safe_line(text), width)]
+    original = detail.WINDOW
+    detail.WINDOW = 7  # tiny windows: graphemes, escapes and tabs cross window boundaries
+    try:
+        windowed = [row.plain for row in detail.iter_wrap(text, width)]
+    finally:
+        detail.WINDOW = original
+    assert windowed == whole
 
 
 def test_level_and_band():
