@@ -128,8 +128,7 @@ class TiktokenTokenizer(Tokenizer):
         self._encoding, source = build_encoding(name)
         self.version = f"tiktoken {metadata.version('tiktoken')}; BPE from {source.package} {source.version}, sha256 verified"
         self._buffer = _buffer_encoder(self._encoding)
-        self._lengths: bytes | list[int] | None = None
-        self._lengths_lock = threading.Lock()
+        self._token_bytes = getattr(getattr(self._encoding, "_core_bpe", None), "decode_single_token_bytes", None)
 
     def count(self, text: str) -> int:
         if self._buffer is not None and len(text) >= _BUFFER_MIN_CHARS:
@@ -181,7 +180,8 @@ class TiktokenTokenizer(Tokenizer):
 
         The head (``text[:first]``) and tail (``text[last:]``) end and start at pre-token boundaries,
         so their tokens are exactly the first and last tokens of ``text``; their counts are read off
-        the token sequence by byte length instead of encoding them again.
+        the token sequence by byte length instead of encoding them again (both are short: anchors
+        lie near the ends of most texts).
         """
         cut = self.anchors(text)
         tokens: Sequence[int] | None = None
@@ -196,18 +196,9 @@ class TiktokenTokenizer(Tokenizer):
         if cut is None:
             return total, None, 0, 0
         first, last = cut
-        lengths = self._token_lengths()
-        head = _edge_count(tokens, text[:first], lengths, self.count, from_end=False) if first else 0
-        tail = _edge_count(tokens, text[last:], lengths, self.count, from_end=True)
+        head = _edge_count(tokens, text[:first], self._token_bytes, self.count, from_end=False) if first else 0
+        tail = _edge_count(tokens, text[last:], self._token_bytes, self.count, from_end=True)
         return total, cut, head, tail
-
-    def _token_lengths(self) -> bytes | list[int] | None:
-        """Byte length of every ordinary token, by token id (built once, on first use)."""
-        if self._lengths is None:
-            with self._lengths_lock:
-                if self._lengths is None:
-                    self._lengths = _lengths_table(self._encoding) or []
-        return self._lengths or None
 
 
 def _transient(text: str) -> str:
@@ -244,42 +235,23 @@ def _buffer_encoder(encoding):  # -> Callable[[str], memoryview] | None
     return encode
 
 
-def _lengths_table(encoding) -> bytes | list[int] | None:
-    ranks = getattr(encoding, "_mergeable_ranks", None)
-    if not isinstance(ranks, dict) or not ranks:
-        return None
-    if list(ranks.values()) == list(range(len(ranks))):
-        lengths = list(map(len, ranks))
-    else:
-        lengths = [0] * (max(ranks.values()) + 1)
-        for token, rank in ranks.items():
-            lengths[rank] = len(token)
-    return bytes(lengths) if max(lengths) < 256 else lengths
+_EDGE_TOKENS = 64  # longest head or tail read off the tokens; a longer one is counted directly
 
 
-def _edge_count(tokens: Sequence[int], piece: str, lengths, count, *, from_end: bool) -> int:
-    """How many tokens at the start (or end) of ``tokens`` spell ``piece``; recounted if they do not line up."""
-    try:
-        need = len(piece.encode("utf-8"))
-    except UnicodeEncodeError:
-        return count(piece)
-    if lengths is not None:
-        taken = 0
-        size = len(tokens)
+def _edge_count(tokens: Sequence[int], piece: str, token_bytes, count, *, from_end: bool) -> int:
+    """How many tokens at the start (or end) of ``tokens`` spell ``piece``; counted directly if they do not line up."""
+    if token_bytes is not None:
         try:
-            if from_end:
-                index = size
-                while need > 0 and index > 0:
-                    index -= 1
-                    need -= lengths[tokens[index]]
-                taken = size - index
-            else:
-                index = 0
-                while need > 0 and index < size:
-                    need -= lengths[tokens[index]]
-                    index += 1
-                taken = index
-        except IndexError:
+            need = len(piece.encode("utf-8"))
+        except UnicodeEncodeError:
+            return count(piece)
+        size = len(tokens)
+        taken = 0
+        try:
+            while need > 0 and taken < size and taken < _EDGE_TOKENS:
+                need -= len(token_bytes(tokens[size - 1 - taken] if from_end else tokens[taken]))
+                taken += 1
+        except (ValueError, KeyError, IndexError, TypeError, OverflowError):
             need = -1
         if need == 0:
             return taken
