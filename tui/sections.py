@@ -54,9 +54,18 @@ def lenses_until(view: View, section_id: str) -> list[str]:
     return out
 
 
+def bar_scale(tokens: int, width: int) -> str:
+    """What one bar cell stands for, in the longest form that fits ``width`` (never a cut number)."""
+    compact = f"{tokens / 1000:.0f}k" if tokens < 999_500 else f"{tokens / 1_000_000:.1f}M"
+    for text in (f"█ = {fmt(tokens)} tokens", f"█ = {fmt(tokens)} tok", f"█={fmt(tokens)}", f"█={compact}"):
+        if len(text) <= width:
+            return text
+    return "█"
+
+
 def header_text(view: View | None, cols: Columns) -> Text:
     t = Text(no_wrap=True, end="", style="bold")
-    scale = f"█ = {fmt(max(1, -(-view.plan.budget.available // cols.bar)))} tokens" if view else "bar"
+    scale = bar_scale(max(1, -(-view.plan.budget.available // cols.bar)), cols.bar) if view else "bar"
     t.append(f"  {'id':<{cols.id}} {'kind':<{cols.kind}} {'prio':>4} ! {'before':>6} → {'after':<6} ")
     t.append(f"{scale[: cols.bar]:<{cols.bar}} ")
     t.append(f"{'action':<10} lenses")
