@@ -237,16 +237,20 @@ class JoinedTotal:
         self.additive = counter.tokenizer.anchors("a\nb") is not None
         if not self.additive:
             self.total = counter.tokenizer.count_joined([t for t in self.texts if t], SEPARATOR)
+            self.counts = tuple(counter.count(t) if t else 0 for t in self.texts)
             return
         n = len(texts)
         key = tuple(self.texts)
         snapshot = counter._snapshot(key)
         if snapshot is not None:
-            prev, nxt, cuts, body, glue_after, self.first, self.total = snapshot
+            prev, nxt, cuts, body, glue_after, self.first, self.total, self.counts = snapshot
             self.prev, self.next, self.cuts, self.body = list(prev), list(nxt), list(cuts), list(body)
             self.glue_after = dict(glue_after)
             return
         counter.prepare(self.texts)
+        count = counter.count
+        # the initial count of every item (0 when empty), for the layout's pieces
+        self.counts: tuple[int, ...] = tuple(count(t) if t else 0 for t in self.texts)
         # Doubly linked list over kept items, so removals are O(1).
         self.prev = [-1] * n
         self.next = [n] * n
@@ -265,7 +269,7 @@ class JoinedTotal:
                 cut, head, tail = counter.pieces(text)
                 self.cuts[i] = cut
                 if cut is not None:
-                    self.body[i] = counter.count(text) - head - tail
+                    self.body[i] = self.counts[i] - head - tail
                     total += self.body[i]
                     anchored.append(i)
         self.first = next((i for i in range(n) if self.kept[i]), n)
@@ -278,7 +282,9 @@ class JoinedTotal:
         self.glue_after: dict[int, int] = dict(zip(starts, glues, strict=True))
         self.total = total + sum(glues)
         counter._keep_snapshot(
-            key, (tuple(self.prev), tuple(self.next), tuple(self.cuts), tuple(self.body), dict(self.glue_after), self.first, self.total)
+            key,
+            (tuple(self.prev), tuple(self.next), tuple(self.cuts), tuple(self.body), dict(self.glue_after), self.first, self.total,
+             self.counts),
         )
 
     # -- pieces

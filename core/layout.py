@@ -61,6 +61,21 @@ class LensCache:
         self.limit = limit
         self._results: dict[tuple, lenses.LensResult] = {}
         self._kept: dict[tuple[int, int], tuple] = {}
+        self._order: tuple[list[Assembled], list[int]] | None = None
+
+    def order(self, parts: list[Assembled]) -> list[int]:
+        """The compression order (priority ASC, shrink DESC, file order) of the flexible non-empty parts.
+
+        Kept for the last parts list seen: a what-if plan of the same assembly sorts nothing again.
+        """
+        if self._order is not None and self._order[0] is parts:
+            return self._order[1]
+        order = sorted(
+            (i for i, p in enumerate(parts) if not p.section.critical and p.text),
+            key=lambda i: (parts[i].section.priority, -parts[i].section.shrink, i),
+        )
+        self._order = (parts, order)
+        return order
 
     def kept(self, section: object, text: str, tokens: int, allotment: int) -> SectionResult | None:
         """The result of a section left as it was, if one was built for these very objects and numbers."""
@@ -96,8 +111,7 @@ class _Layout:
         self.available = available
         self.cache = cache
         self.joined = JoinedTotal(counter, [p.text for p in parts])  # measures every text first
-        count = counter.count
-        self.pieces = [_Piece(p, p.text, count(p.text) if p.text else 0, p.tiers) for p in parts]
+        self.pieces = [_Piece(p, p.text, tokens, p.tiers) for p, tokens in zip(parts, self.joined.counts, strict=True)]
         self.steps: list[Step] = []
         # per behaviours piece: its block count, the tiers it matches, and its demotion pointer
         self._blocks: dict[int, tuple] = {}
@@ -262,10 +276,7 @@ def run_layout(
     state = _Layout(parts, counter, available, cache)
     before = state.joined.total
     if state.deficit > 0:
-        order = sorted(
-            (i for i, p in enumerate(parts) if not p.section.critical and p.text),
-            key=lambda i: (parts[i].section.priority, -parts[i].section.shrink, i),
-        )
+        order = cache.order(parts)
         if policy == "progressive":
             for i in order:
                 state.lenses(i)
