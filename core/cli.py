@@ -14,81 +14,38 @@ import sys
 from collections.abc import Sequence
 from fractions import Fraction
 
+from tokenbox.core.cliargs import (
+    Parser,
+    UsageError,
+    file_size,
+    non_negative_int,
+    package_version,
+    positive_int,
+    tokenizer_name,
+    turn_number,
+)
 from tokenbox.core.errors import BadInput, ConfigError, TokenboxError
 from tokenbox.core.textsafe import printable
 
 EXIT_OK, EXIT_OVER, EXIT_BAD = 0, 1, 2
-MAX_FLAG = 10**9
-MAX_FILE_SIZE_FLAG = 2**40
-
-
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _UsageError(message)
-
-
-def _positive(text: str) -> int:
-    value = text.strip()
-    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_FLAG:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to {MAX_FLAG}")
-    return int(value)
-
-
-def _non_negative(text: str) -> int:
-    value = text.strip()
-    if not value.isascii() or not value.isdigit() or int(value) > MAX_FLAG:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 to {MAX_FLAG}")
-    return int(value)
-
-
-def _turn(text: str) -> int:
-    value = text.strip()
-    body = value[1:] if value.startswith("-") else value
-    if not body.isascii() or not body.isdigit() or int(value) == 0 or abs(int(value)) > MAX_FLAG:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a turn number (1-based; negative counts from the end)")
-    return int(value)
-
-
-def _size(text: str) -> int:
-    value = text.strip().upper()
-    units = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
-    factor = 1
-    if value.endswith("B"):
-        value = value[:-1]
-    if value and value[-1] in units:
-        factor = units[value[-1]]
-        value = value[:-1]
-    if not value.isascii() or not value.isdigit() or not 1 <= int(value) * factor <= MAX_FILE_SIZE_FLAG:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size from 1 byte to 1T (e.g. 64M)")
-    return int(value) * factor
-
-
-def _name(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("an empty name is no tokenizer; `tokenbox tokenizers` lists them")
-    return text.strip()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="tokenbox",
         description="Plan, render and gate LLM prompt sessions with a deterministic token-budget layout.",
         epilog="Exit codes: 0 fits, 1 critical overflow or over the context gate, 2 bad input.",
     )
-    parser.add_argument("--version", action="version", version=f"tokenbox {_version()}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"tokenbox {package_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     def session_command(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
         sub.add_argument("file", metavar="FILE", help="session file: .yaml/.yml, .json or .jsonl")
-        sub.add_argument("--budget", type=_positive, metavar="N", help="context window (max_ctx) in tokens")
-        sub.add_argument("--tokenizer", type=_name, metavar="NAME", help="tokenizer name (see `tokenbox tokenizers`)")
-        sub.add_argument("--turn", type=_turn, metavar="K", help="turn of a .jsonl log (1-based; -1 = newest)")
-        sub.add_argument("--max-file-size", type=_size, metavar="SIZE", help="refuse bigger files (default 64M)")
+        sub.add_argument("--budget", type=positive_int, metavar="N", help="context window (max_ctx) in tokens")
+        sub.add_argument("--tokenizer", type=tokenizer_name, metavar="NAME", help="tokenizer name (see `tokenbox tokenizers`)")
+        sub.add_argument("--turn", type=turn_number, metavar="K", help="turn of a .jsonl log (1-based; -1 = newest)")
+        sub.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M)")
         return sub
 
     plan = session_command("plan", "plan a session: per-section tokens, actions and the trim trace")
@@ -97,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     render = session_command("render", "print the rendered context, byte-exact")
     render.add_argument("--trimming", choices=("tokenbox", "progressive"), help="override the trimming policy")
     check = session_command("check", "pre-send gate: untrimmed tokens + reserve_out must fit max_ctx × (1 - headroom)")
-    check.add_argument("--reserve-out", type=_non_negative, metavar="N", help="tokens kept free for the reply")
+    check.add_argument("--reserve-out", type=non_negative_int, metavar="N", help="tokens kept free for the reply")
     check.add_argument("--allow-over-context", action="store_true", help="warn instead of failing when over")
     commands.add_parser("tokenizers", help="list the tokenizers", description="List every tokenizer.")
     commands.add_parser("models", help="list the model table", description="List the built-in model table: window and tokenizer.")
@@ -106,18 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write the equivalent tokenbox session (YAML, with a comment header) to stdout.",
     )
     imported.add_argument("file", metavar="FILE", help="a session, transcript or request body")
-    imported.add_argument("--turn", type=_turn, metavar="K", help="turn to write (1-based; -1 = newest)")
-    imported.add_argument("--max-file-size", type=_size, metavar="SIZE", help="refuse bigger files (default 64M)")
+    imported.add_argument("--turn", type=turn_number, metavar="K", help="turn to write (1-based; -1 = newest)")
+    imported.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M)")
     return parser
-
-
-def _version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("tokenbox")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
-        return "0+unknown"
 
 
 def _fail(message: str) -> int:
@@ -141,7 +89,7 @@ def _main(argv: list[str]) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except _UsageError as exc:
+    except UsageError as exc:
         return _fail(f"{printable(str(exc))} (see `tokenbox --help`)")
     if not args.command:
         return _fail("no command given (see `tokenbox --help`)")

@@ -9,21 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
+from tokenbox.core.cliargs import Parser, UsageError, non_negative_int, package_version, positive_int
 from tokenbox.core.textsafe import printable
 
 EXIT_BAD = 2
-MAX_FLAG = 10**9
 DEFAULT_SAMPLE = "passepartout_turn.yaml"
 TRIMMING = ("tokenbox", "progressive")
-
-
-class UsageError(Exception):
-    """A bad flag; ``str()`` is the message without the ``tokenbox: error:`` prefix."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(message)
 
 
 @dataclass(frozen=True)
@@ -39,22 +30,8 @@ class Options:
     claude_project: str | None = None  # that project's directory (default: the current one)
 
 
-def _positive(text: str) -> int:
-    value = text.strip()
-    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_FLAG:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to {MAX_FLAG}")
-    return int(value)
-
-
-def _non_negative(text: str) -> int:
-    value = text.strip()
-    if not value.isascii() or not value.isdigit() or not 0 <= int(value) <= MAX_FLAG:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 to {MAX_FLAG}")
-    return int(value)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="tokenbox-tui",
         description=(
             "Live inspector of a prompt session: follows FILE as your agent rewrites it, re-plans it on "
@@ -72,10 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
         "file", nargs="?", metavar="FILE",
         help="session file (.yaml/.yml, .json or .jsonl); without it a bundled sample opens",
     )
-    parser.add_argument("--budget", type=_positive, metavar="N", help="context window (max_ctx) in tokens")
+    parser.add_argument("--budget", type=positive_int, metavar="N", help="context window (max_ctx) in tokens")
     parser.add_argument("--tokenizer", metavar="NAME", help="tokenizer name (see `tokenbox tokenizers`)")
     parser.add_argument("--trimming", choices=TRIMMING, help="trimming policy (default: the file's)")
-    parser.add_argument("--reserve-out", type=_non_negative, metavar="N",
+    parser.add_argument("--reserve-out", type=non_negative_int, metavar="N",
                         help="tokens kept free for the reply (default: the file's, e.g. a request's max_tokens)")
     parser.add_argument(
         "--claude", action="store_true",
@@ -86,17 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--claude-project", metavar="DIR",
         help="like --claude, for the project in DIR (or a transcript folder under ~/.claude/projects/)",
     )
-    parser.add_argument("--version", action="version", version=f"tokenbox-tui {_version()}")
+    parser.add_argument("--version", action="version", version=f"tokenbox-tui {package_version()}")
     return parser
-
-
-def _version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("tokenbox")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
-        return "0+unknown"
 
 
 def parse_args(argv: Sequence[str]) -> Options:
