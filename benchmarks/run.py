@@ -256,7 +256,7 @@ def figure_1_to_4(b: Bench) -> None:
                 target_text="(<= 1.3)"))
 
     # 2. re-plan after a one-section edit (warm engine; includes re-loading the file)
-    n = 2 * s.repeats + 4
+    n = s.repeats + 2  # one per run, plus the warm-up, plus one spare
     for ext in ("json", "yaml"):
         chain = b.edit_chain(session, n, ext, f"e{ext}")
         value, base = interleaved(b.replanner(chain, None, paths[ext]), b.cold(paths[ext]), s.repeats)
@@ -279,11 +279,11 @@ def figure_1_to_4(b: Bench) -> None:
     log_session = b.session(4_000, 12, seed=12)
     lines = []
     current = log_session
-    for k in range(log_turns + 2 * s.repeats + 4):
+    for k in range(log_turns + s.repeats + 2):
         current = synth.edit_section(current, k, f"turn{k}")
         lines.append(json.dumps(current, ensure_ascii=False))
     logs = []
-    for k in range(2 * s.repeats + 4):
+    for k in range(s.repeats + 2):
         log_path = os.path.join(b.dir, f"log{k}.jsonl")
         with open(log_path, "w", encoding="utf-8") as handle:
             handle.write("\n".join(lines[: log_turns + k + 1]) + "\n")
@@ -383,7 +383,7 @@ def figure_5(b: Bench) -> None:
         b.report.add(Row("5", f"cold plan with {len(plan.steps)} trimming steps", value,
                          "naive (re-tokenize after every step)", base, target=0.1, target_text=">= 10x faster",
                          note=f"{1 / (value / base):.1f}x faster; naive tokenized the prompt {result.full_counts} times"))
-        chain = b.edit_chain(session, 2 * s.repeats + 4, "json", f"n{want}-")
+        chain = b.edit_chain(session, s.repeats + 2, "json", f"n{want}-")
         value, base = interleaved(b.replanner(chain, budget, path), naive, max(s.repeats // 2, min(3, s.repeats)))
         b.report.add(Row("5", f"  re-plan after an edit, {len(plan.steps)} steps (agent loop)", value, "naive", base,
                          note=f"{1 / (value / base):.1f}x faster"))
