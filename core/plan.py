@@ -179,7 +179,18 @@ class Plan:
 
     @property
     def fingerprint(self) -> str:
-        return "sha256:" + hashlib.sha256(self.render().encode("utf-8")).hexdigest()
+        """``sha256:`` + the hex digest of the rendered context (UTF-8), hashed piece by piece
+        so that a large context is never held twice in memory."""
+        digest = hashlib.sha256()
+        separator = SEPARATOR.encode("utf-8")
+        first = True
+        for section in self.sections:
+            if section.text_after:
+                if not first:
+                    digest.update(separator)
+                digest.update(section.text_after.encode("utf-8"))
+                first = False
+        return "sha256:" + digest.hexdigest()
 
     def section(self, section_id: str) -> SectionResult:
         for s in self.sections:
