@@ -66,6 +66,7 @@ class _Lines:
 
 
 _WS = re.compile(r"[ \t\n\r]*")
+_AFTER_ITEM = re.compile(r"[ \t\n\r]*(?:(,)[ \t\n\r]*|(\]))")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 
@@ -213,6 +214,263 @@ def parse_json(text: str, path: str, first_line: int = 1, first_col: int = 1, *,
     ``unit`` names what ``text`` is in messages: ``"file"``, or ``"line"`` for one line of a log.
     """
     return _JsonParser(text, path, first_line, first_col, unit).parse()
+
+
+# ---------------------------------------------------------------- the fast JSON path
+
+
+class ShallowNode(Node):
+    """A positioned node whose value holds plain Python values (``dict``/``list``/scalars), not nodes.
+
+    The fast JSON path positions only what a valid session keeps (the root, its values and each item
+    of ``sections``); everything inside those is left as ``json`` built it.
+    """
+
+    __slots__ = ()
+
+    def plain(self) -> Any:
+        """The value itself: it holds no nodes."""
+        return self.value
+
+
+class Unlocated(Exception):
+    """A position was asked of a value the fast path did not locate; the positional path must run."""
+
+
+class LazyNode(Node):
+    """Plain values seen as nodes, wrapped level by level as they are read; they have no position.
+
+    Content detectors (importers) read documents as nodes; this lets them look at the fast path's
+    plain values without wrapping the whole document. Asking for a position raises ``Unlocated``.
+    """
+
+    __slots__ = ("_children", "_raw")
+
+    def __init__(self, raw: Any) -> None:  # Node's fields are properties here
+        self._raw = raw
+        self._children: Any = None
+
+    @property  # type: ignore[override]
+    def value(self) -> Any:
+        raw = self._raw
+        if self._children is None and type(raw) in (dict, list):
+            self._children = {k: LazyNode(v) for k, v in raw.items()} if type(raw) is dict else [LazyNode(v) for v in raw]
+        return raw if self._children is None else self._children
+
+    @property  # type: ignore[override]
+    def line(self) -> int:
+        raise Unlocated("line")
+
+    @property  # type: ignore[override]
+    def col(self) -> int:
+        raise Unlocated("col")
+
+    @property  # type: ignore[override]
+    def keys(self) -> dict[str, tuple[int, int]] | None:
+        raise Unlocated("keys")
+
+    def plain(self) -> Any:
+        """The plain value this view wraps."""
+        return self._raw
+
+    def __repr__(self) -> str:
+        return f"LazyNode({self._raw!r})"
+
+
+@dataclass(slots=True)
+class FastDocument:
+    """A JSON document read by ``fast_json``: the positioned shallow tree and the plain value."""
+
+    root: Node  # the root object; its values are ShallowNodes, ``sections`` a Node of ShallowNodes
+    value: dict[str, Any]
+
+    def view(self) -> Node:
+        """The whole document as (unpositioned) nodes, for content detectors."""
+        return LazyNode(self.value)
+
+
+class _Refused(Exception):
+    """Something the positional parser might refuse (or position differently): let it decide."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _Refused("duplicate key")
+    return result
+
+
+# The C scanner, as json.loads uses it, with duplicate keys refused; NaN and Infinity come out as
+# non-finite floats and are refused by _measure, like exponents that overflow.
+_SCAN = json.JSONDecoder(object_pairs_hook=_unique_pairs).scan_once
+_SCANSTRING = json.decoder.scanstring
+# Integers the positional parser reads: at most 20 characters, sign included (no leading zeros in JSON).
+_INT_LOW = -(10**19)
+_INT_HIGH = 10**20
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _surrogate_free(value: str) -> bool:
+    return value.isascii() or _SURROGATE.search(value) is None
+
+
+def _measure(container: dict[str, Any] | list[Any], depth: int, strings: bool) -> int:
+    """How many values ``container`` (non-empty, at ``depth``) holds below it, keys included.
+
+    Raises ``_Refused`` for what the positional parser refuses: nesting past ``MAX_DEPTH``, integers
+    of more than 20 characters, non-finite numbers and (when ``strings``) strings holding surrogates.
+    """
+    if depth >= MAX_DEPTH:
+        raise _Refused("depth")
+    items: Any
+    if type(container) is dict:
+        count = 2 * len(container)
+        if strings and not all(_surrogate_free(key) for key in container):
+            raise _Refused("surrogate")
+        items = container.values()
+    else:
+        count = len(container)
+        items = container
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if strings and not _surrogate_free(item):
+                raise _Refused("surrogate")
+        elif kind is int:
+            if not _INT_LOW < item < _INT_HIGH:
+                raise _Refused("integer")
+        elif kind is dict or kind is list:
+            if item:
+                count += _measure(item, depth + 1, strings)
+        elif kind is float and not math.isfinite(item):
+            raise _Refused("number")
+    return count
+
+
+def _value_size(value: Any, depth: int, strings: bool) -> int:
+    """``_measure`` for any value: 1 for itself plus what it holds."""
+    kind = type(value)
+    if (kind is dict or kind is list) and value:
+        return 1 + _measure(value, depth, strings)
+    if kind is str:
+        if strings and not _surrogate_free(value):
+            raise _Refused("surrogate")
+    elif kind is int:
+        if not _INT_LOW < value < _INT_HIGH:
+            raise _Refused("integer")
+    elif kind is float and not math.isfinite(value):
+        raise _Refused("number")
+    return 1
+
+
+def fast_json(text: str, first_line: int = 1, first_col: int = 1) -> FastDocument | None:
+    """Read a JSON object with the C scanner, or ``None`` when ``parse_json`` has to decide.
+
+    A document comes back only when ``parse_json`` would read it without error and to the same
+    values: anything it might refuse (syntax, duplicate keys, NaN/Infinity, out-of-range numbers,
+    lone surrogates, nesting past ``MAX_DEPTH``, more than ``MAX_NODES`` values) gives ``None``, and
+    so does a root that is not an object. Positions (as ``parse_json`` gives them) are kept for the
+    root, each of its values and each item of a ``sections`` list: all that a valid session keeps.
+    """
+    try:
+        return _fast_json(text, first_line, first_col)
+    except Exception:  # whatever the C scanner or a check raised, parse_json decides
+        return None
+
+
+def _fast_json(text: str, first_line: int, first_col: int) -> FastDocument | None:
+    skip = _WS.match
+    scan = _SCAN
+    # parse_json refuses a string holding a surrogate only when the string has a \u escape: strings
+    # are looked at only when the text has one (and, if all ASCII, one of \ud800-\udfff).
+    strings = "\\u" in text and (not text.isascii() or _ESCAPED_SURROGATE.search(text) is not None)
+    pos = skip(text, 0).end()  # type: ignore[union-attr]
+    if not text.startswith("{", pos):
+        return None
+    offsets = [pos]  # where each positioned value starts, in document order
+    shallow: list[tuple[str, Any, bool]] = []  # key, value, whether its items are positioned
+    members: dict[str, Any] = {}
+    count = 1
+    pos = skip(text, pos + 1).end()  # type: ignore[union-attr]
+    if text.startswith("}", pos):
+        pos += 1
+    else:
+        while True:
+            if not text.startswith('"', pos):
+                return None
+            key, pos = _SCANSTRING(text, pos + 1, True)
+            if key in members or (strings and not _surrogate_free(key)):
+                return None
+            pos = skip(text, pos).end()  # type: ignore[union-attr]
+            if not text.startswith(":", pos):
+                return None
+            pos = skip(text, pos + 1).end()  # type: ignore[union-attr]
+            start = pos
+            offsets.append(start)
+            listed = key == "sections" and text.startswith("[", pos)
+            if listed:
+                value: Any = []
+                pos = skip(text, pos + 1).end()  # type: ignore[union-attr]
+                if text.startswith("]", pos):
+                    pos += 1
+                else:
+                    after = _AFTER_ITEM.match
+                    while True:
+                        item, end = scan(text, pos)
+                        offsets.append(pos)
+                        value.append(item)
+                        match = after(text, end)  # `,` and the space after it, or the closing `]`
+                        if match is None:
+                            return None
+                        pos = match.end()
+                        if match.lastindex == 2:
+                            break
+            else:
+                value, pos = scan(text, pos)
+            count += 1 + _value_size(value, 1, strings)  # the key, the value and what it holds
+            members[key] = value
+            shallow.append((key, value, listed))
+            pos = skip(text, pos).end()  # type: ignore[union-attr]
+            if text.startswith(",", pos):
+                pos = skip(text, pos + 1).end()  # type: ignore[union-attr]
+                continue
+            if not text.startswith("}", pos):
+                return None
+            pos += 1
+            break
+    if skip(text, pos).end() < len(text) or count > MAX_NODES:  # type: ignore[union-attr]
+        return None
+    where = iter(_positions(text, offsets, first_line, first_col))
+    line, col = next(where)
+    fields: dict[str, Node] = {}
+    for key, value, listed in shallow:
+        at = next(where)
+        if listed:
+            fields[key] = Node([ShallowNode(item, *next(where)) for item in value], *at)
+        else:
+            fields[key] = ShallowNode(value, *at)
+    return FastDocument(Node(fields, line, col), members)
+
+
+def _positions(text: str, offsets: list[int], first_line: int, first_col: int) -> list[tuple[int, int]]:
+    """(line, column) of each offset (ascending), as ``_Lines.at`` gives them, in one pass."""
+    result = []
+    line = first_line
+    line_start = 0
+    previous = 0
+    count = text.count
+    rfind = text.rfind
+    for offset in offsets:
+        newline = rfind("\n", previous, offset)
+        if newline >= 0:
+            line += count("\n", previous, offset)
+            line_start = newline + 1
+        col = offset - line_start + 1
+        if line == first_line:
+            col += first_col - 1
+        result.append((line, col))
+        previous = offset
+    return result
 
 
 _YAML_TAGS = {

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import re
 import stat
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +26,7 @@ from tokenbox.core.model import (
     Section,
     Session,
 )
-from tokenbox.core.nodes import Node, parse_json, parse_yaml
+from tokenbox.core.nodes import FastDocument, Node, Unlocated, fast_json, parse_json, parse_yaml
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 SCHEMA_VERSION = 1
@@ -136,23 +138,41 @@ def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
 # ---------------------------------------------------------------- validation helpers
 
 
+# What the validator reads: a ``Node``, or (on the fast JSON path, below the positioned levels) the
+# plain value itself. Errors raised on the fast path are never shown: any exception there makes the
+# load run again on the positional path, whose messages and positions are the ones users get.
+Item = Any
+
+
+def _value(item: Item) -> Any:
+    """The value of a node, or ``item`` itself when it is a plain value (fast JSON path)."""
+    return item.value if isinstance(item, Node) else item
+
+
 class _Validator:
     """Turns positioned nodes into model objects, failing with the node's position."""
 
     def __init__(self, path: str) -> None:
         self.path = path
 
-    def fail(self, node: Node, problem: str, remedy: str) -> SessionError:
-        return SessionError(problem, remedy, self.path, node.line, node.col)
+    @staticmethod
+    def where(item: Item) -> tuple[int | None, int | None]:
+        """``item``'s position; none for a plain value (the fast path, whose errors are not shown)."""
+        return (item.line, item.col) if isinstance(item, Node) else (None, None)
 
-    def mapping(self, node: Node, what: str, known: tuple[str, ...]) -> dict[str, Node]:
+    def fail(self, node: Item, problem: str, remedy: str) -> SessionError:
+        return SessionError(problem, remedy, self.path, *self.where(node))
+
+    def mapping(self, node: Item, what: str, known: tuple[str, ...]) -> dict[str, Item]:
         """``node``'s fields, refusing any key not in ``known`` (a typo must not change a layout)."""
-        if not isinstance(node.value, dict):
-            raise self.fail(node, f"{what} must be a mapping, not {_type_name(node.value)}", "write `key: value` pairs")
-        for key, value in node.value.items():
+        fields = _value(node)
+        if not isinstance(fields, dict):
+            raise self.fail(node, f"{what} must be a mapping, not {_type_name(fields)}", "write `key: value` pairs")
+        for key, value in fields.items():
             if key not in known:
                 hint = _suggest(key, known)
-                line, col = (node.keys or {}).get(key, (value.line, value.col))
+                keys = node.keys if isinstance(node, Node) else None
+                line, col = (keys or {}).get(key) or self.where(value)
                 raise SessionError(
                     f"unknown key {key!r} in {what}",
                     (f"did you mean {hint!r}? " if hint else "") + f"known keys: {', '.join(known)}" + ("; free-form data goes under meta" if "meta" in known else ""),
@@ -160,15 +180,16 @@ class _Validator:
                     line,
                     col,
                 )
-        return node.value
+        return fields
 
-    def string(self, node: Node, what: str) -> str:
-        if not isinstance(node.value, str):
-            raise self.fail(node, f"{what} must be a string, not {_type_name(node.value)}", "quote the value")
-        return node.value
+    def string(self, node: Item, what: str) -> str:
+        value = _value(node)
+        if not isinstance(value, str):
+            raise self.fail(node, f"{what} must be a string, not {_type_name(value)}", "quote the value")
+        return value
 
-    def integer(self, node: Node, what: str, low: int, high: int) -> int:
-        value = node.value
+    def integer(self, node: Item, what: str, low: int, high: int) -> int:
+        value = _value(node)
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer() and low <= value <= high:
                 return int(value)
@@ -178,8 +199,8 @@ class _Validator:
             raise self.fail(node, f"{what} is {_short(value)}, out of range", f"use a number from {low} to {high}")
         return value
 
-    def number(self, node: Node, what: str, low: float, high: float, *, high_open: bool = False) -> float | int:
-        value = node.value
+    def number(self, node: Item, what: str, low: float, high: float, *, high_open: bool = False) -> float | int:
+        value = _value(node)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(node, f"{what} must be a number, not {_type_name(value)}", f"use a number from {low} to {high}")
         if value < low or value > high or (high_open and value >= high):
@@ -187,21 +208,23 @@ class _Validator:
             raise self.fail(node, f"{what} is {_short(value)}, out of range", f"use a number {bound}")
         return value
 
-    def choice(self, node: Node, what: str, choices: tuple[str, ...]) -> str:
+    def choice(self, node: Item, what: str, choices: tuple[str, ...]) -> str:
         value = self.string(node, what)
         if value not in choices:
             raise self.fail(node, f"unknown {what} {value!r}", f"use one of: {', '.join(choices)}")
         return value
 
-    def string_list(self, node: Node, what: str) -> tuple[str, ...]:
-        if not isinstance(node.value, list):
-            raise self.fail(node, f"{what} must be a list of strings, not {_type_name(node.value)}", "write `[a, b]`")
-        return tuple(self.string(item, f"each item of {what}") for item in node.value)
+    def string_list(self, node: Item, what: str) -> tuple[str, ...]:
+        items = _value(node)
+        if not isinstance(items, list):
+            raise self.fail(node, f"{what} must be a list of strings, not {_type_name(items)}", "write `[a, b]`")
+        return tuple(self.string(item, f"each item of {what}") for item in items)
 
-    def meta(self, node: Node) -> dict[str, Any]:
-        if not isinstance(node.value, dict):
-            raise self.fail(node, f"meta must be a mapping, not {_type_name(node.value)}", "write `meta: {key: value}`")
-        return node.plain()
+    def meta(self, node: Item) -> dict[str, Any]:
+        value = _value(node)
+        if not isinstance(value, dict):
+            raise self.fail(node, f"meta must be a mapping, not {_type_name(value)}", "write `meta: {key: value}`")
+        return node.plain() if isinstance(node, Node) else value
 
 
 def _type_name(value: Any) -> str:
@@ -269,7 +292,7 @@ def _section(v: _Validator, node: Node, index: int) -> Section:
         elif key in ("summary", "text", "assistant_name", "identity", "feedback", "tools"):
             attrs[key] = v.string(item, key)
         elif key in ("foveal_focus", "scope"):
-            attrs[key] = None if item.value is None else v.string(item, key)
+            attrs[key] = None if _value(item) is None else v.string(item, key)
         elif key == "memory":
             attrs[key] = v.string_list(item, "memory")
         elif key == "budget":
@@ -283,27 +306,39 @@ def _section(v: _Validator, node: Node, index: int) -> Section:
     return Section(**attrs)
 
 
-def _strategy(v: _Validator, node: Node, kind: str) -> tuple[str, ...]:
-    specs = (v.string(node, "strategy"),) if isinstance(node.value, str) else v.string_list(node, "strategy")
+# Strategies already validated, by (specs, kind): the same few are written on many sections.
+_STRATEGIES: dict[tuple[tuple[str, ...], str], tuple[str, ...]] = {}
+
+
+def _strategy(v: _Validator, node: Item, kind: str) -> tuple[str, ...]:
+    value = _value(node)
+    specs = (v.string(node, "strategy"),) if isinstance(value, str) else v.string_list(node, "strategy")
+    known = _STRATEGIES.get((specs, kind))
+    if known is not None:
+        return known
     result = []
     for index, spec in enumerate(specs):
-        where = node.value[index] if isinstance(node.value, list) else node
+        where = value[index] if isinstance(value, list) else node
         try:
             name, _ = parse_lens(spec)
         except SessionError as exc:
-            raise exc.located(v.path, where.line, where.col) from None
+            raise exc.located(v.path, *v.where(where)) from None
         if name == "demote" and kind != "behaviors":
             raise v.fail(where, "lens 'demote' works only on sections of kind behaviors", "remove it or change the kind")
         result.append(spec.strip())
-    return tuple(result)
+    if len(_STRATEGIES) >= 1024:
+        _STRATEGIES.clear()
+    known = _STRATEGIES[(specs, kind)] = tuple(result)
+    return known
 
 
-def _behaviors(v: _Validator, node: Node) -> tuple[Behavior, ...]:
-    if not isinstance(node.value, list):
-        raise v.fail(node, f"items must be a list of behaviours, not {_type_name(node.value)}", "write `- {name: ..., content: ...}`")
+def _behaviors(v: _Validator, node: Item) -> tuple[Behavior, ...]:
+    items = _value(node)
+    if not isinstance(items, list):
+        raise v.fail(node, f"items must be a list of behaviours, not {_type_name(items)}", "write `- {name: ..., content: ...}`")
     result = []
-    seen: dict[str, Node] = {}
-    for index, item in enumerate(node.value, start=1):
+    seen: dict[str, Item] = {}
+    for index, item in enumerate(items, start=1):
         fields = v.mapping(item, f"behaviour {index}", BEHAVIOR_KEYS)
         for required in ("name", "content"):
             if required not in fields:
@@ -407,21 +442,139 @@ def _format_of(path: str, text: str) -> str:
     return "yaml"
 
 
-def _jsonl_nodes(text: str, path: str) -> list[Node]:
+# ---------------------------------------------------------------- JSON: a fast path, and the positional one
+#
+# A JSON document is first read with the C scanner (``nodes.fast_json``), which locates only what a
+# valid session keeps (the root, its values, each section), and validated from that. Anything that
+# could go wrong there (the scanner has doubts, an importer claims the document, validation fails)
+# sends the whole document through the positional parser and validation again, so an error is
+# always the one the positional path raises, with its message and position.
+
+
+def _fast_turns(doc: FastDocument, path: str) -> list[Session] | None:
+    """The turn of a fast-read document, or ``None`` when the positional path must load it."""
+    try:
+        view = doc.view()
+        if any(detect(view) for detect, _ in _IMPORTERS):
+            return None  # importers position their blocks: they get positioned nodes
+        return [session_from_node(doc.root, path)]
+    except Exception:  # the positional path raises the real error
+        return None
+
+
+class _LogLine:
+    """One line of a JSON-lines log, parsed; the positioned tree and the validated turn come on demand.
+
+    Constructing one parses the line (fast path, else the positional parser, whose ``SessionError``
+    propagates). Kept in ``_LINE_CACHE``, so a log that grows by a line costs one line to reload.
+    """
+
+    __slots__ = ("_node", "_session", "_view", "fast", "number", "path", "text")
+
+    def __init__(self, path: str, number: int, text: str) -> None:
+        self.path = path
+        self.number = number
+        self.text = text
+        self.fast = fast_json(text, number, 1)
+        self._node = None if self.fast is not None else parse_json(text, path, number, 1, unit="line")
+        self._view: Node | None = None
+        self._session: Session | None = None
+
+    def node(self) -> Node:
+        """The line's positioned tree, as the positional parser builds it.
+
+        Kept only when the line was read on the positional path; otherwise (an importer's lines, a
+        line whose validation failed) it is built again when asked for: positioned trees weigh
+        several times their text, and the cache is bounded by text.
+        """
+        if self._node is not None:
+            return self._node
+        return parse_json(self.text, self.path, self.number, 1, unit="line")
+
+    def view(self) -> Node:
+        """The line as nodes for content detectors (unpositioned when read on the fast path)."""
+        if self._view is None:
+            self._view = self.fast.view() if self.fast is not None else self.node()
+        return self._view
+
+    def session(self) -> Session:
+        """The line validated as a tokenbox turn; errors come from the positional path."""
+        if self._session is None:
+            session = None
+            if self.fast is not None:
+                try:
+                    session = session_from_node(self.fast.root, self.path)
+                except Exception:  # the positional path raises the real error
+                    session = None
+            if session is None:
+                session = session_from_node(self.node(), self.path)
+            self._session = session
+        return self._session
+
+
+class _LineCache:
+    """Parsed log lines by (path, line number, line text), least recently used dropped first.
+
+    Bounded by a number of lines and by the characters of their text; a lock keeps it consistent when
+    several threads load logs (an entry may then be parsed twice, never half stored).
+    """
+
+    def __init__(self, max_lines: int = 4096, max_chars: int = 16 << 20) -> None:
+        self.max_lines = max_lines
+        self.max_chars = max_chars
+        self._entries: OrderedDict[tuple[str, int, str], _LogLine] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int, str]) -> _LogLine | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
+    def put(self, key: tuple[str, int, str], entry: _LogLine) -> None:
+        size = len(key[2])
+        if size > self.max_chars:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._chars -= size
+            self._entries[key] = entry
+            self._chars += size
+            while len(self._entries) > self.max_lines or self._chars > self.max_chars:
+                (_, _, text), _ = self._entries.popitem(last=False)
+                self._chars -= len(text)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._chars = 0
+
+
+_LINE_CACHE = _LineCache()
+
+
+def _jsonl_lines(text: str, path: str) -> list[_LogLine]:
     """Parse a JSON-lines log: blank lines skipped, an unterminated last line ignored unless complete."""
-    nodes = []
+    parsed = []
     lines = text.split("\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        last_unterminated = number == len(lines)
-        try:
-            nodes.append(parse_json(line, path, number, 1, unit="line"))
-        except SessionError:
-            if last_unterminated:
-                break  # an agent is still writing this line
-            raise
-    return nodes
+        key = (path, number, line)
+        entry = _LINE_CACHE.get(key)
+        if entry is None:
+            try:
+                entry = _LogLine(path, number, line)
+            except SessionError:
+                if number == len(lines):
+                    break  # the last line has no newline yet: an agent is still writing it
+                raise
+            _LINE_CACHE.put(key, entry)
+        parsed.append(entry)
+    return parsed
 
 
 def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
@@ -430,18 +583,34 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
 
     fmt = fmt or _format_of(path, text)
     if fmt == "jsonl":
-        nodes = _jsonl_nodes(text, path)
-        if not nodes:
+        lines = _jsonl_lines(text, path)
+        if not lines:
             raise SessionError("no complete session line", "append one JSON session object per line", path, 1, 1)
-        for detect, convert in _LINE_IMPORTERS:
-            if detect(nodes):
-                return convert(nodes, path)
-        return [session_from_node(node, path) for node in nodes]
+        if _LINE_IMPORTERS:
+            views = [line.view() for line in lines]
+            for detect, convert in _LINE_IMPORTERS:
+                if _detects(detect, views, lines):
+                    return convert([line.node() for line in lines], path)
+        return [line.session() for line in lines]
+    if fmt == "json":
+        doc = fast_json(text)
+        if doc is not None:
+            turns = _fast_turns(doc, path)
+            if turns is not None:
+                return turns
     node = parse_json(text, path) if fmt == "json" else parse_yaml(text, path)
     for detect, convert in _IMPORTERS:
         if detect(node):
             return convert(node, path)
     return [session_from_node(node, path)]
+
+
+def _detects(detect: Callable[[list[Node]], bool], views: list[Node], lines: list[_LogLine]) -> bool:
+    """``detect`` on the lines as read; on positioned trees if it needs a position the views lack."""
+    try:
+        return detect(views)
+    except Unlocated:
+        return detect([line.node() for line in lines])
 
 
 def select_turn(turns: list[Session], turn: int | None, path: str) -> Session:
