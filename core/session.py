@@ -466,13 +466,13 @@ class _LogLine:
     """One line of a JSON-lines log, parsed; the positioned tree and the validated turn come on demand.
 
     Constructing one parses the line (fast path, else the positional parser, whose ``SessionError``
-    propagates). Kept in ``_LINE_CACHE``, so a log that grows by a line costs one line to reload.
+    propagates). Kept in ``_LINE_CACHE`` by line number and text, not by file: what a parsed line
+    holds does not depend on the file's name, except a turn's ``path``, set for the file asked for.
     """
 
-    __slots__ = ("_node", "_session", "_view", "fast", "number", "path", "text")
+    __slots__ = ("_node", "_session", "_view", "fast", "number", "text")
 
-    def __init__(self, path: str, number: int, text: str) -> None:
-        self.path = path
+    def __init__(self, number: int, text: str, path: str) -> None:
         self.number = number
         self.text = text
         self.fast = fast_json(text, number, 1)
@@ -480,8 +480,8 @@ class _LogLine:
         self._view: Node | None = None
         self._session: Session | None = None
 
-    def node(self) -> Node:
-        """The line's positioned tree, as the positional parser builds it.
+    def node(self, path: str) -> Node:
+        """The line's positioned tree, as the positional parser builds it (errors name ``path``).
 
         Kept only when the line was read on the positional path; otherwise (an importer's lines, a
         line whose validation failed) it is built again when asked for: positioned trees weigh
@@ -489,31 +489,33 @@ class _LogLine:
         """
         if self._node is not None:
             return self._node
-        return parse_json(self.text, self.path, self.number, 1, unit="line")
+        return parse_json(self.text, path, self.number, 1, unit="line")
 
-    def view(self) -> Node:
+    def view(self, path: str) -> Node:
         """The line as nodes for content detectors (unpositioned when read on the fast path)."""
         if self._view is None:
-            self._view = self.fast.view() if self.fast is not None else self.node()
+            self._view = self.fast.view() if self.fast is not None else self.node(path)
         return self._view
 
-    def session(self) -> Session:
-        """The line validated as a tokenbox turn; errors come from the positional path."""
-        if self._session is None:
-            session = None
+    def session(self, path: str) -> Session:
+        """The line validated as a tokenbox turn of the file ``path``; errors come from the positional path."""
+        session = self._session
+        if session is None:
             if self.fast is not None:
                 try:
-                    session = session_from_node(self.fast.root, self.path)
+                    session = session_from_node(self.fast.root, path)
                 except Exception:  # the positional path raises the real error
                     session = None
             if session is None:
-                session = session_from_node(self.node(), self.path)
-            self._session = session
-        return self._session
+                session = session_from_node(self.node(path), path)
+        elif session.path != path:
+            session = _with_path(session, path)
+        self._session = session
+        return session
 
 
 class _LineCache:
-    """Parsed log lines by (path, line number, line text), least recently used dropped first.
+    """Parsed log lines by (line number, line text), least recently used dropped first.
 
     Bounded by a number of lines and by the characters of their text; a lock keeps it consistent when
     several threads load logs (an entry may then be parsed twice, never half stored).
@@ -522,19 +524,19 @@ class _LineCache:
     def __init__(self, max_lines: int = 4096, max_chars: int = 16 << 20) -> None:
         self.max_lines = max_lines
         self.max_chars = max_chars
-        self._entries: OrderedDict[tuple[str, int, str], _LogLine] = OrderedDict()
+        self._entries: OrderedDict[tuple[int, str], _LogLine] = OrderedDict()
         self._chars = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, int, str]) -> _LogLine | None:
+    def get(self, key: tuple[int, str]) -> _LogLine | None:
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
             return entry
 
-    def put(self, key: tuple[str, int, str], entry: _LogLine) -> None:
-        size = len(key[2])
+    def put(self, key: tuple[int, str], entry: _LogLine) -> None:
+        size = len(key[1])
         if size > self.max_chars:
             return
         with self._lock:
@@ -544,7 +546,7 @@ class _LineCache:
             self._entries[key] = entry
             self._chars += size
             while len(self._entries) > self.max_lines or self._chars > self.max_chars:
-                (_, _, text), _ = self._entries.popitem(last=False)
+                (_, text), _ = self._entries.popitem(last=False)
                 self._chars -= len(text)
 
     def clear(self) -> None:
@@ -563,11 +565,11 @@ def _jsonl_lines(text: str, path: str) -> list[_LogLine]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        key = (path, number, line)
+        key = (number, line)
         entry = _LINE_CACHE.get(key)
         if entry is None:
             try:
-                entry = _LogLine(path, number, line)
+                entry = _LogLine(number, line, path)
             except SessionError:
                 if number == len(lines):
                     break  # the last line has no newline yet: an agent is still writing it
@@ -587,11 +589,11 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
         if not lines:
             raise SessionError("no complete session line", "append one JSON session object per line", path, 1, 1)
         if _LINE_IMPORTERS:
-            views = [line.view() for line in lines]
+            views = [line.view(path) for line in lines]
             for detect, convert in _LINE_IMPORTERS:
-                if _detects(detect, views, lines):
-                    return convert([line.node() for line in lines], path)
-        return [line.session() for line in lines]
+                if _detects(detect, views, lines, path):
+                    return convert([line.node(path) for line in lines], path)
+        return [line.session(path) for line in lines]
     if fmt == "json":
         doc = fast_json(text)
         if doc is not None:
@@ -605,12 +607,12 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
     return [session_from_node(node, path)]
 
 
-def _detects(detect: Callable[[list[Node]], bool], views: list[Node], lines: list[_LogLine]) -> bool:
+def _detects(detect: Callable[[list[Node]], bool], views: list[Node], lines: list[_LogLine], path: str) -> bool:
     """``detect`` on the lines as read; on positioned trees if it needs a position the views lack."""
     try:
         return detect(views)
     except Unlocated:
-        return detect([line.node() for line in lines])
+        return detect([line.node(path) for line in lines])
 
 
 def select_turn(turns: list[Session], turn: int | None, path: str) -> Session:
@@ -623,6 +625,12 @@ def select_turn(turns: list[Session], turn: int | None, path: str) -> Session:
     index = turn - 1 if turn > 0 else count + turn
     chosen = turns[index]
     return _with_history(chosen, tuple(turns[:index]), index + 1, count)
+
+
+def _with_path(session: Session, path: str) -> Session:
+    from dataclasses import replace
+
+    return replace(session, path=path)
 
 
 def _with_history(session: Session, history: tuple[Session, ...], turn: int, count: int) -> Session:

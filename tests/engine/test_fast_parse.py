@@ -461,12 +461,25 @@ def test_a_log_that_grows_by_a_line_parses_only_that_line(monkeypatch: pytest.Mo
 def test_the_line_cache_is_bounded() -> None:
     cache = session._LineCache(max_lines=3, max_chars=10)
     for k in range(5):
-        cache.put(("p", k, "ab"), object())  # type: ignore[arg-type]
-    assert [key[1] for key in cache._entries] == [2, 3, 4]
-    cache.put(("p", 9, "x" * 9), object())  # type: ignore[arg-type]
-    assert cache._chars <= 10 and ("p", 9, "x" * 9) in cache._entries
-    cache.put(("p", 10, "y" * 11), object())  # type: ignore[arg-type]  (too big to keep)
-    assert ("p", 10, "y" * 11) not in cache._entries
+        cache.put((k, "ab"), object())  # type: ignore[arg-type]
+    assert [key[0] for key in cache._entries] == [2, 3, 4]
+    cache.put((9, "x" * 9), object())  # type: ignore[arg-type]
+    assert cache._chars <= 10 and (9, "x" * 9) in cache._entries
+    cache.put((10, "y" * 11), object())  # type: ignore[arg-type]  (too big to keep)
+    assert (10, "y" * 11) not in cache._entries
+
+
+def test_the_same_lines_in_another_file_name_that_file() -> None:
+    good = json.dumps({"tokenbox": 1, "sections": [{"id": "a", "text": "x"}]})
+    bad = json.dumps({"tokenbox": 1, "sections": [{"id": "a", "txt": "x"}]})
+    for path in ("one.jsonl", "two.jsonl", "one.jsonl"):
+        turns = parse_turns(good + "\n" + good + "\n", path)
+        assert [turn.path for turn in turns] == [path, path]
+        assert outcome(lambda path=path: parse_turns(good + "\n" + bad + "\n", path)) == outcome(
+            lambda path=path: reference_turns(good + "\n" + bad + "\n", path, "jsonl")
+        )
+        with pytest.raises(SessionError, match=f"^{path}:2:"):
+            parse_turns(good + "\n" + bad + "\n", path)
 
 
 def test_a_detector_that_reads_positions_gets_positioned_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
