@@ -1,7 +1,9 @@
 """Parse YAML and JSON into a tree of values that remember their line and column.
 
 Validation needs positions for its messages, which neither ``json`` nor PyYAML's safe loader keep.
-JSON goes through a small recursive-descent parser (strings are scanned by the C ``scanstring``);
+JSON is read first by ``fast_json`` (``json``'s C scanner, positions only for what a valid session
+keeps); whatever it cannot vouch for, and every error, goes through a small recursive-descent
+parser (``parse_json``; strings are scanned by the C ``scanstring``), the one source of messages.
 YAML is composed with libyaml's ``CSafeLoader`` when present and converted node by node, so tags
 that would build Python objects, alias bombs and duplicate keys are refused before any value exists.
 """
