@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Machines differ: never fail a property test on how long generating or running an example takes.
+settings.register_profile(
+    "tokenbox",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+settings.load_profile("tokenbox")
 
 _ENV_VARS = (
     "TOKENBOX_MAX_CTX",
