@@ -41,7 +41,8 @@ def alerts(previous: Watermark, plan: Plan | None, error: str | None) -> tuple[l
     if now > previous.band:
         threshold = THRESHOLDS[now - 1]
         severity = "information" if threshold == 75 else "warning" if threshold == 90 else "error"
-        out.append(Alert(f"context usage {usage}% crossed {threshold}%", severity, "budget pressure"))
+        message = f"context usage reached {usage}%" if usage == threshold else f"context usage {usage}% crossed {threshold}%"
+        out.append(Alert(message, severity, "budget pressure"))
     elif now < previous.band:
         out.append(Alert(f"context usage back to {usage}%", "information", "budget pressure"))
     if not plan.ok and previous.ok:
