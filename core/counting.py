@@ -103,6 +103,13 @@ class TokenCounter:
             self._new.pieces[text] = found
         return found
 
+    def forget(self, text: str) -> None:
+        """Drop what is cached about ``text`` (a throw-away text that would only fill the cache)."""
+        for generation in (self._new, self._old):
+            if generation.counts.pop(text, None) is not None:
+                generation.chars -= len(text)
+            generation.pieces.pop(text, None)
+
     def remember(self, text: str, value: int) -> None:
         """Record the exact count of ``text`` found another way (a behaviour block counted line by line)."""
         if text not in self._new.counts:

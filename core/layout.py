@@ -11,6 +11,8 @@ rendered context, kept up to date incrementally by ``JoinedTotal``.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -100,6 +102,14 @@ class LensCache:
         return result
 
 
+def _replay_block(items, start: list[Tier], moves: list[tuple[int, Tier]], upto: int, lines: dict) -> str:
+    """The behaviours block after the first ``upto`` demotions from ``start``."""
+    tiers = list(start)
+    for index, tier in moves[:upto]:
+        tiers[index] = tier
+    return behaviors.render(items, tiers, lines)
+
+
 def fixed_load(parts: list[Assembled], counter: TokenCounter) -> int:
     """Tokens of the critical sections rendered alone (their separators included)."""
     return counter.count_joined([p.text for p in parts if p.section.critical and p.text])
@@ -120,7 +130,9 @@ class _Layout:
     def deficit(self) -> int:
         return self.joined.total - self.available
 
-    def _record(self, index: int, op: str, detail: str, before: int, note: str = "") -> None:
+    def _record(
+        self, index: int, op: str, detail: str, before: int, note: str = "", rebuild: Callable[[], str] | None = None
+    ) -> None:
         piece = self.pieces[index]
         self.steps.append(
             Step(
@@ -132,7 +144,7 @@ class _Layout:
                 tokens_after=piece.tokens,
                 deficit_after=self.deficit,
                 total_after=self.joined.total,
-                text_after=piece.text,
+                text_source=piece.text if rebuild is None else rebuild,
                 note=note,
             )
         )
@@ -174,11 +186,13 @@ class _Layout:
         items = piece.part.section.items
         kept = self._blocks.pop(id(piece), None)
         if kept is not None and kept[1] is piece.tiers:
-            block, demote = kept[0], kept[2]
+            block, demote, shown = kept[0], kept[2], kept[3]
         else:
             tiers = list(piece.tiers)  # type: ignore[arg-type]
             block = behaviors.BlockCount(items, tiers, self.counter.count)
             demote = behaviors.Demoter(items, tiers)
+            shown = behaviors.BlockText(items, tiers, block.lines)
+            shown.start, shown.moves = list(tiers), []
         tiers = block.tiers
         notes = []
         while True:
@@ -187,13 +201,16 @@ class _Layout:
                 return None
             old = tiers[moved]
             block.set_tier(moved, Tier(old + 1))
+            shown.set_tier(moved, tiers[moved])
+            shown.moves.append((moved, tiers[moved]))
             notes.append(f"{items[moved].name}: {old.label} → {tiers[moved].label}")
             if block.total < piece.tokens:
-                text = behaviors.render(items, tiers, block.lines)
+                text = shown.text()
                 if text:
                     self.counter.remember(text, block.total)
-                result = lenses.LensResult(text, list(tiers), "; ".join(notes))
-                self._blocks[id(piece)] = (block, result.tiers, demote)
+                rebuild = functools.partial(_replay_block, items, shown.start, shown.moves, len(shown.moves), block.lines)
+                result = lenses.LensResult(text, tiers, "; ".join(notes), rebuild)
+                self._blocks[id(piece)] = (block, result.tiers, demote, shown)
                 return result
 
     def lenses(self, index: int) -> None:
@@ -211,7 +228,9 @@ class _Layout:
                 self._set_text(index, result.text)
                 if spec not in piece.lenses:
                     piece.lenses.append(spec)
-                self._record(index, "lens", spec, before, result.note)
+                self._record(index, "lens", spec, before, result.note, result.rebuild)
+                if result.rebuild is not None and piece.text:
+                    self.counter.forget(piece.text)  # rebuilt on demand; do not keep every block
 
     def truncate(self, index: int) -> None:
         piece = self.pieces[index]

@@ -8,6 +8,7 @@ lines. No lens calls a model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tokenbox.core import behaviors
@@ -22,6 +23,8 @@ class LensResult:
     text: str
     tiers: list[behaviors.Tier] | None = None
     note: str = ""
+    # how to rebuild ``text`` later, so a long trace need not keep every intermediate text
+    rebuild: Callable[[], str] | None = None
 
 
 def _lines(text: str) -> tuple[list[str], bool]:

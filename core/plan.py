@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +57,15 @@ class Step:
     tokens_after: int
     deficit_after: int
     total_after: int
-    text_after: str = field(repr=False)
+    # the section's text after the step, or a function that rebuilds it (long demote traces)
+    text_source: str | Callable[[], str] = field(repr=False, compare=False)
     note: str = ""
+
+    @property
+    def text_after(self) -> str:
+        """The section's text after this step."""
+        source = self.text_source
+        return source if isinstance(source, str) else source()
 
     def to_dict(self) -> dict[str, Any]:
         return {

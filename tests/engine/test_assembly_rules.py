@@ -152,3 +152,21 @@ def test_demote_lens_in_layout_one_step_per_demotion():
     assert demotes and all(st.tokens_after < st.tokens_before for st in demotes)
     assert "b5" in demotes[0].note  # lowest activation first
     assert p.section("beh").lenses == ("demote",)
+
+
+def test_demote_steps_rebuild_their_text_exactly():
+    """Long demote traces keep a recipe, not every block: each rebuilt text is the one that was counted."""
+    items = [{"name": f"b{i}", "kind": ("directive", "procedure", "constraint")[i % 3], "activation": 0.05 + (i % 19) / 20,
+              "content": f"behaviour {i}: " + "do it well " * (i % 4 + 1), "summary": f"short {i}"} for i in range(60)]
+    s = session([{"id": "beh", "kind": "behaviors", "items": items}, {"id": "q", "kind": "user", "text": "q"}])
+    e = engine()
+    full = e.plan(s, budget=100_000)
+    p = e.plan(s, budget=full.tokens_after // 3)
+    demotes = [st for st in p.steps if st.detail == "demote"]
+    assert len(demotes) > 10
+    for k, step in enumerate(p.steps, start=1):
+        assert count(step.text_after) == step.tokens_after
+        state = p.state_at(k)
+        assert state.total == count("\n\n".join(x.text for x in state.sections if x.text))
+    last = p.state_at(len(p.steps))
+    assert [x.text for x in last.sections] == [r.text_after for r in p.sections]
