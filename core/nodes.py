@@ -335,25 +335,16 @@ def _measure(container: dict[str, Any] | list[Any], depth: int, strings: bool) -
         items = container
     for item in items:
         kind = type(item)
-        if kind is str:
-            if strings and not _surrogate_free(item):
-                raise _Refused("surrogate")
-        elif kind is int:
-            if not _INT_LOW < item < _INT_HIGH:
-                raise _Refused("integer")
-        elif kind is dict or kind is list:
+        if kind is dict or kind is list:
             if item:
                 count += _measure(item, depth + 1, strings)
-        elif kind is float and not math.isfinite(item):
-            raise _Refused("number")
+        else:
+            _check_scalar(item, kind, strings)
     return count
 
 
-def _value_size(value: Any, depth: int, strings: bool) -> int:
-    """``_measure`` for any value: 1 for itself plus what it holds."""
-    kind = type(value)
-    if (kind is dict or kind is list) and value:
-        return 1 + _measure(value, depth, strings)
+def _check_scalar(value: Any, kind: type, strings: bool) -> None:
+    """Refuse a scalar the positional parser would refuse or read differently."""
     if kind is str:
         if strings and not _surrogate_free(value):
             raise _Refused("surrogate")
@@ -362,6 +353,14 @@ def _value_size(value: Any, depth: int, strings: bool) -> int:
             raise _Refused("integer")
     elif kind is float and not math.isfinite(value):
         raise _Refused("number")
+
+
+def _value_size(value: Any, depth: int, strings: bool) -> int:
+    """``_measure`` for any value: 1 for itself plus what it holds."""
+    kind = type(value)
+    if kind is dict or kind is list:
+        return 1 + _measure(value, depth, strings) if value else 1
+    _check_scalar(value, kind, strings)
     return 1
 
 

@@ -77,13 +77,6 @@ async def assert_mended_on_screen(pilot, max_ctx: int) -> None:
     await assert_responsive(pilot)
 
 
-@pytest.fixture
-def session(tmp_path):
-    path = tmp_path / "session.yaml"
-    path.write_text(FACET)
-    return path
-
-
 # ---------------------------------------------------------------- unreadable files
 
 

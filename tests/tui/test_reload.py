@@ -10,8 +10,6 @@ import io
 import json
 import os
 
-import pytest
-
 from tests.tui.helpers import (
     SIZE,
     assert_responsive,
@@ -54,13 +52,6 @@ async def assert_shown(pilot, n: int, error: str | None = None) -> None:
     else:
         assert "✗" in lines[-2] and error in "\n".join(lines)
     await assert_responsive(pilot)
-
-
-@pytest.fixture
-def session(tmp_path):
-    path = tmp_path / "session.yaml"
-    path.write_text(FACET)
-    return path
 
 
 async def test_in_place_write(session):
