@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from tokenbox.core.errors import ConfigError, SessionError, TokenizerError
+from tokenbox.core.errors import ConfigError, SessionError, TokenizerError, WhatIfTooSmall
 from tokenbox.core.model import Session
 from tokenbox.core.models import lookup_model
 from tokenbox.core.session import DEFAULT_MAX_FILE_BYTES
@@ -21,6 +21,13 @@ from tokenbox.core.session import DEFAULT_MAX_FILE_BYTES
 DEFAULT_MAX_CTX = 16384
 CONFIG_KEYS = ("max_ctx", "reserve_out", "headroom", "tokenizer", "max_file_size")
 MAX_COUNT = 10**9
+WHAT_IF_STEP_PERCENT = 5  # one what-if step (``Engine.plan(what_if=k)``): k × 5% of the resolved max_ctx
+DEFAULT_WARN_LEVELS = (75, 90, 100)  # usage percentages that raise a warning, an alarm, an overflow
+
+
+def warn_levels() -> tuple[int, int, int]:
+    """The usage thresholds (percent of max_ctx) every view colours and alerts by: the one source."""
+    return DEFAULT_WARN_LEVELS
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,23 @@ class Resolved:
 def available_tokens(max_ctx: int, headroom: float, reserve_out: int) -> int:
     """``floor(max_ctx * (1 - headroom)) - reserve_out``, with headroom taken as the decimal written."""
     return int(max_ctx * (1 - Fraction(repr(float(headroom))))) - reserve_out
+
+
+def what_if_budget(resolved: Resolved, steps: int) -> Resolved:
+    """``resolved`` with max_ctx moved by ``steps`` × ``WHAT_IF_STEP_PERCENT`` % (headroom and reserve kept).
+
+    Raises ``WhatIfTooSmall`` when nothing would be left available.
+    """
+    if not steps:
+        return resolved
+    max_ctx = max(1, resolved.max_ctx * (100 + WHAT_IF_STEP_PERCENT * steps) // 100)
+    available = available_tokens(max_ctx, resolved.headroom, resolved.reserve_out)
+    if available <= 0:
+        raise WhatIfTooSmall(
+            f"what-if budget too small: max_ctx {max_ctx} ({WHAT_IF_STEP_PERCENT * steps:+d}%) leaves {available} tokens available",
+            "press 0 for the file's budget",
+        )
+    return replace(resolved, max_ctx=max_ctx, available=available)
 
 
 def resolve(

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from tokenbox.core.assembly import Assembled, Assembler, Assembly
-from tokenbox.core.config import Resolved, Settings, load_settings, resolve
+from tokenbox.core.config import Resolved, Settings, load_settings, resolve, what_if_budget
 from tokenbox.core.counting import TokenCounter
 from tokenbox.core.errors import BadInput, ContextCriticalOverflow, TokenizerError
 from tokenbox.core.layout import LayoutResult, LensCache, run_layout
@@ -111,13 +111,18 @@ class Engine:
         *,
         trimming: str | None = None,
         reserve_out: int | None = None,
+        what_if: int = 0,
     ) -> Plan:
-        """Plan one turn. ``budget`` overrides ``max_ctx``; ``tokenizer`` overrides the tokenizer name.
+        """Plan one turn. ``budget`` overrides ``max_ctx``; ``tokenizer`` overrides the tokenizer name;
+        ``what_if`` moves the resolved max_ctx by that many ``WHAT_IF_STEP_PERCENT`` % steps (the plan
+        keeps the base and the step; a what-if that leaves nothing available raises ``WhatIfTooSmall``).
 
         Raises ``BadInput`` subclasses for unusable settings; critical overflow is reported in the
         plan (``plan.ok`` false, ``plan.error`` set), not raised.
         """
         resolved = self.resolve(session, budget=budget, tokenizer=tokenizer, trimming=trimming, reserve_out=reserve_out)
+        base_max_ctx = resolved.max_ctx if what_if else None
+        resolved = what_if_budget(resolved, what_if)
         counter = self.counter(resolved.tokenizer)
         assembler = self._assemblers.get(resolved.tokenizer)
         if assembler is None:
@@ -145,6 +150,8 @@ class Engine:
             context_cache=assembly.context_cache,
             trimming=resolved.trimming,
             recorded=session.recorded,
+            base_max_ctx=base_max_ctx,
+            what_if=what_if,
         )
         if isinstance(outcome, ContextCriticalOverflow):
             sections = tuple(

@@ -56,6 +56,10 @@ class SessionError(BadInput):
     """The session file is malformed: syntax, shape, types, values."""
 
 
+class NotYetComplete(SessionError):
+    """The file holds no complete turn yet (an agent is still writing it): a state to wait in, not a fault."""
+
+
 class FileTooLarge(SessionError):
     """The file is bigger than the configured size limit; it was not read."""
 
@@ -66,6 +70,10 @@ class TokenizerError(BadInput):
 
 class ConfigError(BadInput):
     """A bad value in the environment, the config file or a command-line flag."""
+
+
+class WhatIfTooSmall(ConfigError):
+    """A what-if budget (``Engine.plan(what_if=k)``) leaves no tokens available; the file itself is fine."""
 
 
 class ContextCriticalOverflow(TokenboxError):

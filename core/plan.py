@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,6 +160,8 @@ class Plan:
     error: dict[str, str] | None = None
     fixed_load: int = 0
     recorded: RecordedUsage | None = None
+    base_max_ctx: int | None = None  # max_ctx before a what-if change (None: no what-if)
+    what_if: int = 0  # what-if steps of ``WHAT_IF_STEP_PERCENT`` % applied to ``base_max_ctx``
 
     @property
     def ok(self) -> bool:
@@ -187,18 +189,8 @@ class Plan:
 
     @property
     def fingerprint(self) -> str:
-        """``sha256:`` + the hex digest of the rendered context (UTF-8), hashed piece by piece
-        so that a large context is never held twice in memory."""
-        digest = hashlib.sha256()
-        separator = SEPARATOR.encode("utf-8")
-        first = True
-        for section in self.sections:
-            if section.text_after:
-                if not first:
-                    digest.update(separator)
-                digest.update(section.text_after.encode("utf-8"))
-                first = False
-        return "sha256:" + digest.hexdigest()
+        """``sha256:`` + the hex digest of the rendered context (UTF-8); see ``fingerprint_of``."""
+        return fingerprint_of(s.text_after for s in self.sections)
 
     def section(self, section_id: str) -> SectionResult:
         for s in self.sections:
@@ -243,6 +235,21 @@ class Plan:
         if self.session.source_format != "tokenbox" or self.recorded is not None:
             data["recorded"] = self.recorded.to_dict() if self.recorded else None
         return data
+
+
+def fingerprint_of(texts: Iterable[str]) -> str:
+    """``sha256:`` + the digest of the non-empty ``texts`` joined by ``SEPARATOR``, hashed piece by piece
+    so that a large context is never held twice in memory (the plan's and the TUI's one definition)."""
+    digest = hashlib.sha256()
+    separator = SEPARATOR.encode("utf-8")
+    first = True
+    for text in texts:
+        if text:
+            if not first:
+                digest.update(separator)
+            digest.update(text.encode("utf-8"))
+            first = False
+    return "sha256:" + digest.hexdigest()
 
 
 def _number(value: float) -> int | float:

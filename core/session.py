@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tokenbox.core import kinds
-from tokenbox.core.errors import FileTooLarge, SessionError
+from tokenbox.core.errors import FileTooLarge, NotYetComplete, SessionError
 from tokenbox.core.lensspec import parse_lens
 from tokenbox.core.model import (
     BEHAVIOR_KINDS,
@@ -587,7 +587,7 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
     if fmt == "jsonl":
         lines = _jsonl_lines(text, path)
         if not lines:
-            raise SessionError("no complete session line", "append one JSON session object per line", path, 1, 1)
+            raise NotYetComplete("no complete session line", "append one JSON session object per line", path, 1, 1)
         if _LINE_IMPORTERS:
             views = [line.view(path) for line in lines]
             for detect, convert in _LINE_IMPORTERS:

@@ -32,15 +32,15 @@ class Alert:
 def alerts(previous: Watermark, plan: Plan | None, error: str | None) -> tuple[list[Alert], Watermark]:
     """The alerts for the newly shown plan/error, and the new watermark."""
     out: list[Alert] = []
-    if error and error != previous.error:
-        out.append(Alert(printable(error, 300), "error", "reload failed"))
+    if error and error != previous.error:  # errors live in the status line; a toast only when asked for
+        out.append(Alert(printable(error, 300), "error", "error"))
     if plan is None:
         return out, Watermark(previous.band, previous.ok, error, previous.turn_key)
     usage = plan.usage_percent
     now = band(usage)
     if now > previous.band:
         threshold = THRESHOLDS[now - 1]
-        severity = "information" if threshold == 75 else "warning" if threshold == 90 else "error"
+        severity = ("information", "warning", "error")[now - 1]
         message = f"context usage reached {usage}%" if usage == threshold else f"context usage {usage}% crossed {threshold}%"
         out.append(Alert(message, severity, "budget pressure"))
     elif now < previous.band:

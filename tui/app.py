@@ -23,8 +23,9 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
-from textual.worker import get_current_worker
 from tokenbox.core import Plan
+from tokenbox.core.config import WHAT_IF_STEP_PERCENT
+from tokenbox.core.model import TRIMMING_POLICIES as POLICIES
 from tokenbox.core.textsafe import printable
 from tokenbox.tui import watcher
 from tokenbox.tui.alerts import Watermark, alerts
@@ -35,20 +36,24 @@ from tokenbox.tui.detail import DetailView
 from tokenbox.tui.gauge import Gauge
 from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.keys import KEYS, bindings
-from tokenbox.tui.messages import FileChanged, PlanComputed
+from tokenbox.tui.messages import FileChanged, PlanComputed, TimelineFilled
 from tokenbox.tui.planner import Outcome, Planner, PlanRequest, TurnPoint
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.sections import SectionBars, SectionHeader
 from tokenbox.tui.status import Status, StatusLine
+from tokenbox.tui.terminal import TerminalGone, driver_class
 from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
 from tokenbox.tui.view import View, describe_changes
 
-POLICIES = ("tokenbox", "progressive")
-MIN_WHAT_IF = -19  # 5% of max_ctx
+MIN_WHAT_IF = 1 - 100 // WHAT_IF_STEP_PERCENT  # the smallest what-if that leaves some max_ctx
 MAX_WHAT_IF = 200
 TOAST_LIMIT = 600  # characters of one toast line
+TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
+WORKING_AFTER = 0.5  # seconds: a plan running longer says so in the status line
+NARROW = 120  # columns: below this the sidebar narrows
+HIDDEN = 100  # columns: below this the sidebar hides (``s`` shows it)
 RELOAD_INTERVAL = 0.2  # seconds: file events closer than this to the last reload coalesce into one more
 FROZEN_ENV = "TOKENBOX_TUI_FROZEN"  # set to 1: no clock or timings on screen (tests, demos)
 
@@ -75,9 +80,10 @@ class TokenboxApp(App[None]):
         toast_seconds: float | None = None,
         reserve_out: int | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(driver_class=driver_class())
         self.path = os.path.abspath(path)
         self.display_name = display_name or os.path.basename(self.path)
+        self.reset_view()
         self.frozen = os.environ.get(FROZEN_ENV, "") not in ("", "0") if frozen is None else frozen
         self.watching = watch
         self.toast_seconds = toast_seconds
@@ -87,31 +93,37 @@ class TokenboxApp(App[None]):
         self._trimming = trimming
         self._reserve_out = reserve_out
         self._sidebar: str | None = None  # "trace" | "breakdown"; None: breakdown for imported sessions
+        self._sidebar_shown: bool | None = None  # None: by the terminal's width; else toggled with ``s``
         self._what_if = 0
-        self._turn: int | None = None  # None = follow the newest turn
         self._cycle_tokenizer = False
         self._seq = 0
         self._handled_seq = 0
+        self._in_flight: PlanRequest | None = None  # the request being planned (never cancelled)
+        self._follow_up: PlanRequest | None = None  # at most one follow-up; a newer request replaces it
+        self._working = False  # the running plan has taken longer than WORKING_AFTER
         self._dirty = True  # the file must be read again on the next request
         self._stop = threading.Event()
-        # what is shown
+        self.plans_shown = 0
+        self._reload_timer: Timer | None = None
+        self._last_reload = float("-inf")
+        self._reloaded: str | None = None
+        self._last_change = ""
+
+    def reset_view(self) -> None:
+        """Everything shown about one session, back to 'nothing yet' (a new session replaces it all)."""
         self.outcome: Outcome | None = None
         self.plan: Plan | None = None
         self.step = 0
         self._at_end = True
         self.selected = 0
         self.file_error: str | None = None
+        self.waiting = False  # the file has no complete turn yet (a state, not an error)
         self.settings_error: str | None = None
         self.timeline: tuple[TurnPoint, ...] = ()
         self.turn_count = 0
-        self.plans_shown = 0
-        self.file_events = 0  # FileChanged messages handled (the planner counts the runs they caused)
-        self._reload_timer: Timer | None = None
-        self._last_reload = float("-inf")
+        self._turn: int | None = None  # None = follow the newest turn
         self._changes = ""
-        self._reloaded: str | None = None
-        self._watermark = Watermark()
-        self._last_change = ""
+        self._watermark = Watermark()  # a new session's thresholds are news again
 
     # ------------------------------------------------------------------ layout
 
@@ -138,7 +150,6 @@ class TokenboxApp(App[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.theme = "textual-dark"
         self.query_one("#timeline", Timeline).display = False
         self.query_one(SectionBars).focus()
         self._refresh_all()
@@ -156,11 +167,20 @@ class TokenboxApp(App[None]):
 
     @property
     def planner(self) -> Planner:
-        """The planner (its counters tell tests how many runs, loads and plans were really made)."""
+        """The planner that loads and plans this app's file."""
         return self._planner
 
+    @property
+    def busy(self) -> bool:
+        """Whether a plan request is running or queued (tests wait for ``not busy``)."""
+        return self._in_flight is not None or self._follow_up is not None
+
     def request_plan(self, reason: str, *, reload: bool = False) -> None:
-        """Ask the worker for a new plan with the current settings (newest request wins)."""
+        """Ask for a new plan with the current settings.
+
+        One request runs at a time and is never cancelled (a finished load is always shown); while it
+        runs, the newest request waits as the one follow-up, replacing an older waiting one.
+        """
         self._seq += 1
         if reload:
             self._dirty = True
@@ -177,16 +197,32 @@ class TokenboxApp(App[None]):
             seq=self._seq,
             reserve_out=self._reserve_out,
         )
+        if self._in_flight is not None:
+            self._follow_up = request
+            return
+        self._start(request)
+
+    def _start(self, request: PlanRequest) -> None:
+        self._in_flight = request
+        self._working = False
+        self.set_timer(WORKING_AFTER, lambda: self._still_working(request))
         self._plan_worker(request)
 
-    @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
+    def _still_working(self, request: PlanRequest) -> None:
+        if self._in_flight is request:
+            self._working = True
+            self._refresh_status()
+
+    @work(thread=True, group="plan", exit_on_error=False)
     def _plan_worker(self, request: PlanRequest) -> None:
-        # exclusive: a newer request cancels this one; cancelled requests waiting for the planner's
-        # lock give up at once, so a burst of requests coalesces into a few plans
-        worker = get_current_worker()
-        outcome = self._planner.run(request, lambda: worker.is_cancelled)
-        if outcome is not None and not worker.is_cancelled:
-            self.post_message(PlanComputed(outcome))
+        planner = self._planner
+        outcome = planner.run(request)
+        self.post_message(PlanComputed(outcome))
+        if outcome.plan is not None and not outcome.timeline_complete:
+            # recorded usage is on screen already; the estimates of uncached turns follow
+            filled = planner.fill_timeline(outcome)
+            if filled is not None:
+                self.post_message(TimelineFilled(filled))
 
     @work(thread=True, group="watch", exit_on_error=False)
     def _watch(self) -> None:
@@ -198,7 +234,6 @@ class TokenboxApp(App[None]):
         A burst of writes (an agent streaming into the file) costs a few plans a second and its
         last state is always shown; a single edit is never delayed.
         """
-        self.file_events += 1
         self._last_change = message.what
         self._dirty = True
         if self._reload_timer is not None:
@@ -215,31 +250,52 @@ class TokenboxApp(App[None]):
         self._last_reload = time.monotonic()
         self.request_plan(f"file {self._last_change}", reload=True)
 
+    def accepts(self, outcome: Outcome) -> bool:
+        """Whether ``outcome`` belongs on this screen (a subclass refuses plans of a file it left)."""
+        return True
+
     def on_plan_computed(self, message: PlanComputed) -> None:
         outcome = message.outcome
         request = outcome.request
-        if request.seq < self._handled_seq:
+        if self._in_flight is request:
+            self._in_flight = None
+            self._working = False
+            if self._follow_up is not None:
+                queued, self._follow_up = self._follow_up, None
+                self._start(queued)
+        if not self.accepts(outcome) or request.seq < self._handled_seq:
+            self._refresh_status()
             return
         self._handled_seq = request.seq
         if request.reload and request.seq == self._seq:
             self._dirty = False
-        if request.reload or outcome.error_kind == "load":
+        kind = outcome.error_kind
+        if request.reload or kind in ("load", "waiting"):
             self.file_error = outcome.file_error
-        self.settings_error = outcome.error if outcome.error_kind in ("settings", "internal") else None
+            self.waiting = kind == "waiting"
+        self.settings_error = outcome.error if kind in ("settings", "internal", "what_if") else None
         self.outcome = outcome
         if outcome.plan is not None:
             self._show_plan(outcome)
         if request.reload and not self.frozen:
             self._reloaded = time.strftime("%H:%M:%S")
-        error = self.file_error or self.settings_error
-        if waiting_note(error):
-            error = None  # no complete turn yet: a state, not a failure
-        found, self._watermark = alerts(self._watermark, outcome.plan, self._short(error) if error else None)
+        found, self._watermark = alerts(self._watermark, outcome.plan, None)
         for alert in found:
-            timeout = self.toast_seconds or (8 if alert.severity == "error" else 5)
             self.notify(alert.message, title=alert.title, severity=alert.severity,  # type: ignore[arg-type]
-                        timeout=timeout, markup=False)
+                        timeout=self.toast_seconds or TOAST_SECONDS.get(alert.severity, 4.0), markup=False)
+        self.refresh_bindings()
         self._refresh_all()
+
+    def on_timeline_filled(self, message: TimelineFilled) -> None:
+        """The estimates of every turn, once the newest plan is on screen."""
+        if self.outcome is not None and message.outcome.request is self.outcome.request:
+            self.outcome = message.outcome
+            self.timeline = message.outcome.timeline
+            self._refresh_all()
+
+    def on_terminal_gone(self, message: TerminalGone) -> None:
+        """The terminal vanished without a hang-up signal (``su``, ``setsid``): nothing to draw on, quit."""
+        self.exit(return_code=1)
 
     def _show_plan(self, outcome: Outcome) -> None:
         plan = outcome.plan
@@ -281,6 +337,9 @@ class TokenboxApp(App[None]):
         ``markup=False``, and messages quote file names and user values; so every toast of this
         app (and of its subclasses) goes through ``plain`` here. Line breaks are kept.
         """
+        if markup:  # Textual's own notifications (the palette, ctrl+q): trusted text with markup
+            super().notify(message, title=title, severity=severity, timeout=timeout, markup=True)
+            return
         text = "\n".join(plain(line, TOAST_LIMIT) for line in str(message).split("\n"))
         super().notify(text, title=plain(str(title), FIELD_LIMIT), severity=severity, timeout=timeout, markup=False)
 
@@ -294,10 +353,8 @@ class TokenboxApp(App[None]):
 
     def _refresh_all(self) -> None:
         view = self.current_view()
-        outcome = self.outcome
-        self.query_one(Gauge).show(
-            view, what_if=self._what_if, base_max_ctx=outcome.base_max_ctx if outcome else None
-        )
+        self._layout_sidebar()
+        self.query_one(Gauge).show(view)
         following = self._turn is None
         timeline = self.query_one(Timeline)
         recorded = view is not None and has_recorded(self.timeline)
@@ -312,11 +369,10 @@ class TokenboxApp(App[None]):
         self._show_sidebar_mode(view)
         self.query_one(SectionBars).show(view, self.selected if view else None)
         message = None
-        if self.plan is not None and self.file_error:
-            message = f"{self._short(self.file_error)}\n(showing the last good plan; watching the file for a fix)"
-        waiting = waiting_note(self.file_error)
-        if self.plan is None and waiting:
-            message = (f"{plain(self.display_name)}: {waiting}\n\nThe file has no complete turn yet "
+        waiting = waiting_note(self.file_error) if self.waiting else None
+        if self.plan is None and self.waiting:
+            message = (f"{plain(self.display_name)}: {waiting or 'waiting for the first complete turn'}\n\n"
+                       "The file has no complete turn yet "
                        "(the agent writes the prompt first and the reply when it arrives).\n"
                        "Watching the file: the view appears as soon as the first turn is complete.")
         elif self.plan is None:
@@ -329,11 +385,16 @@ class TokenboxApp(App[None]):
         self.query_one(DetailView).show(view, self.selected if view else None, message)
         self.query_one("#detail-title", Static).update(Text(self._detail_title(view), end=""))
         self.query_one("#topbar", Static).update(Text(self._topbar(view), no_wrap=True, overflow="ellipsis", end=""))
-        error = self.settings_error if waiting else self.file_error or self.settings_error
-        if self.file_error and not waiting and self.plan is not None:
-            error = f"{self._short(self.file_error)} — showing the last good plan"
-        elif error:
-            error = self._short(error)
+        self._refresh_status()
+
+    def _refresh_status(self) -> None:
+        """The status line: the one place an error is shown while a plan is on screen."""
+        outcome = self.outcome
+        error = None if self.waiting else self.file_error
+        if error and self.plan is not None:
+            error = f"{self._short(error)} — showing the last good plan"
+        elif error or self.settings_error:
+            error = self._short(error or self.settings_error or "")
         elif self.plan is not None and not self.plan.ok:
             error = "critical overflow: " + (self.plan.error or {}).get("message", "")
         plan_ms = None if self.frozen or outcome is None else outcome.plan_seconds * 1000
@@ -342,10 +403,24 @@ class TokenboxApp(App[None]):
         )
 
     def _note(self) -> str:
-        notes = [waiting_note(self.file_error) or ""]
+        notes = []
+        if self.waiting:
+            notes.append(waiting_note(self.file_error) or "waiting for the first complete turn")
+        if self._working:
+            notes.append("planning…" + (" (the plan shown is stale)" if self._dirty and self.plan is not None else ""))
+        elif self._dirty and self.plan is not None and self.busy:
+            notes.append("stale: re-reading the file")
         if self._what_if:
-            notes.append(f"what-if {self._what_if * 5:+d}% (0 resets)")
+            notes.append(f"what-if {self._what_if * WHAT_IF_STEP_PERCENT:+d}% (0 resets)")
         return " · ".join(n for n in notes if n)
+
+    def _layout_sidebar(self) -> None:
+        """Below ``NARROW`` columns the sidebar narrows, below ``HIDDEN`` it hides unless ``s`` shows it."""
+        width = self.size.width
+        sidebar = self.query_one("#sidebar")
+        shown = self._sidebar_shown if self._sidebar_shown is not None else width >= HIDDEN
+        sidebar.display = shown
+        sidebar.set_class(width < NARROW, "-narrow")
 
     def _show_sidebar_mode(self, view: View | None) -> None:
         """The lower sidebar: the trim trace, or the token breakdown (the default for imported sessions)."""
@@ -390,11 +465,17 @@ class TokenboxApp(App[None]):
         self.action_step_to(max(0, min(len(self.plan.steps), self.step + delta)))
 
     def action_step_to(self, step: int) -> None:
+        """Show the layout after ``step``; the section that step changed (or undid) is selected."""
         if self.plan is None:
             return
         last = len(self.plan.steps)
-        self.step = last if step < 0 else max(0, min(last, step))
+        old, self.step = self.step, last if step < 0 else max(0, min(last, step))
         self._at_end = self.step == last
+        if self.step != old and max(self.step, old) - min(self.step, old) == 1:
+            changed = self.plan.steps[max(self.step, old) - 1].section
+            ids = [s.id for s in self.plan.sections]
+            if changed in ids:
+                self.selected = ids.index(changed)
         self._refresh_all()
 
     def action_select(self, delta: int) -> None:
@@ -434,7 +515,8 @@ class TokenboxApp(App[None]):
         if self.plan is None or self.turn_count <= 1:
             self.notify("not a multi-turn .jsonl log", timeout=2, markup=False)
             return
-        current = self.plan.session.turn
+        # from the turn asked for last, not the one on screen: a burst ``[[[`` moves three turns
+        current = self._turn if self._turn is not None else self.plan.session.turn
         self._turn = max(1, min(self.turn_count, current + delta))
         self.request_plan("turn")
         self._refresh_all()
@@ -449,6 +531,17 @@ class TokenboxApp(App[None]):
         showing = self._sidebar == "breakdown" if self._sidebar else imported
         self._sidebar = "trace" if showing else "breakdown"
         self._refresh_all()
+
+    def action_toggle_sidebar(self) -> None:
+        """Show or hide the sidebar (it hides by itself on narrow terminals)."""
+        self._sidebar_shown = not self.query_one("#sidebar").display
+        self._refresh_all()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys that do not apply are hidden from the footer: turn keys only for multi-turn logs."""
+        if action in ("turn", "follow") and self.turn_count <= 1:
+            return None
+        return True
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -484,6 +577,8 @@ def _main(argv: list[str]) -> int:
         return fail(usage_message(exc))
     settings = dict(budget=options.budget, tokenizer=options.tokenizer, trimming=options.trimming,
                     reserve_out=options.reserve_out)
+    if options.file is not None and os.path.isdir(options.file):
+        return fail(f"{printable(options.file)}: is a directory (give a session file: .yaml, .json or .jsonl)")
     with contextlib.ExitStack() as stack:
         if options.claude:
             from tokenbox.tui.claude_app import ClaudeApp

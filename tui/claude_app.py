@@ -12,11 +12,9 @@ from collections.abc import Mapping
 
 from textual import work
 from textual.message import Message
-from tokenbox.tui.alerts import Watermark
 from tokenbox.tui.app import TokenboxApp
 from tokenbox.tui.claude import POLL_SECONDS, Discovery, SessionWatch
-from tokenbox.tui.messages import PlanComputed
-from tokenbox.tui.planner import Planner
+from tokenbox.tui.planner import Outcome, Planner
 
 
 class NewSession(Message):
@@ -77,17 +75,7 @@ class ClaudeApp(TokenboxApp):
         self._planner = Planner()
         self._stop.set()  # the old file's watcher ends
         self._stop = threading.Event()
-        self.outcome = None
-        self.plan = None
-        self.timeline = ()
-        self.turn_count = 0
-        self.step = 0
-        self._at_end = True
-        self.selected = 0
-        self.file_error = self.settings_error = None
-        self._turn = None
-        self._changes = ""
-        self._watermark = Watermark()  # the new session's thresholds are news again
+        self.reset_view()
         self.notify(f"new Claude Code session: following {self.display_name}", title="Claude Code",
                     timeout=self.toast_seconds or 6, markup=False)
         self._refresh_all()
@@ -95,10 +83,8 @@ class ClaudeApp(TokenboxApp):
         if self.watching:
             self._watch()
 
-    def on_plan_computed(self, message: PlanComputed) -> None:
-        if message.outcome.request.path != self.path:
-            return  # planned for the transcript we followed before a switch
-        super().on_plan_computed(message)
+    def accepts(self, outcome: Outcome) -> bool:
+        return outcome.request.path == self.path  # not a plan of the transcript followed before a switch
 
     def _note(self) -> str:
         notes = [note for note in (super()._note(), self.discovery.note) if note]

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from importlib import resources
 
 from tokenbox.core.cliargs import Parser, UsageError, non_negative_int, package_version, positive_int
+from tokenbox.core.model import TRIMMING_POLICIES
 from tokenbox.core.textsafe import printable
 
 EXIT_BAD = 2
-DEFAULT_SAMPLE = "passepartout_turn.yaml"
-TRIMMING = ("tokenbox", "progressive")
+DEFAULT_SAMPLE = "facet_layout.yaml"  # a sample that trims: the first screen shows the product
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--budget", type=positive_int, metavar="N", help="context window (max_ctx) in tokens")
     parser.add_argument("--tokenizer", metavar="NAME", help="tokenizer name (see `tokenbox tokenizers`)")
-    parser.add_argument("--trimming", choices=TRIMMING, help="trimming policy (default: the file's)")
+    parser.add_argument("--trimming", choices=TRIMMING_POLICIES, help="trimming policy (default: the file's)")
     parser.add_argument("--reserve-out", type=non_negative_int, metavar="N",
                         help="tokens kept free for the reply (default: the file's, e.g. a request's max_tokens)")
     parser.add_argument(

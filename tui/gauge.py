@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
+from tokenbox.core.config import WHAT_IF_STEP_PERCENT
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.view import View, colour_of, fmt, gauge_cells, level
 
@@ -26,8 +27,8 @@ class Gauge(Static):
     DEFAULT_CSS = "Gauge { height: auto; }"
     last_text: Text = Text()
 
-    def show(self, view: View | None, *, what_if: int = 0, base_max_ctx: int | None = None) -> None:
-        self.last_text = render_gauge(view, max(10, self.content_region.width or 34), what_if, base_max_ctx)
+    def show(self, view: View | None) -> None:
+        self.last_text = render_gauge(view, max(10, self.content_region.width or 34))
         self.update(self.last_text)
 
 
@@ -46,7 +47,7 @@ def _row(out: Text, label: str, value: str | Text, style: str | Style = "", swat
     out.append("\n")
 
 
-def render_gauge(view: View | None, width: int, what_if: int, base_max_ctx: int | None) -> Text:
+def render_gauge(view: View | None, width: int) -> Text:
     """The gauge as text, ``width`` cells wide."""
     out = Text(no_wrap=True, overflow="ellipsis", end="")
     if view is None:
@@ -56,9 +57,14 @@ def render_gauge(view: View | None, width: int, what_if: int, base_max_ctx: int 
         return out
     plan, approx = view.plan, view.approx
     percent = view.percent
-    colour = LEVEL_COLOURS[level(percent)]
+    # over budget at the shown step is red whatever the percentage of max_ctx says
+    colour = LEVEL_COLOURS["crit" if view.state.deficit > 0 or not plan.ok else level(percent)]
+    pending = bool(getattr(plan, "pending", False))  # the lead's transcript path: a turn not sent yet
     out.append("Context ", "bold")
-    out.append(f"{approx}{percent}%", Style(color=colour, bold=True))
+    out.append(f"{'≈' if pending else approx}{percent}%", Style(color=colour, bold=True))
+    if pending:
+        out.append(" ")
+        out.append("pending", "italic")
     if view.last_step:  # the gap is its own segment: a segment never starts with blanks (SVG viewers drop them)
         out.append("  ")
         out.append(f"step {view.step}/{view.last_step}", "dim")
@@ -79,8 +85,9 @@ def render_gauge(view: View | None, width: int, what_if: int, base_max_ctx: int 
     _row(out, "reserve_out", fmt(b.reserve_out), swatch="reserve")
     _row(out, "headroom", f"{fmt(b.max_ctx - b.available - b.reserve_out)} ({b.headroom:g})", swatch="headroom")
     _row(out, "joins", fmt(view.joins, approx), swatch="joins")
-    if what_if and base_max_ctx:
-        _row(out, "what-if", f"max_ctx {what_if * 5:+d}% (file {fmt(base_max_ctx)})", Style(color="#61afef", bold=True))
+    if plan.what_if and plan.base_max_ctx:
+        _row(out, "what-if", f"max_ctx {plan.what_if * WHAT_IF_STEP_PERCENT:+d}% of {fmt(plan.base_max_ctx)}",
+             Style(color="#61afef", bold=True))
     tokenizer = Text(plain(plan.tokenizer.name, FIELD_LIMIT))
     tokenizer.append(" exact" if plan.tokenizer.exact else " ≈ approximate",
                      "dim" if plan.tokenizer.exact else Style(color=LEVEL_COLOURS["warn"]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual.binding import Binding
+from tokenbox.core.config import WHAT_IF_STEP_PERCENT as STEP
 
 
 @dataclass(frozen=True)
@@ -25,15 +26,16 @@ KEYS: tuple[Key, ...] = (
     Key("up", "select(-1)", "section↑", "Select the previous section", "↑", footer=False),
     Key("down", "select(1)", "section↓", "Select the next section", "↓", footer=False),
     Key("enter", "focus_detail", "detail", "Focus the selected section's text (Esc to come back)", "Enter", footer=False),
-    Key("plus,equals_sign", "budget(1)", "budget+", "What-if: raise max_ctx by 5% of the file's max_ctx", "+"),
-    Key("minus", "budget(-1)", "budget-", "What-if: lower max_ctx by 5% of the file's max_ctx", "-"),
+    Key("plus,equals_sign", "budget(1)", "budget+", f"What-if: raise max_ctx by {STEP}% of the file's max_ctx", "+"),
+    Key("minus", "budget(-1)", "budget-", f"What-if: lower max_ctx by {STEP}% of the file's max_ctx", "-"),
     Key("0", "budget(0)", "file budget", "Back to the file's budget", "0", footer=False),
     Key("p", "policy", "policy", "Switch the trimming policy (tokenbox / progressive)", "p"),
     Key("t", "tokenizer", "tokenizer", "Cycle through the tokenizers", "t"),
     Key("left_square_bracket", "turn(-1)", "turn◀", "Previous turn of a .jsonl log", "["),
     Key("right_square_bracket", "turn(1)", "turn▶", "Next turn of a .jsonl log", "]"),
     Key("f", "follow", "follow", "Follow the newest turn of a .jsonl log", "f"),
-    Key("v", "sidebar", "breakdown", "Sidebar: switch between the trim trace and the token breakdown", "v", footer=False),
+    Key("v", "sidebar", "breakdown", "Sidebar: switch between the trim trace and the token breakdown", "v"),
+    Key("s", "toggle_sidebar", "sidebar", "Show or hide the sidebar (hidden by itself below 100 columns)", "s", footer=False),
     Key("question_mark", "help", "help", "Show this help", "?"),
     Key("q", "quit", "quit", "Quit", "q"),
 )

@@ -20,3 +20,11 @@ class FileChanged(Message):
     def __init__(self, what: str) -> None:
         super().__init__()
         self.what = what
+
+
+class TimelineFilled(Message):
+    """Every turn of the timeline now has its estimate (posted after the newest plan)."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__()
+        self.outcome = outcome

@@ -1,32 +1,34 @@
 """Loading and planning, done off the UI thread: one ``Planner`` owns the one ``Engine``.
 
-``Planner.run`` is called from the app's exclusive thread worker. The engine is not thread-safe,
-and an exclusive thread worker that was cancelled keeps running until it returns, so every use of
-the engine happens under one lock; a cancelled request gives up as soon as it gets the lock, so
-the newest request wins. The last good turns are kept: a broken file reports its error while
-the last good plan stays on screen, and what-if changes still work on it.
-
-Counters (``requests``, ``runs``, ``loads``, ``plans``) say how much work was really done: a burst of
-file events or key presses coalesces into far fewer runs than requests (tests check this).
+The app runs at most one request at a time (``Planner.run`` in a thread worker) and queues at most
+one follow-up (the newest); a running load is never cancelled, so every finished load reaches the
+screen. Errors cross into the UI typed (``PlanError``: a kind decided by the exception's class,
+never by its text). The last good turns are kept: a broken file reports its error while the last
+good plan stays on screen, and what-if changes still work on it. What-if budgets are core's
+(``Engine.plan(what_if=k)``); the timeline's per-turn points are cached by turn identity and
+settings (a completed turn never changes) and estimates of uncached turns are filled in by
+``Planner.fill_timeline`` after the newest plan is on screen.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError, load_turns
+from tokenbox.core.config import load_settings
+from tokenbox.core.errors import ConfigError, NotYetComplete, SessionError, WhatIfTooSmall
 from tokenbox.core.textsafe import printable
+from tokenbox.tui.claude import waiting_note
 
-WHAT_IF_STEP_PERCENT = 5
 MAX_TIMELINE = 200
+TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)
 
 
 @dataclass(frozen=True)
 class PlanRequest:
-    """What to plan. ``what_if`` counts 5% steps of the file's ``max_ctx``; ``turn`` None = newest."""
+    """What to plan. ``what_if`` counts ``WHAT_IF_STEP_PERCENT`` steps of the file's ``max_ctx``; ``turn`` None = newest."""
 
     path: str
     reload: bool = True
@@ -53,6 +55,34 @@ class TurnPoint:
     ok: bool
     recorded: int | None = None  # the context size the file recorded for the turn (Claude Code usage)
     sidechain: bool = False  # a sub-agent's turn
+    estimated: bool = True  # False: only the recorded usage is known yet (the estimate fills in later)
+
+
+@dataclass(frozen=True)
+class PlanError:
+    """An error crossing into the UI. ``kind`` comes from the exception's class:
+
+    ``load`` (the file cannot be read or parsed), ``waiting`` (no complete turn yet: a state, not a
+    fault), ``what_if`` (the what-if budget leaves nothing: press 0), ``settings`` (a flag, the
+    environment or the config file), ``internal`` (a bug).
+    """
+
+    kind: str
+    message: str
+    remedy: str = ""
+
+    @classmethod
+    def of(cls, exc: BaseException, *, loading: bool) -> PlanError:
+        if isinstance(exc, NotYetComplete) or (isinstance(exc, SessionError) and waiting_note(str(exc))):
+            # the second test stays until the Claude Code importer raises NotYetComplete (lead's file)
+            return cls("waiting", str(exc))
+        if isinstance(exc, WhatIfTooSmall):
+            return cls("what_if", "what-if budget too small — press 0", str(exc))
+        if isinstance(exc, ConfigError):
+            return cls("settings", str(exc))
+        if isinstance(exc, BadInput):
+            return cls("load" if loading else "settings", str(exc))
+        return cls("internal", f"internal error: {printable(repr(exc), 300)}")
 
 
 @dataclass(frozen=True)
@@ -61,8 +91,7 @@ class Outcome:
 
     request: PlanRequest
     plan: Plan | None
-    error: str | None = None
-    error_kind: str | None = None  # load | settings | internal
+    failure: PlanError | None = None  # what went wrong (with a plan: the file broke, the last good plan stays)
     timeline: tuple[TurnPoint, ...] = ()
     turn_count: int = 0
     base_max_ctx: int | None = None
@@ -70,99 +99,153 @@ class Outcome:
     skipped_tokenizers: tuple[str, ...] = ()
     loaded: bool = False
     plan_seconds: float = 0.0
-    stale: bool = field(default=False)
+    stale: bool = False  # the plan is of the last good turns: the file failed to load since
+    timeline_complete: bool = True  # False: some turns show recorded usage only, estimates to follow
+
+    @property
+    def error(self) -> str | None:
+        return self.failure.message if self.failure else None
+
+    @property
+    def error_kind(self) -> str | None:
+        return self.failure.kind if self.failure else None
 
     @property
     def file_error(self) -> str | None:
-        """The error of the file itself (not of a what-if setting)."""
-        return self.error if self.error_kind == "load" else None
+        """The error of the file itself (loading, or waiting for its first turn), not of a setting."""
+        return self.error if self.error_kind in ("load", "waiting") else None
 
 
 class Planner:
-    """Loads and plans on behalf of the app; use it from worker threads only."""
+    """Loads and plans on behalf of the app; one request at a time, from a worker thread."""
 
-    def __init__(self, engine_factory: Callable[[], Engine] = Engine) -> None:
+    def __init__(self, engine_factory: Callable[[], Engine] | None = None) -> None:
         self._engine_factory = engine_factory
         self._engine: Engine | None = None
-        self._lock = threading.Lock()
+        self._settings_stamp: object = None
         self._turns: list[Session] | None = None
-        self.requests = 0  # calls of run()
-        self.runs = 0  # requests that were not cancelled before they started
-        self.loads = 0  # reads of the session file
-        self.plans = 0  # plans made of the shown turn (the timeline's other turns not counted)
+        self._points: dict[tuple, TurnPoint] = {}  # timeline points by (turn identity, settings)
 
-    def run(self, request: PlanRequest, cancelled: Callable[[], bool] = lambda: False) -> Outcome | None:
-        """Plan ``request``; ``None`` when it was cancelled (a newer request is on its way)."""
-        with self._lock:
-            self.requests += 1
-            if cancelled():
-                return None
-            self.runs += 1
-            started = time.perf_counter()
-            try:
-                outcome = self._run(request, cancelled)
-            except Exception as exc:  # the app must never die of a planning problem
-                outcome = Outcome(request, None, f"internal error: {printable(repr(exc), 300)}", "internal")
-            if outcome is None:
-                return None
-            return _with_time(outcome, time.perf_counter() - started)
-
-    def _run(self, request: PlanRequest, cancelled: Callable[[], bool]) -> Outcome | None:
+    def run(self, request: PlanRequest) -> Outcome:
+        """Plan ``request`` (never raises: failures come back as ``Outcome.failure``)."""
+        started = time.perf_counter()
         try:
-            engine = self._engine = self._engine or self._engine_factory()
+            outcome = self._run(request)
+        except Exception as exc:  # the app must never die of a planning problem
+            outcome = Outcome(request, None, PlanError.of(exc, loading=False))
+        return replace(outcome, plan_seconds=time.perf_counter() - started)
+
+    def _engine_for(self, config_stamp: object) -> Engine:
+        """The engine; a new one when the config file changed (a broken config recovers once fixed)."""
+        if self._engine is None or config_stamp != self._settings_stamp:
+            factory = self._engine_factory
+            self._engine = factory() if factory is not None else Engine(settings=load_settings())
+            self._settings_stamp = config_stamp
+            self._points.clear()
+        return self._engine
+
+    def _run(self, request: PlanRequest) -> Outcome:
+        try:
+            engine = self._engine_for(config_stamp())
         except BadInput as exc:
-            return Outcome(request, None, str(exc), "settings")
-        load_error: str | None = None
+            self._engine = None
+            return Outcome(request, None, PlanError.of(exc, loading=False))
+        load_error: PlanError | None = None
         loaded = False
         if request.reload or self._turns is None:
-            self.loads += 1
             try:
                 self._turns = load_turns(request.path, max_bytes=engine.settings.max_file_size)
                 loaded = True
             except BadInput as exc:
-                load_error = str(exc)
+                load_error = PlanError.of(exc, loading=True)
             except (OSError, RecursionError, MemoryError, ValueError) as exc:
-                load_error = f"{printable(request.path)}: cannot load: {printable(str(exc), 200)}"
+                load_error = PlanError("load", f"{printable(request.path)}: cannot load: {printable(str(exc), 200)}")
         turns = self._turns
         names = tuple(engine.registry.names())
         if turns is None:
-            return Outcome(request, None, load_error, "load", tokenizers=names)
-        if cancelled():
-            return None
+            return Outcome(request, None, load_error, tokenizers=names)
         index = len(turns) - 1 if request.turn is None else max(0, min(request.turn, len(turns)) - 1)
         session = turns[index]
+        options = dict(budget=request.budget, trimming=request.trimming, reserve_out=request.reserve_out,
+                       what_if=request.what_if)
         try:
             tokenizer, skipped = self._tokenizer(engine, request, names)
-            base = engine.resolve(session, budget=request.budget, tokenizer=tokenizer, trimming=request.trimming,
-                                  reserve_out=request.reserve_out).max_ctx
-            budget = request.budget
-            if request.what_if:
-                budget = max(1, base * (100 + WHAT_IF_STEP_PERCENT * request.what_if) // 100)
-            options = dict(budget=budget, tokenizer=tokenizer, trimming=request.trimming, reserve_out=request.reserve_out)
+            options["tokenizer"] = tokenizer
             plan = engine.plan(session, **options)
-            self.plans += 1
-            timeline: tuple[TurnPoint, ...] = ()
-            if len(turns) > 1 or request.path.lower().endswith(".jsonl"):
-                timeline = self._timeline(engine, turns, index, plan, options, cancelled)
-                if timeline is None:
-                    return None
         except BadInput as exc:
-            error = load_error or str(exc)
-            return Outcome(request, None, error, "load" if load_error else "settings", tokenizers=names,
+            return Outcome(request, None, load_error or PlanError.of(exc, loading=False), tokenizers=names,
                            turn_count=len(turns), loaded=loaded)
+        timeline: tuple[TurnPoint, ...] = ()
+        complete = True
+        if len(turns) > 1 or request.path.lower().endswith(".jsonl"):
+            timeline, complete = self._timeline(turns, index, plan, options, estimate=None)
         return Outcome(
             request,
             plan,
             load_error,
-            "load" if load_error else None,
             timeline=timeline,
             turn_count=len(turns),
-            base_max_ctx=base,
+            base_max_ctx=plan.base_max_ctx or plan.budget.max_ctx,
             tokenizers=names,
             skipped_tokenizers=skipped,
             loaded=loaded,
             stale=load_error is not None,
+            timeline_complete=complete,
         )
+
+    def fill_timeline(self, outcome: Outcome) -> Outcome | None:
+        """``outcome`` with every timeline point estimated (``None`` when there was nothing to fill)."""
+        if outcome.timeline_complete or outcome.plan is None or self._turns is None or self._engine is None:
+            return None
+        request = outcome.request
+        turns = self._turns
+        index = len(turns) - 1 if request.turn is None else max(0, min(request.turn, len(turns)) - 1)
+        tokenizer = outcome.plan.tokenizer.name if request.cycle_tokenizer else request.tokenizer
+        options = dict(budget=request.budget, trimming=request.trimming, reserve_out=request.reserve_out,
+                       what_if=request.what_if, tokenizer=tokenizer)
+        engine = self._engine
+        try:
+            timeline, _ = self._timeline(turns, index, outcome.plan, options,
+                                         estimate=lambda turn: engine.plan(turn, **options))
+        except BadInput:
+            return None
+        return replace(outcome, timeline=timeline, timeline_complete=True)
+
+    def _timeline(
+        self,
+        turns: list[Session],
+        index: int,
+        current: Plan,
+        options: dict,
+        estimate: Callable[[Session], Plan] | None,
+    ) -> tuple[tuple[TurnPoint, ...], bool]:
+        """The timeline points; turns not cached yet get their recorded usage only unless ``estimate``."""
+        settings = tuple(sorted(options.items()))
+        points = []
+        complete = True
+        for number in range(max(0, len(turns) - MAX_TIMELINE), len(turns)):
+            turn = turns[number]
+            # a completed turn never changes: its identity is its place and what it holds
+            key = (number, turn_identity(turn), settings)
+            point = self._points.get(key) if number != index else None
+            if point is None:
+                plan = current if number == index else estimate(turn) if estimate is not None else None
+                if plan is None:
+                    complete = False
+                    recorded = turn.recorded.context_tokens if turn.recorded is not None else None
+                    point = TurnPoint(number + 1, None, 0, 0, "", True, recorded, turn.meta.get("sidechain") is True,
+                                      estimated=False)
+                else:
+                    point = _point(number, plan)
+                    if number != len(turns) - 1:  # the newest turn may still grow
+                        self._remember(key, point)
+            points.append(point)
+        return tuple(points), complete
+
+    def _remember(self, key: tuple, point: TurnPoint) -> None:
+        while len(self._points) >= TIMELINE_CACHE:
+            self._points.pop(next(iter(self._points)))
+        self._points[key] = point
 
     @staticmethod
     def _tokenizer(engine: Engine, request: PlanRequest, names: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
@@ -181,29 +264,27 @@ class Planner:
             return name, tuple(skipped)
         raise TokenizerError("no tokenizer could be loaded", "check the tokenizer plug-ins")
 
-    @staticmethod
-    def _timeline(
-        engine: Engine,
-        turns: list[Session],
-        index: int,
-        current: Plan,
-        options: dict,
-        cancelled: Callable[[], bool],
-    ) -> tuple[TurnPoint, ...] | None:
-        points = []
-        for number in range(max(0, len(turns) - MAX_TIMELINE), len(turns)):
-            if cancelled():
-                return None
-            plan = current if number == index else engine.plan(turns[number], **options)
-            recorded = plan.recorded.context_tokens if plan.recorded is not None else None
-            points.append(
-                TurnPoint(number + 1, plan.usage_percent, plan.tokens_before, plan.tokens_after, plan.prefix_cache, plan.ok,
-                          recorded, plan.session.meta.get("sidechain") is True)
-            )
-        return tuple(points)
+
+def _point(number: int, plan: Plan) -> TurnPoint:
+    recorded = plan.recorded.context_tokens if plan.recorded is not None else None
+    return TurnPoint(number + 1, plan.usage_percent, plan.tokens_before, plan.tokens_after, plan.prefix_cache, plan.ok,
+                     recorded, plan.session.meta.get("sidechain") is True)
 
 
-def _with_time(outcome: Outcome, seconds: float) -> Outcome:
-    from dataclasses import replace
+def turn_identity(turn: Session) -> tuple:
+    """A cheap identity of a turn's content: its sections' ids and text lengths, and its history length."""
+    return (len(turn.history), tuple((s.id, len(s.text or "")) for s in turn.sections))
 
-    return replace(outcome, plan_seconds=seconds)
+
+def config_stamp() -> object:
+    """What identifies the config file's state (path, size, mtime); a change makes a new engine."""
+    import os
+
+    from tokenbox.core.config import config_path
+
+    path = config_path(os.environ)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (path, None)
+    return (path, st.st_ino, st.st_size, st.st_mtime_ns)

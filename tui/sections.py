@@ -28,21 +28,46 @@ GROWN = Style(color="#5c6370")
 
 @dataclass(frozen=True)
 class Columns:
-    """Column widths for a given widget width and set of sections."""
+    """Column widths for a given widget width and set of sections.
+
+    The id, tokens before → after and the action are always shown; kind, priority and lenses are
+    dropped (lenses first) when the width is short, so numbers are never clipped. Ids get wider on
+    wide terminals and end in "…" when cut.
+    """
 
     id: int
-    kind: int
+    kind: int  # 0: column hidden
+    prio: bool
+    number: int  # width of the before and after counts
     bar: int
-    lenses: int
+    lenses: int  # 0: column hidden
 
     @classmethod
     def fit(cls, view: View | None, width: int) -> Columns:
         sections = view.plan.sections if view else ()
-        id_w = min(18, max([2] + [len(plain(s.id, 18)) for s in sections]))
+        approx = view.approx if view else ""
+        id_cap = max(18, width // 4)
+        id_w = min(id_cap, max([2] + [len(plain(s.id, id_cap)) for s in sections]))
         kind_w = min(10, max([4] + [len(plain(s.kind, 10)) for s in sections]))
         lens_w = min(14, max([6] + [len(plain(",".join(s.lenses), 14)) for s in sections]))
-        fixed = 2 + id_w + 1 + kind_w + 1 + 4 + 1 + 1 + 1 + 15 + 1 + 1 + 10 + 1 + lens_w
-        return cls(id_w, kind_w, max(8, width - fixed - 1), lens_w)
+        number = max([6] + [len(fmt(max(s.tokens_before, s.tokens_after), approx)) for s in sections])
+        always = 2 + id_w + 1 + 2 + number + 3 + number + 1 + 1 + 10  # marks, id, !, before → after, bar gap, action
+        kind, prio, lenses = kind_w, True, lens_w
+        for drop in ("lenses", "kind", "prio"):
+            if width - always - (kind + 1 if kind else 0) - (5 if prio else 0) - (lenses + 1 if lenses else 0) >= 12:
+                break
+            if drop == "lenses":
+                lenses = 0
+            elif drop == "kind":
+                kind = 0
+            else:
+                prio = False
+        rest = always + (kind + 1 if kind else 0) + (5 if prio else 0) + (lenses + 1 if lenses else 0)
+        if width - rest < 8:  # still short: ids give way (they end in "…"), never the numbers
+            shorter = max(4, id_w - (8 - (width - rest)))
+            rest -= id_w - shorter
+            id_w = shorter
+        return cls(id_w, kind, prio, number, max(4, width - rest - 1), lenses)
 
 
 def lenses_until(view: View, section_id: str) -> list[str]:
@@ -54,10 +79,20 @@ def lenses_until(view: View, section_id: str) -> list[str]:
     return out
 
 
+def scale_tokens(view: View) -> int:
+    """What a full bar stands for: the largest part (its size before trimming or its allotment).
+
+    Scaled to the largest part, not the budget, so bars stay informative when the window dwarfs the
+    content; the header names the scale and the gauge shows the budget.
+    """
+    return max([1] + [max(s.tokens_before, s.allotment) for s in view.plan.sections])
+
+
 def bar_scale(tokens: int, width: int) -> str:
     """What one bar cell stands for, in the longest form that fits ``width`` (never a cut number)."""
     compact = f"{tokens / 1000:.0f}k" if tokens < 999_500 else f"{tokens / 1_000_000:.1f}M"
-    for text in (f"█ = {fmt(tokens)} tokens", f"█ = {fmt(tokens)} tok", f"█={fmt(tokens)}", f"█={compact}"):
+    for text in (f"█ = {fmt(tokens)} tok · full bar = largest part", f"█ = {fmt(tokens)} tokens",
+                 f"█ = {fmt(tokens)} tok", f"█={fmt(tokens)}", f"█={compact}"):
         if len(text) <= width:
             return text
     return "█"
@@ -65,10 +100,17 @@ def bar_scale(tokens: int, width: int) -> str:
 
 def header_text(view: View | None, cols: Columns) -> Text:
     t = Text(no_wrap=True, end="", style="bold")
-    scale = bar_scale(max(1, -(-view.plan.budget.available // cols.bar)), cols.bar) if view else "bar"
-    t.append(f"  {'id':<{cols.id}} {'kind':<{cols.kind}} {'prio':>4} ! {'before':>6} → {'after':<6} ")
+    scale = bar_scale(max(1, -(-scale_tokens(view) // cols.bar)), cols.bar) if view else "bar"
+    t.append(f"  {'id':<{cols.id}} ")
+    if cols.kind:
+        t.append(f"{'kind':<{cols.kind}} ")
+    if cols.prio:
+        t.append(f"{'prio':>4} ")
+    t.append(f"! {'before':>{cols.number}} → {'after':<{cols.number}} ")
     t.append(f"{scale[: cols.bar]:<{cols.bar}} ")
-    t.append(f"{'action':<10} lenses")
+    t.append(f"{'action':<10}")
+    if cols.lenses:
+        t.append(" lenses")
     return t
 
 
@@ -76,10 +118,10 @@ def bar_text(view: View, index: int, width: int) -> Text:
     """The bar of section ``index``: kept part, trimmed part, reported expansion."""
     plan = view.plan
     result, state = plan.sections[index], view.state.sections[index]
-    available = max(1, plan.budget.available)
+    scale = scale_tokens(view)
 
     def cells(tokens: int) -> int:
-        return 0 if tokens <= 0 else max(1, (tokens * width + available - 1) // available)
+        return 0 if tokens <= 0 else max(1, (tokens * width + scale - 1) // scale)
 
     kept = min(width, cells(state.tokens))
     whole = min(width, max(kept, cells(result.tokens_before)))
@@ -89,12 +131,7 @@ def bar_text(view: View, index: int, width: int) -> Text:
     if view.step == view.last_step and result.allotment > result.tokens_after:
         grown = min(width, cells(result.allotment)) - whole
         t.append("┄" * max(0, grown), GROWN)
-    overflow = cells(max(result.tokens_before, state.tokens)) > width
-    pad = width - t.cell_len
-    t.append(" " * pad)
-    if overflow:
-        t.right_crop(1)
-        t.append("»", Style(color="#ff5f5f", bold=True))
+    t.append(" " * (width - t.cell_len))
     return t
 
 
@@ -109,20 +146,24 @@ def row_text(view: View, index: int, cols: Columns) -> Text:
     if len(ident) > cols.id:
         ident = ident[: cols.id - 1] + "…"
     t.append(f"{ident:<{cols.id}} ", "bold")
-    t.append(f"{plain(result.kind, cols.kind)[: cols.kind]:<{cols.kind}} ", "dim")
-    t.append(f"{result.section.priority:>4} ")
+    if cols.kind:
+        t.append(f"{plain(result.kind, cols.kind)[: cols.kind]:<{cols.kind}} ", "dim")
+    if cols.prio:
+        t.append(f"{result.section.priority:>4} ")
     t.append("◆" if result.critical else " ", Style(color="#e06c75", bold=True))
     t.append(" ")
     approx = view.approx
     before, after = fmt(result.tokens_before, approx), fmt(state.tokens, approx)
     changed = state.tokens != result.tokens_before
-    t.append(f"{before:>6} → ", "dim" if changed else "")
-    t.append(f"{after:<6} ", Style(bold=True) if changed else "")
+    t.append(f"{before:>{cols.number}} → ", "dim" if changed else "")
+    t.append(f"{after:<{cols.number}} ", Style(bold=True) if changed else "")
     t.append_text(bar_text(view, index, cols.bar))
     t.append(" ")
-    t.append(f"{plain(state.action, 10):<10} ", ACTION_STYLES.get(state.action, ""))
-    lenses = ",".join(plain(x, FIELD_LIMIT) for x in lenses_until(view, result.id))
-    t.append(lenses if len(lenses) <= cols.lenses else lenses[: cols.lenses - 1] + "…", "dim")
+    t.append(f"{plain(state.action, 10):<10}", ACTION_STYLES.get(state.action, ""))
+    if cols.lenses:
+        lenses = ",".join(plain(x, FIELD_LIMIT) for x in lenses_until(view, result.id))
+        t.append(" ")
+        t.append(lenses if len(lenses) <= cols.lenses else lenses[: cols.lenses - 1] + "…", "dim")
     return t
 
 

@@ -65,7 +65,7 @@ def usage_text(points: tuple[TurnPoint, ...], current: int, following: bool, wid
     shown = next((p for p in points if p.turn == current), points[-1])
     for label, value_of, style, value in (
         ("rec", lambda p: p.recorded, REC, "—" if shown.recorded is None else fmt(shown.recorded)),
-        ("est", lambda p: p.tokens_before, EST, fmt(shown.tokens_before, approx)),
+        ("est", lambda p: p.tokens_before if p.estimated else None, EST, fmt(shown.tokens_before, approx)),
     ):
         values = [v for v in (value_of(p) for p in window) if v is not None]
         low, high = (min(values), max(values)) if values else (0, 0)
@@ -92,7 +92,7 @@ def usage_text(points: tuple[TurnPoint, ...], current: int, following: bool, wid
         if cell - 1 - left:
             t.append(" " * (cell - 1 - left))
     t.append("\n")
-    if shown.recorded is not None:
+    if shown.recorded is not None and shown.estimated:
         unaccounted = shown.recorded - shown.tokens_before
         ratio = shown.tokens_before / shown.recorded if shown.recorded else 0.0
         t.append(f"est/rec {approx}{ratio:.3f}", "dim")

@@ -5,15 +5,14 @@ Nothing here touches Textual; it turns a ``Plan`` and a step number into numbers
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, replace
 
 from tokenbox.core import Plan
-from tokenbox.core.plan import LayoutState
+from tokenbox.core.config import warn_levels
+from tokenbox.core.plan import LayoutState, fingerprint_of
 
-SEPARATOR = "\n\n"
 PALETTE = ("#4ea1ff", "#c678dd", "#56b6c2", "#e5c07b", "#98c379", "#e06c75", "#d19a66", "#61afef", "#be5046")
-THRESHOLDS = (75, 90, 100)
+THRESHOLDS = warn_levels()
 
 
 @dataclass(frozen=True)
@@ -54,15 +53,14 @@ class View:
         """sha256 of the context rendered after this step (the plan's fingerprint at the last step)."""
         if self.step == self.last_step:
             return self.plan.fingerprint
-        text = SEPARATOR.join(s.text for s in self.state.sections if s.text)
-        return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return fingerprint_of(s.text for s in self.state.sections)
 
 
 def level(percent: int) -> str:
-    """``ok`` below 75%, ``warn`` below 90%, ``crit`` from 90% on."""
-    if percent < 75:
+    """``ok`` below the first threshold (75%), ``warn`` below the second (90%), ``crit`` from there on."""
+    if percent < THRESHOLDS[0]:
         return "ok"
-    if percent < 90:
+    if percent < THRESHOLDS[1]:
         return "warn"
     return "crit"
 

@@ -131,7 +131,9 @@ async def test_impossible_what_if_shows_error_and_keeps_plan(tmp_path):
             await pilot.press("minus")
         await wait_for(pilot, lambda: app.settings_error is not None, what="a settings error")
         assert app.plan is not None
-        assert "available" in status_text(app)
+        status = status_text(app)
+        assert "what-if budget too small — press 0" in status and "reload failed" not in status
+        assert app.file_error is None  # the file is not blamed
         await pilot.press("0")
         await wait_for(pilot, lambda: app.settings_error is None and app.plan.budget.max_ctx == 530)
 
