@@ -654,5 +654,10 @@ def load_session(
 def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Session]:
     """Every turn of a session file, each with its history, oldest first."""
     path = os.fspath(path)
-    turns = parse_turns(read_text(path, max_bytes), path)
+    return turns_of(read_text(path, max_bytes), path)
+
+
+def turns_of(text: str, path: str) -> list[Session]:
+    """Every turn in ``text`` (read from ``path``), each with its history: ``load_turns`` without the read."""
+    turns = parse_turns(text, path)
     return [_with_history(t, tuple(turns[:i]), i + 1, len(turns)) for i, t in enumerate(turns)]

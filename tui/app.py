@@ -410,6 +410,9 @@ class TokenboxApp(App[None]):
             notes.append("planning…" + (" (the plan shown is stale)" if self._dirty and self.plan is not None else ""))
         elif self._dirty and self.plan is not None and self.busy:
             notes.append("stale: re-reading the file")
+        warnings = self.outcome.warnings if self.outcome is not None and self.plan is not None else ()
+        if warnings:
+            notes.append(f"⚠ {self._short(warnings[0])}" + (f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""))
         if self._what_if:
             notes.append(f"what-if {self._what_if * WHAT_IF_STEP_PERCENT:+d}% (0 resets)")
         return " · ".join(n for n in notes if n)
@@ -540,7 +543,7 @@ class TokenboxApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that do not apply are hidden from the footer: turn keys only for multi-turn logs."""
         if action in ("turn", "follow") and self.turn_count <= 1:
-            return None
+            return False
         return True
 
     def action_help(self) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError, load_turns
 from tokenbox.core.config import load_settings
 from tokenbox.core.errors import ConfigError, NotYetComplete, SessionError, WhatIfTooSmall
+from tokenbox.core.session import read_text, turns_of
 from tokenbox.core.textsafe import printable
 from tokenbox.tui.claude import waiting_note
 
@@ -101,6 +102,7 @@ class Outcome:
     plan_seconds: float = 0.0
     stale: bool = False  # the plan is of the last good turns: the file failed to load since
     timeline_complete: bool = True  # False: some turns show recorded usage only, estimates to follow
+    warnings: tuple[str, ...] = ()  # skipped log lines, and the plan's own warnings
 
     @property
     def error(self) -> str | None:
@@ -124,6 +126,7 @@ class Planner:
         self._engine: Engine | None = None
         self._settings_stamp: object = None
         self._turns: list[Session] | None = None
+        self._warnings: tuple[str, ...] = ()  # lines of the last load that were skipped, and why
         self._points: dict[tuple, TurnPoint] = {}  # timeline points by (turn identity, settings)
 
     def run(self, request: PlanRequest) -> Outcome:
@@ -152,14 +155,16 @@ class Planner:
             return Outcome(request, None, PlanError.of(exc, loading=False))
         load_error: PlanError | None = None
         loaded = False
+        warnings: tuple[str, ...] = self._warnings
         if request.reload or self._turns is None:
             try:
-                self._turns = load_turns(request.path, max_bytes=engine.settings.max_file_size)
+                self._turns, warnings = load_log(request.path, engine.settings.max_file_size)
                 loaded = True
             except BadInput as exc:
                 load_error = PlanError.of(exc, loading=True)
             except (OSError, RecursionError, MemoryError, ValueError) as exc:
                 load_error = PlanError("load", f"{printable(request.path)}: cannot load: {printable(str(exc), 200)}")
+        self._warnings = warnings
         turns = self._turns
         names = tuple(engine.registry.names())
         if turns is None:
@@ -191,6 +196,7 @@ class Planner:
             loaded=loaded,
             stale=load_error is not None,
             timeline_complete=complete,
+            warnings=warnings + tuple(getattr(plan, "warnings", None) or ()),
         )
 
     def fill_timeline(self, outcome: Outcome) -> Outcome | None:
@@ -263,6 +269,37 @@ class Planner:
                 continue
             return name, tuple(skipped)
         raise TokenizerError("no tokenizer could be loaded", "check the tokenizer plug-ins")
+
+
+MAX_SKIPPED_LINES = 100
+
+
+def load_log(path: str, max_bytes: int) -> tuple[list[Session], tuple[str, ...]]:
+    """The turns of ``path``; in a ``.jsonl`` log a bad complete line is skipped with a warning, so
+    one bad line in the middle does not hide every later turn (other files fail as a whole)."""
+    try:
+        return load_turns(path, max_bytes=max_bytes), ()
+    except NotYetComplete:
+        raise
+    except SessionError as exc:
+        if not path.lower().endswith(".jsonl") or exc.line is None:
+            raise
+    lines = read_text(path, max_bytes).split("\n")
+    warnings: list[str] = []
+    for _ in range(MAX_SKIPPED_LINES):
+        try:
+            turns = turns_of("\n".join(lines), path)
+        except NotYetComplete:
+            raise
+        except SessionError as exc:
+            line = exc.line
+            if line is None or not 1 <= line < len(lines) or not lines[line - 1].strip():
+                raise
+            warnings.append(f"{exc} — line {line} skipped")
+            lines[line - 1] = ""  # blank: the other lines keep their numbers
+            continue
+        return turns, tuple(warnings)
+    raise SessionError(f"more than {MAX_SKIPPED_LINES} bad lines", "fix the log", path)
 
 
 def _point(number: int, plan: Plan) -> TurnPoint:

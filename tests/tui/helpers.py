@@ -32,6 +32,22 @@ def make_app(path: Path, **options) -> TokenboxApp:
     return TokenboxApp(str(path), **options)
 
 
+class Recorder:
+    """A ``run_test(message_hook=...)`` that keeps every message the app handled, for counting."""
+
+    def __init__(self) -> None:
+        self.messages: list = []
+
+    def __call__(self, message) -> None:
+        self.messages.append(message)
+
+    def count(self, kind: type) -> int:
+        return sum(isinstance(m, kind) for m in self.messages)
+
+    def of(self, kind: type) -> list:
+        return [m for m in self.messages if isinstance(m, kind)]
+
+
 async def wait_for(pilot, predicate: Callable[[], object], timeout: float = TIMEOUT, what: str = "") -> None:
     """Poll ``predicate`` between short pauses until it holds (fails after a generous timeout)."""
     loops = int(timeout / 0.05)
@@ -52,7 +68,8 @@ async def wait_plan(pilot, count: int = 1) -> None:
 async def wait_idle(pilot) -> None:
     """Wait until no plan request is in flight and the last one has been handled."""
     app = pilot.app
-    await wait_for(pilot, lambda: app._handled_seq == app._seq, what="planner idle")
+    await wait_for(pilot, lambda: not app.busy, what="planner idle")
+    await app.workers.wait_for_complete()
     await pilot.pause()
 
 

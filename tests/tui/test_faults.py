@@ -17,11 +17,11 @@ import time
 
 import pytest
 from tokenbox.tui.app import RELOAD_INTERVAL
-from tokenbox.tui.messages import FileChanged
-from tokenbox.tui.planner import Planner
+from tokenbox.tui.messages import FileChanged, PlanComputed
 
 from tests.tui.helpers import (
     SIZE,
+    Recorder,
     assert_responsive,
     keys_answered,
     make_app,
@@ -203,11 +203,11 @@ async def test_tree_removed_and_recreated(tmp_path):
 
 async def test_burst_of_500_writes_is_coalesced(session):
     """500 in-place rewrites in about a second: few plans, the last write shown, keys answered meanwhile."""
-    planner = Planner()
-    app = make_app(session, planner=planner)
-    async with app.run_test(size=SIZE) as pilot:
+    app = make_app(session)
+    seen = Recorder()
+    async with app.run_test(size=SIZE, message_hook=seen) as pilot:
         await wait_plan(pilot)
-        runs_before, events_before = planner.runs, app.file_events
+        runs_before, events_before = seen.count(PlanComputed), seen.count(FileChanged)
         done = threading.Event()
 
         def writer() -> None:
@@ -231,8 +231,8 @@ async def test_burst_of_500_writes_is_coalesced(session):
         await wait_max_ctx(pilot, 1499)
         await wait_idle(pilot)
         elapsed = time.monotonic() - started
-        runs = planner.runs - runs_before
-        events = app.file_events - events_before
+        runs = seen.count(PlanComputed) - runs_before
+        events = seen.count(FileChanged) - events_before
         print(f"burst: {runs} plans, {events} file events in {elapsed:.1f} s; "
               f"{presses} keys answered mid-burst, the slowest in {slowest * 1000:.0f} ms")
         # at most one reload per RELOAD_INTERVAL however fast the writes come (about 10 for a 1 s burst;
@@ -246,19 +246,19 @@ async def test_burst_of_500_writes_is_coalesced(session):
 
 async def test_storm_of_change_events_is_coalesced(session):
     """Even without the watcher's debounce, 500 change events in a row make only a few plans."""
-    planner = Planner()
-    app = make_app(session, watch=False, planner=planner)
-    async with app.run_test(size=SIZE) as pilot:
+    app = make_app(session, watch=False)
+    seen = Recorder()
+    async with app.run_test(size=SIZE, message_hook=seen) as pilot:
         await wait_plan(pilot)
-        runs_before = planner.runs
+        runs_before = seen.count(PlanComputed)
         session.write_text(with_max_ctx(900))
         for _ in range(500):
             app.post_message(FileChanged("modified"))
         await assert_responsive(pilot)
         await wait_max_ctx(pilot, 900)
         await wait_idle(pilot)
-        runs = planner.runs - runs_before
-        assert app.file_events >= 500
+        runs = seen.count(PlanComputed) - runs_before
+        assert seen.count(FileChanged) >= 500
         assert 1 <= runs <= 50, f"{runs} plans for 500 events"
         assert "max_ctx 900" in screen_lines(app)[0]
         await assert_responsive(pilot)

@@ -260,11 +260,11 @@ class SlowPlanner(Planner):
         self.started = threading.Event()
         self.timed_out = False
 
-    def run(self, request, cancelled=lambda: False):
+    def run(self, request):
         if request.reason != "start":
             self.started.set()
             self.timed_out = not self.release.wait(10)  # a UI-thread planner would block the test here
-        return super().run(request, cancelled)
+        return super().run(request)
 
 
 async def test_ui_stays_responsive_while_planning(tmp_path):

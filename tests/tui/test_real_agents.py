@@ -74,10 +74,9 @@ def assert_adds_up(app) -> None:
 async def reload(pilot) -> None:
     """Reload the file now (what a file event leads to, without the event throttle) and wait until shown."""
     app = pilot.app
-    before = app._seq
     app.request_plan("file modified", reload=True)
     for _ in range(3000):  # short pauses: this runs once per line of a growing transcript
-        if app._seq > before and app._handled_seq == app._seq:
+        if not app.busy:
             await pilot.pause()
             return
         await pilot.pause(0.01)

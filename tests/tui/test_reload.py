@@ -146,7 +146,7 @@ async def test_jsonl_grows_line_by_line(tmp_path):
         assert app.plan.session.turn == 2
         with open(path, "a") as handle:  # a partial line is ignored until complete
             handle.write(lines[2][:40])
-        await wait_for(pilot, lambda: app.turn_count == 2 and app._handled_seq >= 2, what="partial line seen")
+        await wait_for(pilot, lambda: app.turn_count == 2 and not app.busy, what="partial line seen")
         assert app.file_error is None and app.plan.session.turn == 2
         with open(path, "a") as handle:
             handle.write(lines[2][40:])
@@ -231,7 +231,7 @@ async def test_session_file_is_never_opened_for_writing(session, monkeypatch):
         atomic_write(session, with_max_ctx(730))
         await wait_max_ctx(pilot, 730)
         await pilot.press("plus", "p", "t")
-        await wait_for(pilot, lambda: app._handled_seq == app._seq, what="idle")
+        await wait_for(pilot, lambda: not app.busy, what="idle")
         monkeypatch.undo()
     ours = [(f, m) for f, m in opened if os.path.basename(f) == "session.yaml"]
     assert ours, "the spy saw the app read the file"

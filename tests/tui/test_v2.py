@@ -1,0 +1,179 @@
+"""tokenbox-tui v2 behaviour through public state and posted messages: key bursts, the directory
+argument, config recovery, a bad log line, scheduling (a finished load is always shown), the
+responsive layout, the trace selecting what it changed, and exiting when the terminal vanishes."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from tokenbox.tui import app as app_module
+from tokenbox.tui.messages import FileChanged, PlanComputed
+from tokenbox.tui.planner import Planner
+
+from tests.tui.helpers import (
+    SIZE,
+    Recorder,
+    copy_sample,
+    make_app,
+    screen_lines,
+    status_text,
+    wait_for,
+    wait_idle,
+    wait_plan,
+)
+
+
+async def test_key_burst_counts_every_key(tmp_path):
+    """``[[[`` pressed in one burst moves three turns, not one."""
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        newest = app.plan.session.turn
+        assert newest >= 4
+        await pilot.press("left_square_bracket", "left_square_bracket", "left_square_bracket")
+        await wait_idle(pilot)
+        assert app.plan.session.turn == newest - 3
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await wait_idle(pilot)
+        assert app.plan.session.turn == newest - 1
+
+
+def test_directory_as_file_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    """A directory is refused before any screen opens."""
+    monkeypatch.setattr(app_module.TokenboxApp, "run", lambda self: (_ for _ in ()).throw(AssertionError("opened")))
+    code = app_module.main([str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("tokenbox: error: ") and "is a directory" in err
+
+
+async def test_broken_config_file_recovers(tmp_path, monkeypatch):
+    """A broken config file is an error on screen; once fixed, the next reload plans again."""
+    config = tmp_path / "config" / "tokenbox" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text("max_ctx: [oops\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    session = copy_sample("facet_layout.yaml", tmp_path)
+    app = make_app(session, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.settings_error is not None, what="the config error")
+        assert app.plan is None and "config.yaml" in status_text(app)
+        config.write_text("max_ctx: 9000\n")
+        app.post_message(FileChanged("modified"))
+        await wait_plan(pilot)
+        assert app.settings_error is None and app.plan.budget.max_ctx == 530  # the file's budget wins
+
+
+async def test_bad_line_in_the_middle_of_a_log_keeps_later_turns(tmp_path):
+    """One broken line in a .jsonl log: the turns after it still show, the line is named."""
+    lines = copy_sample("agent_log.jsonl", tmp_path).read_text().splitlines(keepends=True)
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(lines[:2]) + "{not json\n" + "".join(lines[2:]))
+    app = make_app(path, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.outcome is not None, what="a first outcome")
+        await wait_idle(pilot)
+        assert app.plan is not None, status_text(app)
+        assert app.plan.session.turn_count == len(lines)
+        assert ":3:" in status_text(app) or any(":3:" in w for w in getattr(app.plan, "warnings", ()))
+
+
+class GatedPlanner(Planner):
+    """Blocks its second run until released, so that newer requests arrive while it runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def run(self, request):
+        self.calls += 1
+        if self.calls == 2:
+            self.started.set()
+            self.release.wait(30)
+        return super().run(request)
+
+
+async def test_a_finished_load_is_shown_when_newer_requests_arrive(tmp_path):
+    """Requests made while a load runs never cancel it: it is shown, then the newest follow-up only."""
+    session = copy_sample("facet_layout.yaml", tmp_path)
+    planner = GatedPlanner()
+    app = make_app(session, watch=False, planner=planner)
+    seen = Recorder()
+    async with app.run_test(size=SIZE, message_hook=seen) as pilot:
+        await wait_plan(pilot)
+        session.write_text(session.read_text().replace("max_ctx: 530", "max_ctx: 600"))
+        app.post_message(FileChanged("modified"))
+        await wait_for(pilot, planner.started.is_set, what="the slow load started")
+        for _ in range(5):  # five newer requests while it runs: one follow-up, the newest
+            await pilot.press("plus")
+        planner.release.set()
+        await wait_idle(pilot)
+        outcomes = [m.outcome for m in seen.of(PlanComputed)]
+        shown = [o.plan.budget.max_ctx for o in outcomes if o.plan is not None]
+        assert shown[1] == 600  # the slow load reached the screen
+        assert len(outcomes) == 3  # start, the slow load, ONE follow-up for five key presses
+        assert app.plan.budget.max_ctx == 600 * 125 // 100 and app.plan.what_if == 5
+
+
+async def test_trace_step_selects_the_changed_section(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("home")
+        for step in app.plan.steps:
+            await pilot.press("right")
+            assert app.plan.sections[app.selected].id == step.section
+
+
+async def test_narrow_terminal_hides_the_sidebar_and_keeps_numbers(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_plan(pilot)
+        sidebar = app.query_one("#sidebar")
+        assert not sidebar.display
+        text = "\n".join(screen_lines(app))
+        for result in app.plan.sections:
+            assert f"{result.tokens_before}" in text  # no number cut
+        await pilot.press("s")
+        assert sidebar.display
+        await pilot.press("s")
+        assert not sidebar.display
+
+
+async def test_footer_shows_turn_keys_only_for_logs(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait_plan(pilot)
+        assert "turn◀" not in screen_lines(app)[-1]
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait_plan(pilot)
+        await pilot.pause()
+        assert "turn◀" in screen_lines(app)[-1]
+
+
+def test_app_exits_when_its_terminal_vanishes(tmp_path):
+    """Under a pty whose other end closes (no SIGHUP reaches it): the app exits instead of spinning."""
+    import pty
+    import signal
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    session = copy_sample("facet_layout.yaml", tmp_path)
+    env = dict(os.environ, TERM="xterm-256color", TOKENBOX_TUI_FROZEN="1")
+    proc = subprocess.Popen([sys.executable, "-m", "tokenbox.tui", str(session)], stdin=slave, stdout=slave,
+                            stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    os.close(slave)
+    try:
+        os.read(master, 1024)  # the app has started drawing
+        os.close(master)  # the terminal disappears
+        assert proc.wait(timeout=30) is not None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
