@@ -115,6 +115,14 @@ class LineView(ScrollView, can_focus=True):
             return range(0)
         return range(self.cursor, self.cursor + self.cursor_height)
 
+    def on_mount(self) -> None:
+        # rendered rows carry the theme's colours: a theme change (palette, light theme) redraws them
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        self._strips.clear()
+        self.refresh()
+
     def on_focus(self) -> None:
         self._strips.clear()
         self.refresh()

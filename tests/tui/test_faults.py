@@ -35,7 +35,7 @@ from tests.tui.helpers import (
 )
 
 FACET = sample_text("facet_layout.yaml")
-LAST_GOOD = "(showing the last good plan; watching the file for a fix)"
+LAST_GOOD = "showing the last good plan"  # in the status line: the one place an error shows
 
 
 def with_max_ctx(n: int) -> str:
@@ -60,7 +60,7 @@ async def wait_max_ctx(pilot, n: int) -> None:
 
 
 async def assert_broken_on_screen(pilot, fragment: str, max_ctx: int = 530) -> None:
-    """The error is on screen (status line and detail banner) beside the last good plan."""
+    """The error is on screen (in the status line) beside the last good plan."""
     text = screen(pilot.app)
     assert fragment in text, text
     assert LAST_GOOD in text

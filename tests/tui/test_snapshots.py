@@ -102,3 +102,59 @@ def test_hostile_text_is_inert(snap_compare, tmp_path):
         assert pilot.app.return_code is None
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def _default(tmp_path):
+    return make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+
+
+def test_size_80x24(snap_compare, tmp_path):
+    """Below 100 columns the sidebar hides (``s`` shows it); ids, numbers and actions stay whole."""
+    assert snap_compare(_default(tmp_path), terminal_size=(80, 24), run_before=wait_plan)
+
+
+def test_size_140x42(snap_compare, tmp_path):
+    assert snap_compare(_default(tmp_path), terminal_size=(140, 42), run_before=wait_plan)
+
+
+def test_size_200x60_log(snap_compare, tmp_path):
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    assert snap_compare(app, terminal_size=(200, 60), run_before=wait_plan)
+
+
+def test_light_theme(snap_compare, tmp_path):
+    app = _default(tmp_path)
+
+    async def run_before(pilot):
+        await wait_plan(pilot)
+        pilot.app.theme = "textual-light"
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(140, 42), run_before=run_before)
+
+
+def test_notification_leaves_the_status_visible(snap_compare, tmp_path):
+    """A toast sits at the top right, over the section table, never over the status or error line."""
+    path = copy_sample("facet_layout.yaml", tmp_path, "session.yaml")
+    app = make_app(path, watch=False)
+
+    async def run_before(pilot):
+        await wait_plan(pilot)
+        path.write_text(sample_text("facet_layout.yaml").replace("  max_ctx: 530", "  max_ctx: [530"))
+        pilot.app.post_message(FileChanged("modified"))
+        await wait_for(pilot, lambda: pilot.app.file_error is not None, what="the reload error")
+        pilot.app.notify("context usage reached 90%", title="budget pressure", severity="warning", markup=False)
+        await wait_idle(pilot)
+
+    assert snap_compare(app, terminal_size=(120, 30), run_before=run_before)
+
+
+def test_trace_step_moves_the_selection(snap_compare, tmp_path):
+    app = _default(tmp_path)
+
+    async def run_before(pilot):
+        await wait_plan(pilot)
+        await pilot.press("home", "right", "right", "right")
+        assert pilot.app.plan.sections[pilot.app.selected].id == pilot.app.plan.steps[2].section
+
+    assert snap_compare(app, terminal_size=(140, 42), run_before=run_before)
