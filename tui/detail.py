@@ -88,6 +88,19 @@ def _graphemes(text: str) -> list[tuple[int, int, int]]:
     return split_graphemes(text)[0]
 
 
+def _word_cuts(text: str, width: int) -> list[int]:
+    """Where to cut plain ASCII ``text`` into rows of at most ``width``: after a space when one is in
+    the second half of the row (the detail wraps at words), else at the width (long words fold)."""
+    cuts: list[int] = []
+    start = 0
+    while len(text) - start > width:
+        space = text.rfind(" ", start + 1, start + width)
+        cut = space + 1 if space > start + width // 2 else start + width
+        cuts.append(cut)
+        start = cut
+    return cuts
+
+
 def wrap(line: Text, width: int) -> list[Text]:
     """Hard-wrap one line at ``width`` cells (folding, so nothing is lost).
 
@@ -102,7 +115,7 @@ def wrap(line: Text, width: int) -> list[Text]:
     if (len(text) if ascii_text else cell_len(text)) <= width:
         return [line]
     if ascii_text and not line.spans:
-        return list(line.divide(range(width, len(text), width)))
+        return list(line.divide(_word_cuts(text, width)))
     inside: dict[int, int] = {}  # a position strictly inside an escape that fits a row -> where it starts
     for span in line.spans:
         if span.end - span.start <= width:

@@ -12,18 +12,21 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 from tokenbox.tui.keys import KEYS
+from tokenbox.tui.view import THRESHOLDS
 
 ABOUT = """\
 The inspector follows the session file and re-plans it on every change; it never writes the file.
-Gauge: usage of max_ctx after the shown step — green below 75%, yellow below 90%, red above;
-  the bar shows each section's share, joins (separators), reserve_out, headroom and free space;
-  ≈ marks numbers from an approximate tokenizer.
-Sections: tokens before → after, a bar scaled to the available budget (█ kept, ░ trimmed,
-  ┄ expansion reported by grow), ◆ critical, ◀ the section changed by the shown step.
-Trace: step 0 is untrimmed; stepping moves the gauge, the bars and the detail together.
+Gauge: usage of max_ctx after the shown step — green below {0}%, yellow below {1}%, red from there
+  on or when the layout at the shown step is over budget; the bar shows each section's share,
+  joins (separators), reserve_out, headroom and free space; ≈ marks numbers from an approximate
+  tokenizer (or a turn still pending). Caches: prefix/context hit, miss or none (no earlier turn).
+Sections: tokens before → after, a bar where a full bar is the largest part (█ kept, ░ trimmed,
+  ┄ allotment: room the layout grants beyond the text), ◆ critical, ◀ the section changed by the shown step.
+Trace: step 0 is untrimmed; Δ is the deficit still to trim after a step ("fits" when none);
+  stepping moves the gauge, the bars and the detail together and selects the section it changed.
 Detail: the section's text after the shown step; ✂ marks text that was cut.
 A broken file keeps the last good plan on screen with the error in the status line.
-ctrl+p opens the command palette."""
+ctrl+p opens the command palette; Tab moves the focus; q or ctrl+q quits."""
 
 
 def help_text() -> Text:
@@ -34,7 +37,7 @@ def help_text() -> Text:
         t.append(f"{key.help}\n")
     t.append("  Esc    ", Style(bold=True, color="#61afef"))
     t.append("Leave the detail / close this help\n\n")
-    t.append(ABOUT)
+    t.append(ABOUT.format(*THRESHOLDS))
     return t
 
 
