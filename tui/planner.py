@@ -12,6 +12,7 @@ settings (a completed turn never changes) and estimates of uncached turns are fi
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -128,12 +129,16 @@ class Planner:
         self._turns: list[Session] | None = None
         self._warnings: tuple[str, ...] = ()  # lines of the last load that were skipped, and why
         self._points: dict[tuple, TurnPoint] = {}  # timeline points by (turn identity, settings)
+        # the engine is used by one thread at a time: a follow-up run can start while the worker
+        # before it still fills in its timeline
+        self._lock = threading.Lock()
 
     def run(self, request: PlanRequest) -> Outcome:
         """Plan ``request`` (never raises: failures come back as ``Outcome.failure``)."""
         started = time.perf_counter()
         try:
-            outcome = self._run(request)
+            with self._lock:
+                outcome = self._run(request)
         except Exception as exc:  # the app must never die of a planning problem
             outcome = Outcome(request, None, PlanError.of(exc, loading=False))
         return replace(outcome, plan_seconds=time.perf_counter() - started)
@@ -211,8 +216,9 @@ class Planner:
                        what_if=request.what_if, tokenizer=tokenizer)
         engine = self._engine
         try:
-            timeline, _ = self._timeline(turns, index, outcome.plan, options,
-                                         estimate=lambda turn: engine.plan(turn, **options))
+            with self._lock:
+                timeline, _ = self._timeline(turns, index, outcome.plan, options,
+                                             estimate=lambda turn: engine.plan(turn, **options))
         except BadInput:
             return None
         return replace(outcome, timeline=timeline, timeline_complete=True)

@@ -69,7 +69,6 @@ async def wait_idle(pilot) -> None:
     """Wait until no plan request is in flight and the last one has been handled."""
     app = pilot.app
     await wait_for(pilot, lambda: not app.busy, what="planner idle")
-    await app.workers.wait_for_complete()
     await pilot.pause()
 
 

@@ -97,7 +97,7 @@ def test_hostile_text_is_inert(snap_compare, tmp_path):
 
     async def run_before(pilot):
         await wait_plan(pilot)
-        await pilot.press("home", "right", "right", "right", "right", "right", "right", "down")
+        await pilot.press("home", "right", "right", "right", "right", "right", "right")  # step 6 selects rules
         assert pilot.app.step == 6 and pilot.app.plan.sections[pilot.app.selected].id == "rules"
         assert pilot.app.return_code is None
 
