@@ -10,7 +10,7 @@ import re
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tokenbox.core import kinds
@@ -25,6 +25,7 @@ from tokenbox.core.model import (
     BudgetSpec,
     Section,
     Session,
+    TurnHistory,
 )
 from tokenbox.core.nodes import FastDocument, Node, Unlocated, fast_json, parse_json, parse_yaml
 
@@ -466,8 +467,7 @@ class _LogLine:
     """One line of a JSON-lines log, parsed; the positioned tree and the validated turn come on demand.
 
     Constructing one parses the line (fast path, else the positional parser, whose ``SessionError``
-    propagates). Kept in ``_LINE_CACHE`` by line number and text, not by file: what a parsed line
-    holds does not depend on the file's name, except a turn's ``path``, set for the file asked for.
+    propagates). A ``logreader.LogReader`` keeps the lines of the log it follows.
     """
 
     __slots__ = ("_node", "_session", "_view", "fast", "number", "text")
@@ -514,67 +514,22 @@ class _LogLine:
         return session
 
 
-class _LineCache:
-    """Parsed log lines by (line number, line text), least recently used dropped first.
-
-    Bounded by a number of lines and by the characters of their text; a lock keeps it consistent when
-    several threads load logs (an entry may then be parsed twice, never half stored).
-    """
-
-    def __init__(self, max_lines: int = 4096, max_chars: int = 16 << 20) -> None:
-        self.max_lines = max_lines
-        self.max_chars = max_chars
-        self._entries: OrderedDict[tuple[int, str], _LogLine] = OrderedDict()
-        self._chars = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[int, str]) -> _LogLine | None:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None:
-                self._entries.move_to_end(key)
-            return entry
-
-    def put(self, key: tuple[int, str], entry: _LogLine) -> None:
-        size = len(key[1])
-        if size > self.max_chars:
-            return
-        with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._chars -= size
-            self._entries[key] = entry
-            self._chars += size
-            while len(self._entries) > self.max_lines or self._chars > self.max_chars:
-                (_, text), _ = self._entries.popitem(last=False)
-                self._chars -= len(text)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._chars = 0
-
-
-_LINE_CACHE = _LineCache()
-
-
 def _jsonl_lines(text: str, path: str) -> list[_LogLine]:
-    """Parse a JSON-lines log: blank lines skipped, an unterminated last line ignored unless complete."""
+    """Parse a JSON-lines log: blank lines skipped, an unterminated last line ignored unless complete.
+
+    Every line is parsed: following a growing log is ``logreader.LogReader``'s job.
+    """
     parsed = []
     lines = text.split("\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        key = (number, line)
-        entry = _LINE_CACHE.get(key)
-        if entry is None:
-            try:
-                entry = _LogLine(number, line, path)
-            except SessionError:
-                if number == len(lines):
-                    break  # the last line has no newline yet: an agent is still writing it
-                raise
-            _LINE_CACHE.put(key, entry)
+        try:
+            entry = _LogLine(number, line, path)
+        except SessionError:
+            if number == len(lines):
+                break  # the last line has no newline yet: an agent is still writing it
+            raise
         parsed.append(entry)
     return parsed
 
@@ -624,7 +579,7 @@ def select_turn(turns: list[Session], turn: int | None, path: str) -> Session:
         raise SessionError(f"turn {turn} is out of range: the file has {count} turn(s)", f"use --turn 1..{count} or -1..-{count}", path)
     index = turn - 1 if turn > 0 else count + turn
     chosen = turns[index]
-    return _with_history(chosen, tuple(turns[:index]), index + 1, count)
+    return _with_history(chosen, TurnHistory(turns, index), index + 1, count)
 
 
 def _with_path(session: Session, path: str) -> Session:
@@ -633,10 +588,19 @@ def _with_path(session: Session, path: str) -> Session:
     return replace(session, path=path)
 
 
-def _with_history(session: Session, history: tuple[Session, ...], turn: int, count: int) -> Session:
-    from dataclasses import replace
+_SESSION_FIELDS = tuple(Session.__dataclass_fields__)
 
-    return replace(session, history=history, turn=turn, turn_count=count)
+
+def _with_history(session: Session, history: Sequence[Session], turn: int, count: int) -> Session:
+    """``dataclasses.replace(session, history=…, turn=…, turn_count=…)``, without re-running ``__init__``
+    (a log's turns are re-tagged with the new turn count on every append)."""
+    new = object.__new__(Session)
+    for name in _SESSION_FIELDS:
+        object.__setattr__(new, name, getattr(session, name))
+    object.__setattr__(new, "history", history)
+    object.__setattr__(new, "turn", turn)
+    object.__setattr__(new, "turn_count", count)
+    return new
 
 
 def load_session(
@@ -647,12 +611,51 @@ def load_session(
 ) -> Session:
     """Load one turn of a session file (the newest by default), validated, with earlier turns as history."""
     path = os.fspath(path)
+    if _followed(path):
+        turns = _reader(path, max_bytes).read()
+        if turn is None:
+            return turns[-1]
+        chosen = select_turn(turns, turn, path)  # checks the range
+        return turns[chosen.turn - 1]  # already carries its history
     text = read_text(path, max_bytes)
     return select_turn(parse_turns(text, path), turn, path)
 
 
 def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Session]:
-    """Every turn of a session file, each with its history, oldest first."""
+    """Every turn of a session file, each with its history, oldest first.
+
+    A ``.jsonl`` log is read through a ``logreader.LogReader`` kept for the path (a few are kept,
+    the least recently used dropped): loading a log again parses only the lines appended since.
+    """
     path = os.fspath(path)
-    turns = parse_turns(read_text(path, max_bytes), path)
-    return [_with_history(t, tuple(turns[:i]), i + 1, len(turns)) for i, t in enumerate(turns)]
+    if _followed(path):
+        return list(_reader(path, max_bytes).read())
+    from tokenbox.core.logreader import with_histories
+
+    return with_histories(parse_turns(read_text(path, max_bytes), path))
+
+
+# ---------------------------------------------------------------- logs followed by path
+
+_READERS_KEPT = 4  # logs followed at once through load_turns / load_session (each holds its turns)
+_READERS: OrderedDict[tuple[str, str, int], Any] = OrderedDict()
+_READERS_LOCK = threading.Lock()
+
+
+def _followed(path: str) -> bool:
+    return path.lower().endswith(".jsonl")
+
+
+def _reader(path: str, max_bytes: int) -> Any:
+    """The ``LogReader`` kept for ``path`` (created on first use)."""
+    from tokenbox.core.logreader import LogReader
+
+    key = (os.path.abspath(path), path, max_bytes)
+    with _READERS_LOCK:
+        reader = _READERS.pop(key, None)
+        if reader is None:
+            reader = LogReader(path, max_bytes=max_bytes)
+        _READERS[key] = reader
+        while len(_READERS) > _READERS_KEPT:
+            _READERS.popitem(last=False)
+    return reader
