@@ -36,6 +36,7 @@ from tokenbox.core.errors import FileTooLarge, SessionError
 from tokenbox.core.session import DEFAULT_MAX_FILE_BYTES, decode_text, read_text
 
 _BOM = b"\xef\xbb\xbf"
+_CHECKED = 4096  # bytes before the offset whose digest must match for a read to go on from there
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
@@ -126,42 +127,47 @@ class FileTail:
             if (opened.st_dev, opened.st_ino) != identity:  # replaced between stat and open
                 identity = (opened.st_dev, opened.st_ino)
                 info = opened
-            data, start = self._new_bytes(fd, identity, info.st_size)
+            data, start, reset = self._new_bytes(fd, identity, info.st_size)
+            result = self._consume(data, start, reset, identity)
+            if result.lines:
+                # What is checked next time: the last complete line and at least _CHECKED bytes
+                # before the offset (a short last line alone is too easily the same after a rewrite).
+                self._last_start = min(self._last_start, max(0, self.offset - _CHECKED))
+                self._last_digest = _digest(_pread_all(fd, self._last_start, self.offset - self._last_start))
         except OSError as exc:
             self.forget()
             raise SessionError(f"cannot read: {exc.strerror}", "check the path and permissions", path) from None
         finally:
             os.close(fd)
-        return self._consume(data, start, identity)
+        return result
 
-    def _new_bytes(self, fd: int, identity: tuple[int, int], size: int) -> tuple[bytes, int]:
-        """The bytes to look at and where they start: from the last complete line (read again to
-        check its digest) when the file is the same and grew or stayed, else from the top (``-1``
-        when nothing had been consumed from this file yet, so reading from the top is no reset)."""
+    def _new_bytes(self, fd: int, identity: tuple[int, int], size: int) -> tuple[bytes, int, bool]:
+        """The bytes to look at, where they start and whether this is a reset: from the last complete
+        line (read again to check its digest) when the file is the same and did not shrink, else from
+        the top (no reset when nothing had been consumed from this very file yet)."""
         same = self._identity == identity and size >= self.offset
         if same and self.offset > 0:
             data = _pread_all(fd, self._last_start, self.max_bytes + 1 - self._last_start)
             self.bytes_read += len(data)
             if _digest(data[: self.offset - self._last_start]) == self._last_digest:
-                return data, self._last_start
+                return data, self._last_start, False
         data = _pread_all(fd, 0, self.max_bytes + 1)
         self.bytes_read += len(data)
-        return data, -1 if same and self.offset == 0 and self.reads > 1 else 0
+        return data, 0, not (same and self.offset == 0 and self.reads > 1)
 
-    def _consume(self, data: bytes, start: int, identity: tuple[int, int]) -> TailRead:
+    def _consume(self, data: bytes, start: int, reset: bool, identity: tuple[int, int]) -> TailRead:
         path = self.path
-        if len(data) + max(start, 0) > self.max_bytes:
+        if len(data) + start > self.max_bytes:
             self.forget()
             raise FileTooLarge(
                 f"more than {self.max_bytes} bytes (the file grew while being read)",
                 "raise the limit with --max-file-size or TOKENBOX_MAX_FILE_SIZE",
                 path,
             )
-        reset = start == 0
-        if start <= 0:  # from the top
-            if reset:
-                self.resets += 1
-                self.forget()
+        if reset:
+            self.resets += 1
+            self.forget()
+        if not self.offset:  # from the top
             if data.startswith((b"\xff\xfe", b"\xfe\xff")):
                 decode_text(data[:4], path)  # raises the byte-order-mark error
             base = len(_BOM) if data.startswith(_BOM) else 0
@@ -175,9 +181,7 @@ class FileTail:
         lines = complete.split("\n")[:-1] if end else []
         partial = _decode(body[end:], path, first_line + len(lines), partial=True)
         if end:
-            previous = body.rfind(b"\n", 0, end - 1) + 1
-            self._last_start = base + previous
-            self._last_digest = _digest(body[previous:end])
+            self._last_start = base + body.rfind(b"\n", 0, end - 1) + 1  # read() digests from there
             self.offset = base + end
             self.line_count += len(lines)
         self._identity = identity
