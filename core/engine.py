@@ -16,7 +16,7 @@ from tokenbox.core.config import Resolved, Settings, load_settings, resolve
 from tokenbox.core.counting import TokenCounter
 from tokenbox.core.errors import BadInput, ContextCriticalOverflow, TokenizerError
 from tokenbox.core.layout import LayoutResult, LensCache, run_layout
-from tokenbox.core.model import Session
+from tokenbox.core.model import Session, TurnHistory
 from tokenbox.core.plan import Budget, Plan, SectionResult, TokenizerInfo
 from tokenbox.core.tokenizers import TokenizerRegistry, default_registry
 
@@ -203,6 +203,6 @@ class Engine:
         """Plan every turn of a log in order (each with the earlier ones as history)."""
         plans = []
         for index, turn in enumerate(turns):
-            session = turn if turn.history or index == 0 else replace(turn, history=tuple(turns[:index]))
+            session = turn if turn.history or index == 0 else replace(turn, history=TurnHistory(turns, index))
             plans.append(self.plan(session, **options))
         return plans

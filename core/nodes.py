@@ -14,7 +14,7 @@ import bisect
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -285,6 +285,9 @@ class FastDocument:
 
     root: Node  # the root object; its values are ShallowNodes, ``sections`` a Node of ShallowNodes
     value: dict[str, Any]
+    # each item of ``sections``: (start offset, end offset, value, values it holds), for ``Reuse``
+    items: list[tuple[int, int, Any, int]] = field(default_factory=list)
+    strings: bool = False  # whether strings were checked for surrogates
 
     def view(self) -> Node:
         """The whole document as (unpositioned) nodes, for content detectors."""
@@ -364,7 +367,90 @@ def _value_size(value: Any, depth: int, strings: bool) -> int:
     return 1
 
 
-def fast_json(text: str, first_line: int = 1, first_col: int = 1) -> FastDocument | None:
+class Reuse:
+    """What a new version of a document can take from the previous one, read by ``fast_json``.
+
+    The two texts are compared once (common prefix and suffix, found chunk by chunk); a ``sections``
+    item whose text lies wholly in the unchanged prefix, or wholly in the unchanged suffix, is taken
+    as it was (its value object, its end, its size) instead of being scanned and checked again: the
+    scanner's result depends on the item's text alone, and that text was accepted before.
+    """
+
+    __slots__ = ("delta", "items", "prefix", "strings", "suffix_start")
+
+    _CHUNK = 4096
+
+    def __init__(self, old_text: str, old: FastDocument, new_text: str) -> None:
+        self.prefix = _common_prefix(old_text, new_text, self._CHUNK)
+        limit = min(len(old_text), len(new_text)) - self.prefix
+        suffix = _common_suffix(old_text, new_text, limit, self._CHUNK)
+        self.suffix_start = len(old_text) - suffix  # in the old text
+        self.delta = len(new_text) - len(old_text)
+        self.items = {start: (end, value, size) for start, end, value, size in old.items}
+        self.strings = old.strings
+
+    def take(self, pos: int) -> tuple[int, Any, int] | None:
+        """``(end, value, size)`` for an unchanged item starting at ``pos`` of the new text, else ``None``."""
+        if pos < self.prefix:
+            found = self.items.get(pos)
+            if found is not None and found[0] < self.prefix:  # the character after it is unchanged too
+                return found
+            return None
+        old = pos - self.delta
+        if old >= self.suffix_start:
+            found = self.items.get(old)
+            if found is not None:
+                return found[0] + self.delta, found[1], found[2]
+        return None
+
+
+def _common_prefix(a: str, b: str, chunk: int) -> int:
+    """Length of the common start of ``a`` and ``b`` (growing chunks, then halving to the difference)."""
+    n = min(len(a), len(b))
+    lo = 0
+    while lo < n and a[lo : lo + chunk] == b[lo : lo + chunk]:
+        lo += chunk
+        chunk *= 2
+    if lo >= n:
+        return n
+    hi = min(lo + chunk, n)  # the first difference is in [lo, hi), if any
+    while hi - lo > 64:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    while lo < hi and a[lo] == b[lo]:
+        lo += 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int, chunk: int) -> int:
+    """Length of the common end of ``a`` and ``b``, at most ``limit``."""
+    la, lb = len(a), len(b)
+    k = 0
+    step = 0
+    while k < limit:
+        step = min(chunk, limit - k)
+        if a[la - k - step : la - k] != b[lb - k - step : lb - k]:
+            break
+        k += step
+        chunk *= 2
+    if k >= limit:
+        return limit
+    lo, hi = k, k + step  # the common end is at least lo and less than hi characters long
+    while hi - lo > 64:
+        mid = (lo + hi) // 2
+        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+            lo = mid
+        else:
+            hi = mid
+    while lo < hi and a[la - lo - 1] == b[lb - lo - 1]:
+        lo += 1
+    return lo
+
+
+def fast_json(text: str, first_line: int = 1, first_col: int = 1, reuse: Reuse | None = None) -> FastDocument | None:
     """Read a JSON object with the C scanner, or ``None`` when ``parse_json`` has to decide.
 
     A document comes back only when ``parse_json`` would read it without error and to the same
@@ -374,17 +460,20 @@ def fast_json(text: str, first_line: int = 1, first_col: int = 1) -> FastDocumen
     root, each of its values and each item of a ``sections`` list: all that a valid session keeps.
     """
     try:
-        return _fast_json(text, first_line, first_col)
+        return _fast_json(text, first_line, first_col, reuse)
     except Exception:  # whatever the C scanner or a check raised, parse_json decides
         return None
 
 
-def _fast_json(text: str, first_line: int, first_col: int) -> FastDocument | None:
+def _fast_json(text: str, first_line: int, first_col: int, reuse: Reuse | None = None) -> FastDocument | None:
     skip = _WS.match
     scan = _SCAN
     # parse_json refuses a string holding a surrogate only when the string has a \u escape: strings
     # are looked at only when the text has one (and, if all ASCII, one of \ud800-\udfff).
     strings = "\\u" in text and (not text.isascii() or _ESCAPED_SURROGATE.search(text) is not None)
+    if reuse is not None and reuse.strings != strings:
+        reuse = None
+    spans: list[tuple[int, int, Any, int]] = []
     pos = skip(text, 0).end()  # type: ignore[union-attr]
     if not text.startswith("{", pos):
         return None
@@ -417,7 +506,14 @@ def _fast_json(text: str, first_line: int, first_col: int) -> FastDocument | Non
                 else:
                     after = _AFTER_ITEM.match
                     while True:
-                        item, end = scan(text, pos)
+                        taken = reuse.take(pos) if reuse is not None else None
+                        if taken is None:
+                            item, end = scan(text, pos)
+                            size = _value_size(item, 2, strings)
+                        else:
+                            end, item, size = taken
+                        spans.append((pos, end, item, size))
+                        count += size
                         offsets.append(pos)
                         value.append(item)
                         match = after(text, end)  # `,` and the space after it, or the closing `]`
@@ -428,7 +524,10 @@ def _fast_json(text: str, first_line: int, first_col: int) -> FastDocument | Non
                             break
             else:
                 value, pos = scan(text, pos)
-            count += 1 + _value_size(value, 1, strings)  # the key, the value and what it holds
+            if listed:  # the key, the list and its items (counted above)
+                count += 2
+            else:
+                count += 1 + _value_size(value, 1, strings)  # the key, the value and what it holds
             members[key] = value
             shallow.append((key, value, listed))
             pos = skip(text, pos).end()  # type: ignore[union-attr]
@@ -450,7 +549,7 @@ def _fast_json(text: str, first_line: int, first_col: int) -> FastDocument | Non
             fields[key] = Node([ShallowNode(item, *next(where)) for item in value], *at)
         else:
             fields[key] = ShallowNode(value, *at)
-    return FastDocument(Node(fields, line, col), members)
+    return FastDocument(Node(fields, line, col), members, spans, strings)
 
 
 def _positions(text: str, offsets: list[int], first_line: int, first_col: int) -> list[tuple[int, int]]:

@@ -27,7 +27,7 @@ from tokenbox.core.model import (
     Session,
     TurnHistory,
 )
-from tokenbox.core.nodes import FastDocument, Node, Unlocated, fast_json, parse_json, parse_yaml
+from tokenbox.core.nodes import FastDocument, Node, Reuse, Unlocated, fast_json, parse_json, parse_yaml
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 SCHEMA_VERSION = 1
@@ -364,8 +364,13 @@ def _behaviors(v: _Validator, node: Item) -> tuple[Behavior, ...]:
 # ---------------------------------------------------------------- sessions
 
 
-def session_from_node(node: Node, path: str) -> Session:
-    """Validate one parsed session object (the whole file, or one line of a ``.jsonl`` log)."""
+def session_from_node(node: Node, path: str, previous: Reusable | None = None) -> Session:
+    """Validate one parsed session object (the whole file, or one line of a ``.jsonl`` log).
+
+    ``previous`` (raw section values and the ``Section`` each became, from an earlier load of the
+    same file) lets a section whose raw value is the very same object, at the same index and
+    position, be taken as it was: ``nodes.Reuse`` hands unchanged items over by identity.
+    """
     v = _Validator(path)
     if not isinstance(node.value, dict):
         raise v.fail(node, f"a session must be a mapping, not {_type_name(node.value)}", "start the file with `tokenbox: 1`")
@@ -383,7 +388,17 @@ def session_from_node(node: Node, path: str) -> Session:
     sections = []
     seen: dict[str, Node] = {}
     for index, item in enumerate(sections_node.value, start=1):
-        section = _section(v, item, index)
+        found = previous.get(id(item.value)) if previous else None
+        if (
+            found is not None
+            and found[0] is item.value
+            and found[1] == index
+            and found[2].line == item.line
+            and found[2].col == item.col
+        ):
+            section = found[2]
+        else:
+            section = _section(v, item, index)
         if section.id in seen:
             first = seen[section.id]
             raise v.fail(item, f"duplicate section id {section.id!r} (first at line {first.line})", "give each section its own id")
@@ -452,13 +467,17 @@ def _format_of(path: str, text: str) -> str:
 # always the one the positional path raises, with its message and position.
 
 
-def _fast_turns(doc: FastDocument, path: str) -> list[Session] | None:
+# id(raw section value) -> (raw value, 1-based index, the Section it became)
+Reusable = dict[int, tuple[Any, int, Section]]
+
+
+def _fast_turns(doc: FastDocument, path: str, previous: Reusable | None = None) -> list[Session] | None:
     """The turn of a fast-read document, or ``None`` when the positional path must load it."""
     try:
         view = doc.view()
         if any(detect(view) for detect, _ in _IMPORTERS):
             return None  # importers position their blocks: they get positioned nodes
-        return [session_from_node(doc.root, path)]
+        return [session_from_node(doc.root, path, previous)]
     except Exception:  # the positional path raises the real error
         return None
 
@@ -618,7 +637,7 @@ def load_session(
         chosen = select_turn(turns, turn, path)  # checks the range
         return turns[chosen.turn - 1]  # already carries its history
     text = read_text(path, max_bytes)
-    return select_turn(parse_turns(text, path), turn, path)
+    return select_turn(_document_turns(text, path), turn, path)
 
 
 def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Session]:
@@ -632,7 +651,67 @@ def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FIL
         return list(_reader(path, max_bytes).read())
     from tokenbox.core.logreader import with_histories
 
-    return with_histories(parse_turns(read_text(path, max_bytes), path))
+    return with_histories(_document_turns(read_text(path, max_bytes), path))
+
+
+# ---------------------------------------------------------------- JSON documents loaded again by path
+
+_DOCUMENTS_KEPT = 4  # JSON session files remembered for their next load (each: text, values, session)
+
+
+class _Loaded:
+    """A JSON session file as last loaded: its text, its fast-read document and its session."""
+
+    __slots__ = ("doc", "session", "text")
+
+    def __init__(self, text: str, doc: FastDocument, session: Session) -> None:
+        self.text = text
+        self.doc = doc
+        self.session = session
+
+    def reusable(self) -> Reusable:
+        return {
+            id(raw): (raw, index, section)
+            for index, ((_, _, raw, _), section) in enumerate(zip(self.doc.items, self.session.sections, strict=True), start=1)
+        }
+
+
+_DOCUMENTS: OrderedDict[tuple[str, str], _Loaded] = OrderedDict()
+
+
+def _document_turns(text: str, path: str) -> list[Session]:
+    """``parse_turns(text, path)``; a JSON session read before under this path is read incrementally.
+
+    Only the sections whose text changed since the previous load are scanned and validated again
+    (``nodes.Reuse``); the others are the previous load's ``Section`` objects, so the engine's caches
+    by identity recognise them. The same text again gives the same session object.
+    """
+    if _format_of(path, text) != "json":
+        return parse_turns(text, path)
+    import tokenbox.core.importers  # noqa: F401  (registers the foreign formats)
+
+    key = (os.path.abspath(path), path)
+    with _READERS_LOCK:
+        before = _DOCUMENTS.get(key)
+    if before is not None and before.text == text:
+        return [before.session]
+    reuse = None
+    if before is not None and len(before.doc.items) == len(before.session.sections):
+        reuse = Reuse(before.text, before.doc, text)
+    doc = fast_json(text, reuse=reuse)
+    turns = None
+    if doc is not None:
+        turns = _fast_turns(doc, path, before.reusable() if reuse is not None and before is not None else None)
+    if turns is None:
+        with _READERS_LOCK:
+            _DOCUMENTS.pop(key, None)
+        return parse_turns(text, path, "json")
+    with _READERS_LOCK:
+        _DOCUMENTS.pop(key, None)
+        _DOCUMENTS[key] = _Loaded(text, doc, turns[0])  # type: ignore[arg-type]
+        while len(_DOCUMENTS) > _DOCUMENTS_KEPT:
+            _DOCUMENTS.popitem(last=False)
+    return turns
 
 
 # ---------------------------------------------------------------- logs followed by path
