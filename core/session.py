@@ -598,6 +598,8 @@ def select_turn(turns: list[Session], turn: int | None, path: str) -> Session:
         raise SessionError(f"turn {turn} is out of range: the file has {count} turn(s)", f"use --turn 1..{count} or -1..-{count}", path)
     index = turn - 1 if turn > 0 else count + turn
     chosen = turns[index]
+    if count == 1 and chosen.turn == 1 and chosen.turn_count == 1 and not chosen.history:
+        return chosen  # already as asked for (the same object: the engine's caches know it)
     return _with_history(chosen, TurnHistory(turns, index), index + 1, count)
 
 
