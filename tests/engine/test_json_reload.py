@@ -95,3 +95,23 @@ def test_reloads_equal_a_cold_parse(tmp_path_factory: pytest.TempPathFactory, ed
             raw = raw[: len(raw) // 2]
         path.write_text(raw)
         assert load(path) == cold(path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.sampled_from(["a b", "x\ny", "hello world.", "  ", "é ü", "{}", "z"]), min_size=2, max_size=12),
+    edits=st.lists(st.tuples(st.integers(0, 11), st.sampled_from(["q r", "\n\nend", " lead", "w"])), min_size=1, max_size=3),
+)
+def test_a_join_patched_from_a_kept_one_counts_exactly(texts, edits) -> None:
+    from tokenbox.core.counting import SEPARATOR, JoinedTotal, TokenCounter
+    from tokenbox.core.tokenizers import default_registry
+
+    tokenizer = default_registry().get("o200k_base")
+    counter = TokenCounter(tokenizer)
+    JoinedTotal(counter, texts)
+    changed = list(texts)
+    for index, text in edits:
+        changed[index % len(changed)] += text
+    joined = JoinedTotal(counter, changed)
+    assert joined.total == tokenizer.count(SEPARATOR.join(t for t in changed if t))
+    assert joined.counts == tuple(tokenizer.count(t) if t else 0 for t in changed)
