@@ -723,6 +723,13 @@ _READERS: OrderedDict[tuple[str, str, int], Any] = OrderedDict()
 _READERS_LOCK = threading.Lock()
 
 
+def forget_loaded() -> None:
+    """Drop every log reader and remembered JSON document: the next loads are cold (benchmarks)."""
+    with _READERS_LOCK:
+        _READERS.clear()
+        _DOCUMENTS.clear()
+
+
 def _followed(path: str) -> bool:
     return path.lower().endswith(".jsonl")
 
