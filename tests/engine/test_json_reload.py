@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from tokenbox.core import load_session
 from tokenbox.core.errors import SessionError
 from tokenbox.core.session import parse_turns
