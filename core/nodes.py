@@ -288,6 +288,7 @@ class FastDocument:
     # each item of ``sections``: (start offset, end offset, value, values it holds), for ``Reuse``
     items: list[tuple[int, int, Any, int]] = field(default_factory=list)
     strings: bool = False  # whether strings were checked for surrogates
+    list_end: int = -1  # offset just after the ``sections`` list's closing bracket (-1: no items)
 
     def view(self) -> Node:
         """The whole document as (unpositioned) nodes, for content detectors."""
@@ -376,7 +377,7 @@ class Reuse:
     scanner's result depends on the item's text alone, and that text was accepted before.
     """
 
-    __slots__ = ("delta", "items", "prefix", "strings", "suffix_start")
+    __slots__ = ("delta", "ends", "index", "items", "list_end", "prefix", "spans", "strings", "suffix_start")
 
     _CHUNK = 4096
 
@@ -387,7 +388,34 @@ class Reuse:
         self.suffix_start = len(old_text) - suffix  # in the old text
         self.delta = len(new_text) - len(old_text)
         self.items = {start: (end, value, size) for start, end, value, size in old.items}
+        self.spans = old.items
+        self.index = {span[0]: k for k, span in enumerate(old.items)}
+        self.ends = [span[1] for span in old.items]
+        self.list_end = old.list_end
         self.strings = old.strings
+
+    def run(self, pos: int) -> tuple[list[tuple[int, int, Any, int]], int, bool] | None:
+        """Several unchanged items from ``pos`` on, with the separators between them: ``(spans in the
+        new text, where to go on, whether that is past the list's closing bracket)``, or ``None``."""
+        if pos < self.prefix:
+            k = self.index.get(pos)
+            if k is None:
+                return None
+            m = bisect.bisect_left(self.ends, self.prefix, k) - 1  # the last item ending before the change
+            if m == len(self.spans) - 1 and 0 <= self.list_end <= self.prefix:
+                return self.spans[k : m + 1], self.list_end, True
+            if m - 1 <= k:
+                return None
+            return self.spans[k:m], self.spans[m][0], False  # item m (and what follows) the usual way
+        old = pos - self.delta
+        if old < self.suffix_start or self.list_end < 0:
+            return None
+        k = self.index.get(old)
+        if k is None:
+            return None
+        delta = self.delta
+        moved = [(start + delta, end + delta, value, size) for start, end, value, size in self.spans[k:]]
+        return moved, self.list_end + delta, True
 
     def take(self, pos: int) -> tuple[int, Any, int] | None:
         """``(end, value, size)`` for an unchanged item starting at ``pos`` of the new text, else ``None``."""
@@ -474,6 +502,7 @@ def _fast_json(text: str, first_line: int, first_col: int, reuse: Reuse | None =
     if reuse is not None and reuse.strings != strings:
         reuse = None
     spans: list[tuple[int, int, Any, int]] = []
+    list_end = -1
     pos = skip(text, 0).end()  # type: ignore[union-attr]
     if not text.startswith("{", pos):
         return None
@@ -506,6 +535,18 @@ def _fast_json(text: str, first_line: int, first_col: int, reuse: Reuse | None =
                 else:
                     after = _AFTER_ITEM.match
                     while True:
+                        run = reuse.run(pos) if reuse is not None else None
+                        if run is not None:  # unchanged items, taken together with the separators between them
+                            taken_items, pos, closed = run
+                            for span in taken_items:
+                                spans.append(span)
+                                count += span[3]
+                                offsets.append(span[0])
+                                value.append(span[2])
+                            if closed:
+                                list_end = pos
+                                break
+                            continue
                         taken = reuse.take(pos) if reuse is not None else None
                         if taken is None:
                             item, end = scan(text, pos)
@@ -521,6 +562,7 @@ def _fast_json(text: str, first_line: int, first_col: int, reuse: Reuse | None =
                             return None
                         pos = match.end()
                         if match.lastindex == 2:
+                            list_end = pos
                             break
             else:
                 value, pos = scan(text, pos)
@@ -549,7 +591,7 @@ def _fast_json(text: str, first_line: int, first_col: int, reuse: Reuse | None =
             fields[key] = Node([ShallowNode(item, *next(where)) for item in value], *at)
         else:
             fields[key] = ShallowNode(value, *at)
-    return FastDocument(Node(fields, line, col), members, spans, strings)
+    return FastDocument(Node(fields, line, col), members, spans, strings, list_end)
 
 
 def _positions(text: str, offsets: list[int], first_line: int, first_col: int) -> list[tuple[int, int]]:
