@@ -599,6 +599,7 @@ def figure_9(b: Bench) -> None:
     from tokenbox.core import load_turns
 
     from benchmarks.transcripts import Transcript, turns_of
+    from benchmarks.worker import FOLLOW_WARM_UP
 
     s = b.sizes
     rep = b.report
@@ -677,7 +678,7 @@ def figure_9(b: Bench) -> None:
     path, transcript = build(small_mb, "cc-rss.jsonl", seed=14)
     more_path = path + ".more.json"
     with open(more_path, "w", encoding="utf-8") as handle:
-        json.dump(list(turns_of(transcript, s.follow_turns + 10)), handle)
+        json.dump(list(turns_of(transcript, s.follow_turns + FOLLOW_WARM_UP)), handle)
     result = _worker("follow", path, more_path)
     per_1000 = result["growth"] * 1000 / max(1, result["turns"])
     rep.add(Row("9", f"RSS growth while following, per 1000 requests ({result['turns']} followed)", per_1000,

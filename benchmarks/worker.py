@@ -23,6 +23,7 @@ import sys
 import time
 
 _T0 = time.perf_counter()
+FOLLOW_WARM_UP = 80  # requests followed before RSS is read (caches fill up, then stay bounded)
 
 
 def _status(field: str) -> int:
@@ -128,7 +129,7 @@ def tui_start(path: str) -> dict:
 
 def follow(path: str, more_path: str) -> dict:
     """RSS growth while following a transcript: the requests listed in ``more_path`` (a JSON list of
-    texts; the first 10 warm up) appended one at a time, each followed by what a follower does
+    texts; the first ``FOLLOW_WARM_UP`` fill the bounded caches) appended one at a time, each followed by what a follower does
     (``load_turns`` of the file, then a plan of the newest turn)."""
     from tokenbox.core import Engine, load_turns
 
@@ -139,7 +140,7 @@ def follow(path: str, more_path: str) -> dict:
     rss = 0
     started = 0.0
     for index, text in enumerate(more):
-        if index == 10:  # after the warm-up: caches have reached their working size
+        if index == FOLLOW_WARM_UP:  # the engine's bounded caches (64 layouts) are full: steady state
             gc.collect()
             rss = _status("VmRSS")
             started = time.perf_counter()
@@ -149,7 +150,8 @@ def follow(path: str, more_path: str) -> dict:
     seconds = time.perf_counter() - started
     gc.collect()
     after = _status("VmRSS")
-    return {"rss_before": rss, "rss_after": after, "growth": after - rss, "turns": len(more) - 10, "seconds": seconds}
+    return {"rss_before": rss, "rss_after": after, "growth": after - rss, "turns": len(more) - FOLLOW_WARM_UP,
+            "seconds": seconds}
 
 
 def plan_peak(path: str) -> dict:
