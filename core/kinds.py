@@ -15,6 +15,7 @@ KIND_CONTENT_KEYS: dict[str, tuple[str, ...]] = {
     "mandates": ("text",),
     "context": ("foveal_focus", "scope", "memory", "text"),
     "behaviors": ("budget", "items"),
+    "inferred": ("tokens",),
 }
 
 KIND_PRESETS: dict[str, dict[str, Any]] = {
@@ -25,6 +26,9 @@ KIND_PRESETS: dict[str, dict[str, Any]] = {
     "mandates": {"priority": 2, "shrink": 1, "strategy": ("drop",), "keep": "head"},
     "context": {"priority": 3, "shrink": 1, "strategy": ("summary",), "keep": "head"},
     "behaviors": {"priority": 4, "shrink": 1, "strategy": ("demote",), "keep": "head"},
+    # What a real request held but its file does not (a transcript's system prompt and tools): a
+    # fixed number of tokens, no text, never trimmed (CONTRACT §7).
+    "inferred": {"priority": 0, "shrink": 0, "strategy": (), "keep": "head"},
 }
 
 KINDS = tuple(KIND_PRESETS)

@@ -5,12 +5,13 @@ Every problem becomes a ``SessionError`` naming the file, line and column, the p
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tokenbox.core import kinds
@@ -299,8 +300,15 @@ def _section(v: _Validator, node: Node, index: int) -> Section:
             attrs[key] = v.integer(item, "behaviors budget", 0, MAX_COUNT)
         elif key == "items":
             attrs[key] = _behaviors(v, item)
+        elif key == "tokens":
+            attrs[key] = v.integer(item, "inferred tokens", 0, MAX_COUNT)
         elif key == "meta":
             attrs[key] = v.meta(item)
+    if kind == "inferred":
+        if "tokens" not in fields:
+            raise v.fail(node, f"section {sid!r} (kind inferred) has no tokens", "add `tokens: N`, the size of the hidden part")
+        if attrs.get("shrink", 0) != 0:
+            raise v.fail(fields["shrink"], f"section {sid!r} (kind inferred) cannot shrink", "an inferred part has no text to trim: remove `shrink`")
     if kind in ("text", "user", "logs", "mandates") and "text" not in fields:
         raise v.fail(node, f"section {sid!r} (kind {kind}) has no text", "add `text: ...`; an empty string is allowed")
     return Section(**attrs)
@@ -585,6 +593,8 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
 
     fmt = fmt or _format_of(path, text)
     if fmt == "jsonl":
+        if is_transcript(text):
+            return transcript_turns(path, text)
         lines = _jsonl_lines(text, path)
         if not lines:
             raise SessionError("no complete session line", "append one JSON session object per line", path, 1, 1)
@@ -607,6 +617,51 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
     return [session_from_node(node, path)]
 
 
+_SNIFF_LINES = 50
+
+
+def is_transcript(text: str) -> bool:
+    """Whether a JSON-lines text is a Claude Code transcript: one of its first lines looks like one and
+    none is a tokenbox session."""
+    from tokenbox.core.importers.claude_code import looks_like_transcript
+
+    seen = 0
+    found = False
+    start = 0
+    while seen < _SNIFF_LINES and start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        start = end + 1
+        if not line.strip():
+            continue
+        seen += 1
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and "tokenbox" in value:
+            return False
+        found = found or looks_like_transcript(value)
+    return found
+
+
+def transcript_turns(path: str, text: str, thread: str | None = None) -> Sequence[Session]:
+    """The turns of one thread of a Claude Code transcript (the main one by default)."""
+    from tokenbox.core.importers import claude_code
+    from tokenbox.core.truth import project_hidden
+
+    reader = claude_code.read_transcript(path, text)
+    name = thread or claude_code.default_thread(reader)
+    if name is None or name not in reader.threads:
+        raise claude_code.no_request_error(path)
+    borrowed = None
+    chosen = reader.threads[name]
+    if name == claude_code.MAIN and not any(r.usage is not None for r in chosen.requests):
+        borrowed = project_hidden(path, reader.session_id)
+    return claude_code.thread_turns(reader, name, borrowed=borrowed)
+
+
 def _detects(detect: Callable[[list[Node]], bool], views: list[Node], lines: list[_LogLine], path: str) -> bool:
     """``detect`` on the lines as read; on positioned trees if it needs a position the views lack."""
     try:
@@ -624,6 +679,8 @@ def select_turn(turns: list[Session], turn: int | None, path: str) -> Session:
         raise SessionError(f"turn {turn} is out of range: the file has {count} turn(s)", f"use --turn 1..{count} or -1..-{count}", path)
     index = turn - 1 if turn > 0 else count + turn
     chosen = turns[index]
+    if chosen.source_format != "tokenbox":
+        return chosen  # foreign turns carry their own context; no cache replay over earlier turns
     return _with_history(chosen, tuple(turns[:index]), index + 1, count)
 
 
@@ -655,4 +712,6 @@ def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FIL
     """Every turn of a session file, each with its history, oldest first."""
     path = os.fspath(path)
     turns = parse_turns(read_text(path, max_bytes), path)
+    if not isinstance(turns, list):
+        return turns  # type: ignore[return-value]  (a lazy sequence of a transcript's turns)
     return [_with_history(t, tuple(turns[:i]), i + 1, len(turns)) for i, t in enumerate(turns)]

@@ -45,6 +45,5 @@ __all__ = [
     "turn_usages",
 ]
 
-_session.register_line_importer(claude_code.detect, claude_code.convert)
 _session.register_importer(anthropic.detect, anthropic.convert)
 _session.register_importer(openai_chat.detect, openai_chat.convert)
