@@ -173,7 +173,7 @@ class Engine:
                 )
                 for p, size in zip(assembly.parts, sizes, strict=True)
             )
-            total = counter.count_joined([p.text for p in assembly.parts if p.text]) + fixed_tokens(assembly.parts)
+            total = counter.count_joined([p.text for p in assembly.parts if p.text and p.section.tokens is None]) + fixed_tokens(assembly.parts)
             return Plan(
                 sections=sections,
                 steps=(),
@@ -247,7 +247,7 @@ def _size_inferred(session: Session, assembly: Assembly, counter: TokenCounter) 
     if index is None:
         return ()
     others = [p for i, p in enumerate(parts) if i != index]
-    visible = counter.count_joined([p.text for p in others if p.text]) + fixed_tokens(others)
+    visible = counter.count_joined([p.text for p in others if p.text and p.section.tokens is None]) + fixed_tokens(others)
     need = target - visible
     notes: tuple[str, ...] = ()
     if need < 0:

@@ -73,7 +73,7 @@ class LensCache:
         if self._order is not None and self._order[0] is parts:
             return self._order[1]
         order = sorted(
-            (i for i, p in enumerate(parts) if not p.section.critical and p.text),
+            (i for i, p in enumerate(parts) if not p.section.critical and p.text and p.section.tokens is None),
             key=lambda i: (parts[i].section.priority, -parts[i].section.shrink, i),
         )
         self._order = (parts, order)
@@ -113,7 +113,7 @@ def _replay_block(items, start: list[Tier], moves: list[tuple[int, Tier]], upto:
 def fixed_load(parts: list[Assembled], counter: TokenCounter) -> int:
     """Tokens of the critical sections rendered alone (their separators included), with the fixed
     sizes of the parts the file does not hold (``inferred``)."""
-    return counter.count_joined([p.text for p in parts if p.section.critical and p.text]) + fixed_tokens(parts)
+    return counter.count_joined([p.text for p in parts if p.section.critical and p.text and p.section.tokens is None]) + fixed_tokens(parts)
 
 
 def fixed_tokens(parts: list[Assembled]) -> int:
@@ -126,7 +126,8 @@ class _Layout:
         self.counter = counter
         self.available = available
         self.cache = cache
-        self.joined = JoinedTotal(counter, [p.text for p in parts])  # measures every text first
+        # measures every text first; parts of a fixed size (inferred, images, replies) stay out of the join
+        self.joined = JoinedTotal(counter, [p.text if p.section.tokens is None else "" for p in parts])
         self.pieces = [
             _Piece(p, p.text, p.section.tokens if p.section.tokens is not None else tokens, p.tiers)
             for p, tokens in zip(parts, self.joined.counts, strict=True)

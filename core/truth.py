@@ -86,7 +86,7 @@ def visible_tokens(sections: Sequence[Section], scale: float) -> int:
     total = 0
     for section in sections:
         if section.tokens is not None:
-            total += section.tokens
+            total += section.tokens  # a fixed size (an image, a reply's 0)
         elif section.text:
             total += scaled(section.text, scale)
     return total

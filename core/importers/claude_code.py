@@ -36,7 +36,7 @@ from typing import Any
 from tokenbox.core.errors import SessionError
 from tokenbox.core.estimate import base_estimate
 from tokenbox.core.importers.anthropic import plain_block
-from tokenbox.core.importers.common import CALL, RESULT, THINKING, Block, Message
+from tokenbox.core.importers.common import CALL, RESULT, THINKING, Block, Message, call_argument
 from tokenbox.core.model import RecordedUsage, Session
 
 SOURCE = "claude-code"
@@ -422,7 +422,12 @@ class TranscriptReader:
             return node.index
         request = self.nodes[owner]
         for block in blocks:
-            block.tool = block.tool or _tool_name(request, block.meta.get("tool_use_id"))
+            call = _call_block(request, block.meta.get("tool_use_id"))
+            if call is not None:
+                block.tool = block.tool or call.tool
+                argument = call_argument(call.tool, call.meta.get("tool_input"))
+                if argument:
+                    block.meta["call_argument"] = argument
             if block.tool:
                 block.meta["tool"] = block.tool
         existing = self._results_node.get(owner)
@@ -498,10 +503,10 @@ def _find(thread: Thread, key: str) -> Request | None:
     return None
 
 
-def _tool_name(request: _Node, call: Any) -> str | None:
+def _call_block(request: _Node, call: Any) -> Block | None:
     for block in request.blocks:
         if block.role == CALL and block.meta.get("tool_use_id") == call:
-            return block.tool
+            return block
     return None
 
 
@@ -543,7 +548,7 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
     ``borrowed``: the hidden part (and the file it came from) of another session of the project,
     used before this thread has recorded any request.
     """
-    from tokenbox.core.importers.common import Conversation, SectionCache, build_session, pick_model
+    from tokenbox.core.importers.common import Conversation, SectionCache, build_session, pick_model, reply_sections
     from tokenbox.core.truth import Fit, LazyTurns, Observation, fit_scales, recorded_context, with_truth
 
     thread = reader.threads[thread_name]
@@ -658,9 +663,13 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
                               "their size yet: the context is larger than shown",)
         session = with_truth(session, target=target, fit=fit, pending=is_pending, thread=thread_name,
                              warnings=turn_warnings, hidden_label=hidden_label)
+        sections = session.sections
+        if request is not None:
+            # the request's own reply, shown with it at 0 context tokens (it is context from the next request on)
+            sections += tuple(reply_sections(conv, reader.request_output(request), len(messages)))
         from dataclasses import replace as _replace
 
-        return _replace(session, turn=index + 1, turn_count=count)
+        return _replace(session, sections=sections, turn=index + 1, turn_count=count)
 
     return LazyTurns(count, build, infos)
 
