@@ -8,7 +8,7 @@ COMMON_KEYS = ("id", "kind", "priority", "min", "grow", "shrink", "strategy", "k
 
 # Per kind: the keys that carry its content, and the attribute defaults it presets.
 KIND_CONTENT_KEYS: dict[str, tuple[str, ...]] = {
-    "text": ("text",),
+    "text": ("text", "tokens"),
     "prefix": ("assistant_name", "identity", "feedback", "tools"),
     "user": ("text",),
     "logs": ("text",),

@@ -18,6 +18,7 @@ from tokenbox.core import kinds
 from tokenbox.core.errors import FileTooLarge, SessionError
 from tokenbox.core.lensspec import parse_lens
 from tokenbox.core.model import (
+    Calibration,
     BEHAVIOR_KINDS,
     KEEP_ENDS,
     SENSORS,
@@ -31,7 +32,10 @@ from tokenbox.core.nodes import FastDocument, Node, Unlocated, fast_json, parse_
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 SCHEMA_VERSION = 1
-SESSION_KEYS = ("tokenbox", "name", "meta", "model", "tokenizer", "budget", "sensor", "trimming", "sections")
+SESSION_KEYS = (
+    "tokenbox", "name", "meta", "model", "tokenizer", "budget", "sensor", "trimming", "context_tokens", "calibration", "sections",
+)
+CALIBRATION_KEYS = ("method", "scale", "hidden", "turns", "source")
 BUDGET_KEYS = ("max_ctx", "reserve_out", "headroom")
 BEHAVIOR_KEYS = ("name", "kind", "activation", "content", "summary", "tags", "meta")
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
@@ -404,9 +408,12 @@ def session_from_node(node: Node, path: str) -> Session:
             reserve_out=v.integer(b["reserve_out"], "reserve_out", 0, MAX_COUNT) if "reserve_out" in b else None,
             headroom=v.number(b["headroom"], "headroom", 0, 1, high_open=True) if "headroom" in b else None,
         )
+    calibration = _calibration(v, fields["calibration"]) if "calibration" in fields else None
     return Session(
         sections=tuple(sections),
         path=path,
+        context_tokens=v.integer(fields["context_tokens"], "context_tokens", 0, MAX_COUNT) if "context_tokens" in fields else None,
+        calibration=calibration,
         name=v.string(fields["name"], "name") if "name" in fields else None,
         model=v.string(fields["model"], "model") if "model" in fields else None,
         tokenizer=v.string(fields["tokenizer"], "tokenizer") if "tokenizer" in fields else None,
@@ -416,6 +423,22 @@ def session_from_node(node: Node, path: str) -> Session:
         meta=v.meta(fields["meta"]) if "meta" in fields else {},
         line=node.line,
         positions={key: (item.line, item.col) for key, item in fields.items()},
+    )
+
+
+def _calibration(v: _Validator, node: Item) -> Calibration:
+    """``calibration:`` as ``tokenbox import`` writes it (the fitted scale of a real agent's estimates)."""
+    c = v.mapping(node, "calibration", CALIBRATION_KEYS)
+    if "scale" not in c:
+        raise v.fail(node, "calibration has no `scale`", "write `scale: 1.0` (the factor on the estimate)")
+    hidden = c.get("hidden")
+    turns = c.get("turns")
+    return Calibration(
+        method=v.string(c["method"], "calibration method") if "method" in c else "",
+        scale=float(v.number(c["scale"], "calibration scale", 0.01, 100)),
+        hidden=None if hidden is None or _value(hidden) is None else v.integer(hidden, "calibration hidden", 0, MAX_COUNT),
+        turns=tuple(v.integer(t, "calibration turn", 1, MAX_COUNT) for t in _value(turns) or ()) if turns is not None else (),
+        source=v.string(c["source"], "calibration source") if "source" in c else "",
     )
 
 

@@ -73,7 +73,7 @@ def fit_scales(observations: Sequence[Observation]) -> list[tuple[float, tuple[i
         d_r = sum(p[1] for p in recent)
         d_v = sum(p[2] for p in recent)
         if recent and d_v > 0:
-            scale = min(max(d_r / d_v, SCALE_BOUNDS[0]), SCALE_BOUNDS[1])
+            scale = round(min(max(d_r / d_v, SCALE_BOUNDS[0]), SCALE_BOUNDS[1]), 4)  # as the plan JSON writes it
             used = tuple(sorted({n for p in recent for n in (p[0] - 1, p[0])}))
         else:
             scale, used = 1.0, ()

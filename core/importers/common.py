@@ -29,9 +29,10 @@ from tokenbox.core.nodes import Node
 
 SectionCache = dict[tuple[int, bool], tuple[list[Section], list[str]]]
 
-# Section categories (``section.meta["category"]``): the prefix (tools and system; Anthropic puts
-# tools first, OpenAI the system messages), then history, tool results, unknown blocks, the latest input.
-CATEGORIES = ("tool", "system", "history", "tool_result", "other", "latest")
+# Section categories (``section.meta["category"]``): what the file does not hold (``inferred``), the
+# prefix (tools and system; Anthropic puts tools first, OpenAI the system messages), then history, tool
+# results, unknown blocks, the latest input, and a request's own reply (0 context tokens).
+CATEGORIES = ("inferred", "tool", "system", "history", "tool_result", "other", "latest", "reply")
 
 # Block roles in the layout.
 TEXT, CALL, RESULT, THINKING, MEDIA, OTHER = "text", "call", "result", "thinking", "media", "other"

@@ -17,6 +17,7 @@ from tokenbox.core.textsafe import printable
 
 FORMAT_LABELS = {
     "claude-code": "Claude Code transcript",
+    "inferred": "inferred",
     "anthropic-messages": "Anthropic Messages request",
     "openai-chat": "OpenAI Chat Completions request",
     "tokenbox": "tokenbox session",
@@ -119,6 +120,10 @@ def session_document(session: Session) -> dict[str, Any]:
         doc["budget"] = budget
     doc["sensor"] = session.sensor
     doc["trimming"] = session.trimming
+    if session.context_tokens is not None:
+        doc["context_tokens"] = session.context_tokens
+    if session.calibration is not None:
+        doc["calibration"] = session.calibration.to_dict()
     doc["sections"] = [section_document(s) for s in session.sections]
     return doc
 
@@ -141,6 +146,8 @@ def section_document(section: Section) -> dict[str, Any]:
         doc["summary"] = section.summary
     if section.meta:
         doc["meta"] = section.meta
+    if section.tokens is not None:
+        doc["tokens"] = section.tokens
     kind = section.kind
     if kind in _TEXT_KINDS:
         doc["text"] = section.text or ""

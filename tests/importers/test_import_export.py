@@ -74,7 +74,7 @@ def test_import_header_says_where_the_session_came_from():
 
 def test_multi_line_texts_are_block_scalars():
     text = session_yaml(load_session(OPENAI))
-    section = text.split("- id: m04.tool.tool_result.run_tests", 1)[1].split("- id:", 1)[0]
+    section = text.split("- id: m04.result.run_tests", 1)[1].split("- id:", 1)[0]
     assert "  text: |-\n    ============================= test session starts" in section
     assert 'text: "' not in section
     assert "strategy: ['tail_lines:40', 'tail_lines:10']" in section
@@ -85,8 +85,8 @@ def test_multi_line_texts_are_block_scalars():
 def test_edits_to_the_exported_layout_take_effect(tmp_path):
     text = session_yaml(load_session(OPENAI))
     edited = text.replace(
-        "id: m05.assistant.text\n  kind: text\n  priority: 6\n  shrink: 1",
-        "id: m05.assistant.text\n  kind: text\n  priority: 6\n  shrink: 0",
+        "id: m05.assistant\n  kind: text\n  priority: 6\n  shrink: 1",
+        "id: m05.assistant\n  kind: text\n  priority: 6\n  shrink: 0",
     )
     assert edited != text
     path = tmp_path / "edited.yaml"
