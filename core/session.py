@@ -18,13 +18,13 @@ from tokenbox.core import kinds
 from tokenbox.core.errors import FileTooLarge, SessionError
 from tokenbox.core.lensspec import parse_lens
 from tokenbox.core.model import (
-    Calibration,
     BEHAVIOR_KINDS,
     KEEP_ENDS,
     SENSORS,
     TRIMMING_POLICIES,
     Behavior,
     BudgetSpec,
+    Calibration,
     Section,
     Session,
 )
@@ -669,6 +669,36 @@ def is_transcript(text: str) -> bool:
     return found
 
 
+def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Sequence[Session]]:
+    """Every thread of a log (CONTRACT §7): ``main`` and each sub-agent's, each a sequence of turns.
+
+    A Claude Code transcript also reads its ``<session>/subagents/agent-*.jsonl`` files; any other
+    session file has one thread, ``main``.
+    """
+    from tokenbox.core.importers import claude_code
+
+    path = os.fspath(path)
+    text = read_text(path, max_bytes)
+    if _format_of(path, text) != "jsonl" or not is_transcript(text):
+        return {"main": load_turns(path, max_bytes=max_bytes)}
+    reader = claude_code.read_transcript(path, text)
+    threads: dict[str, Sequence[Session]] = {}
+    readers = [reader]
+    for extra in claude_code.subagent_files(path):
+        try:
+            readers.append(claude_code.read_transcript(extra, read_text(extra, max_bytes)))
+        except (OSError, SessionError):
+            continue  # a sub-agent file that cannot be read leaves its thread out, not the session
+    for each in readers:
+        for name, thread in each.threads.items():
+            if name in threads or not (thread.requests or thread.pending_state(each) is not None):
+                continue
+            threads[name] = claude_code.thread_turns(each, name)
+    if not threads:
+        raise claude_code.no_request_error(path)
+    return threads
+
+
 def transcript_turns(path: str, text: str, thread: str | None = None) -> Sequence[Session]:
     """The turns of one thread of a Claude Code transcript (the main one by default)."""
     from tokenbox.core.importers import claude_code
@@ -724,9 +754,19 @@ def load_session(
     turn: int | None = None,
     *,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    thread: str | None = None,
 ) -> Session:
-    """Load one turn of a session file (the newest by default), validated, with earlier turns as history."""
+    """Load one turn of a session file (the newest by default), validated, with earlier turns as history.
+
+    ``thread`` picks a sub-agent's thread of a log (CONTRACT §7; ``load_threads`` lists them); the
+    default is the main thread.
+    """
     path = os.fspath(path)
+    if thread is not None:
+        threads = load_threads(path, max_bytes=max_bytes)
+        if thread not in threads:
+            raise SessionError(f"no thread {thread!r} in the file", f"threads: {', '.join(threads)}", path)
+        return select_turn(threads[thread], turn, path)  # type: ignore[arg-type]
     text = read_text(path, max_bytes)
     return select_turn(parse_turns(text, path), turn, path)
 

@@ -45,8 +45,8 @@ __all__ = [
     "group_of",
     "load_turn_usages",
     "mcp_server_totals",
-    "tool_result_totals",
     "session_yaml",
+    "tool_result_totals",
     "tool_totals",
     "turn_usages",
 ]

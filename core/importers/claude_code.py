@@ -251,6 +251,8 @@ class TranscriptReader:
         self.cwd = self.cwd or _str(value.get("cwd"))
         if kind in _MESSAGE_TYPES and isinstance(value.get("message"), dict):
             self._message_line(number, value, kind)
+        elif kind in _MESSAGE_TYPES and "message" in value:
+            self.warn(number, "message is not an object; the line is skipped")
         elif kind == "system" and value.get("subtype") == "compact_boundary":
             self._boundary(number, value)
         elif kind == "summary" and isinstance(value.get("summary"), str):

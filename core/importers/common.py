@@ -369,7 +369,7 @@ def reply_sections(conv: Conversation, blocks: list[Block], index: int) -> list[
     return out
 
 
-_ROLE_WORDS = {CALL: "call", RESULT: "result", THINKING: "thinking", OTHER: "block"}
+_ROLE_WORDS = {CALL: "call", RESULT: "result", THINKING: "thinking"}
 _LABEL_CHARS = 60
 
 

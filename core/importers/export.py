@@ -74,8 +74,10 @@ def header(session: Session) -> str:
             where += f": assistant request {printable(meta['message_id'], 80)}"
         if isinstance(meta.get("line"), int):
             where += f", line {meta['line']}"
-        if meta.get("sidechain") is True:
-            where += " (sidechain)"
+        if session.thread != "main":
+            where += f" (thread {printable(session.thread, 80)})"
+        if session.pending:
+            where += " (pending: the request about to be sent)"
         lines.append(where)
     r = session.recorded
     if r is not None:
@@ -89,6 +91,9 @@ def header(session: Session) -> str:
         lines.append(f"not in the file: {printable(meta['not_recorded'])}")
     if session.tokenizer == "heuristic":
         lines.append("tokenizer: heuristic, an approximation (Claude's tokenizer is not public); --tokenizer overrides it")
+    elif session.tokenizer == "claude-estimate":
+        lines.append("tokenizer: claude-estimate, an approximation calibrated to the recorded usage (`calibration`); "
+                     "--tokenizer overrides it")
     lines.append("edit priority, shrink, strategy, keep and min by hand; `tokenbox plan` reads this file")
     return "".join(f"# {line}\n" for line in lines)
 

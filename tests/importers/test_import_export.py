@@ -64,11 +64,11 @@ def test_cli_import_output_plans_like_the_original(tmp_path, path, turn):
 
 
 def test_import_header_says_where_the_session_came_from():
-    text = run_cli("import", str(TRANSCRIPT_B), "--turn", "4").stdout.decode("utf-8")
+    text = run_cli("import", str(TRANSCRIPT_B), "--thread", "sidechain-1", "--turn", "1").stdout.decode("utf-8")
     header = [line for line in text.splitlines() if line.startswith("#")]
-    assert header[1] == "# turn 4 of 20: assistant request msg_012hC6NGVaHocF7Tsc4z4cA2, line 17 (sidechain)"
+    assert header[1] == "# turn 1 of 3: assistant request msg_012hC6NGVaHocF7Tsc4z4cA2, line 17 (thread sidechain-1)"
     assert header[2] == "# recorded usage: context 12806 tokens = input 4 + cache write 12802 + cache read 0; output 107"
-    assert any("heuristic" in line for line in header)
+    assert any("claude-estimate" in line for line in header)
     assert "Claude Code transcript" in header[0]
 
 
