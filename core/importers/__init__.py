@@ -14,7 +14,7 @@ JSON-lines file) to the detectors registered here before reading it as a tokenbo
 from __future__ import annotations
 
 from tokenbox.core import session as _session
-from tokenbox.core.importers import anthropic, claude_code, openai_chat
+from tokenbox.core.importers import anthropic, openai_chat
 from tokenbox.core.importers.breakdown import (
     CATEGORY_LABELS,
     Total,

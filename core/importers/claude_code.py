@@ -602,7 +602,7 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
         return target, Fit(scale, hidden, used or (last + 1,), how)
 
     infos = []
-    for i, request in enumerate(requests):
+    for request in requests:
         infos.append({"thread": thread_name, "pending": False, "line": request.first_line, "request": request.key,
                       "recorded": request.usage, "model": request.model})
     if pending is not None:
