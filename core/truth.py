@@ -92,6 +92,21 @@ def visible_tokens(sections: Sequence[Section], scale: float) -> int:
     return total
 
 
+def fit_within(sections: Sequence[Section], target: int, scale: float) -> float:
+    """The largest scale (4 decimals) at which the visible sections count at most ``target``."""
+    high = scale
+    low = 0.0
+    for _ in range(40):
+        mid = round((low + high) / 2, 4)
+        if mid in (low, high):
+            break
+        if visible_tokens(sections, mid) <= target:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
 def inferred_section(tokens: int, label: str, known: bool = True) -> Section:
     """The critical part a request held that its file does not."""
     return Section(
@@ -121,6 +136,16 @@ def with_truth(
     """
     visible = visible_tokens(session.sections, fit.scale)
     notes = list(warnings)
+    if target is not None and visible > target and session.calibration is None:
+        # The recorded context is smaller than the visible parts' estimate (a placeholder usage, or
+        # content the provider counts for less): scale the estimates down so that they fit it.
+        fitted = fit_within(session.sections, target, fit.scale)
+        notes.append(
+            f"the visible parts are estimated at {visible} tokens, more than the {target} the request cost; "
+            f"estimates scaled ×{fitted:.4f} to fit"
+        )
+        fit = Fit(fitted, 0, fit.turns, fit.method + f"; scaled down ×{fitted:.4f} to fit the recorded context", fit.source)
+        visible = visible_tokens(session.sections, fitted)
     if target is None:
         hidden = 0
         known = False

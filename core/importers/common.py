@@ -426,7 +426,7 @@ def call_argument(tool: str | None, arguments: Any) -> str:
     """The argument that says what a tool call does (a command, a file, a pattern), shortened."""
     if not isinstance(arguments, dict):
         return ""
-    for key in ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt", "notebook_path"):
+    for key in ("command", "file_path", "notebook_path", "pattern", "url", "query", "description", "prompt", "path"):
         value = arguments.get(key)
         if isinstance(value, str) and value.strip():
             if key in ("file_path", "path", "notebook_path"):
