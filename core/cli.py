@@ -175,7 +175,7 @@ def _check(engine, session, args: argparse.Namespace) -> int:
     plan = engine.plan(session, args.budget, args.tokenizer, reserve_out=args.reserve_out)
     tokens = plan.tokens_before
     limit = resolved.max_ctx * (1 - Fraction(repr(float(resolved.headroom))))
-    approx = "" if plan.headline_kind in ("exact", "recorded") else "≈"
+    approx = "" if plan.headline_kind in ("exact", "recorded", "counted") else "≈"
     numbers = (
         f"{approx}{tokens} tokens + {resolved.reserve_out} reserve_out "
         f"{'>' if tokens + resolved.reserve_out > limit else '<='} {_fmt(limit)} "

@@ -145,7 +145,10 @@ class Engine:
         elif isinstance(outcome, LayoutResult):
             outcome = _rebind(outcome, assembly.parts)
         tokenizer_obj = counter.tokenizer
-        info = TokenizerInfo(resolved.tokenizer, bool(tokenizer_obj.exact), str(tokenizer_obj.version))
+        # "exact" says whether tokens.after is the tokenizer's own count of the rendered context: parts
+        # of a fixed size (a transcript's hidden part, an API's framing, images) make it another figure.
+        exact = bool(tokenizer_obj.exact) and not any(p.section.tokens for p in assembly.parts)
+        info = TokenizerInfo(resolved.tokenizer, exact, str(tokenizer_obj.version))
         plan_budget = Budget(resolved.max_ctx, resolved.reserve_out, resolved.headroom, resolved.available)
         common = dict(
             session=session,

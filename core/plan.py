@@ -15,6 +15,8 @@ from tokenbox.core.counting import SEPARATOR
 from tokenbox.core.model import Calibration, RecordedUsage, Section, Session
 
 PLAN_SCHEMA = "tokenbox.plan/1"
+# Request bodies whose headline is counted by the provider's rules (framing included), not recorded.
+COUNTED_FORMATS = ("openai-chat", "openai-responses")
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,9 +182,16 @@ class Plan:
 
     @property
     def headline_kind(self) -> str:
-        """``exact`` | ``recorded`` | ``predicted`` | ``estimated``: what ``tokens_after`` is."""
+        """What ``tokens_after`` is: ``exact`` (the tokenizer's count of the render), ``recorded`` (what the
+        provider recorded), ``counted`` (a request body counted by the provider's published rules),
+        ``predicted`` (a pending request) or ``estimated``."""
         if self.session.context_tokens is not None:
-            return "predicted" if self.pending or self.recorded is None else "recorded"
+            if self.recorded is not None and not self.pending:
+                return "recorded"
+            if not self.pending and self.session.source_format in COUNTED_FORMATS:
+                # a request body counted by the provider's published rules (exact unless a warning says)
+                return "counted" if not self.warnings else "estimated"
+            return "predicted"
         if self.session.calibration is not None:
             return "estimated"
         return "exact" if self.tokenizer.exact else "estimated"

@@ -8,7 +8,7 @@ from tokenbox.core.textsafe import printable
 
 def plan_table(plan: Plan) -> str:
     """A fixed-width summary: header, one row per section, the trim trace."""
-    approx = "" if plan.headline_kind in ("exact", "recorded") else "≈"
+    approx = "" if plan.headline_kind in ("exact", "recorded", "counted") else "≈"
     b = plan.budget
     lines = []
     title = printable(plan.session.name or plan.session.path, 80)

@@ -91,7 +91,7 @@ def test_edits_to_the_exported_layout_take_effect(tmp_path):
     assert edited != text
     path = tmp_path / "edited.yaml"
     path.write_text(edited, encoding="utf-8")
-    assert load_session(path).sections[9].critical
+    assert load_session(path).sections[10].critical  # [0] is the framing part
 
 
 TEXTS = st.text(

@@ -250,3 +250,25 @@ def test_parts_are_labelled_as_a_person_reads_them():
     assert len(ids) == len(set(ids))
     plan = Engine().plan(session).to_dict()
     assert all("label" in s for s in plan["sections"])
+
+
+def test_openai_chat_framing_matches_the_recorded_prompt_tokens():
+    # pydantic-ai's recorded request: usage.prompt_tokens 46 (a user text part and one tool, gpt-4o)
+    plan = Engine().plan(load_session(REAL / "openai_chat_request_image-part.json"))
+    assert plan.tokens_after == 46
+    assert plan.headline_kind == "counted" and plan.sections[0].section.kind == "inferred"
+
+
+def test_image_sizes_are_read_from_their_headers():
+    import base64
+    import struct
+
+    from tokenbox.core.importers import images
+
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + struct.pack(">II", 1024, 768) + b"\x08\x02\x00\x00\x00"
+    data = base64.b64encode(png + b"\x00" * 64).decode()
+    assert images.base64_size(data) == (1024, 768)
+    assert images.anthropic_tokens(1024, 768) == 1049  # ceil(1024 × 768 / 750)
+    assert images.anthropic_tokens(4000, 3000) == images.anthropic_tokens(1238, 928)  # scaled to 1.15 MP first
+    assert images.openai_tokens(1024, 768) == 765  # 768 × 1024 → 2 × 2 tiles: 4 × 170 + 85
+    assert images.openai_tokens(1024, 768, "low") == 85
