@@ -26,6 +26,9 @@ _WORD_CHARS_PER_TOKEN = 4.2  # letters and digits
 _PUNCT_PER_TOKEN = 1.6  # ASCII punctuation and symbols: quotes, braces, operators
 _SPACE_RUN_TOKENS = 0.35  # each run of white space (a newline, an indentation) beyond single spaces
 _WIDE_PER_CHAR = 1.05  # characters outside ASCII (CJK, accents, emoji)
+# The overall level, set so that whole Anthropic request bodies with recorded usage come out at about
+# their recorded size (Claude Code 1.0.6's request: 15677; pydantic-ai's thinking replay: 525).
+_LEVEL = 1.1
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _SPACE_RUN = re.compile(r"\s{2,}|\n")
@@ -45,7 +48,7 @@ def base_estimate(text: str) -> float:
     word_tokens = sum(1 + (len(w) - 1) // 7 for w in words) if len(words) < 4096 else word_chars / _WORD_CHARS_PER_TOKEN
     punct = len(_ASCII_PUNCT.findall(text))
     runs = len(_SPACE_RUN.findall(text))
-    return word_tokens + punct / _PUNCT_PER_TOKEN + runs * _SPACE_RUN_TOKENS + wide * _WIDE_PER_CHAR
+    return (word_tokens + punct / _PUNCT_PER_TOKEN + runs * _SPACE_RUN_TOKENS + wide * _WIDE_PER_CHAR) * _LEVEL
 
 
 def scaled(text: str, scale: float) -> int:

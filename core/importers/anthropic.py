@@ -57,9 +57,68 @@ def detect(node: Node) -> bool:
     return request_format(node) == SOURCE
 
 
+# Tokens of the system prompt the API adds when a request has tools, by model and ``tool_choice``
+# (auto/none, any/tool), as Anthropic publishes them ("Tool use system prompt token count"). Model ids
+# are matched by their longest listed prefix.
+TOOL_SYSTEM_PROMPT: dict[str, tuple[int, int]] = {
+    "claude-opus-4-8": (290, 410),
+    "claude-opus-4-7": (675, 804),
+    "claude-opus-4-6": (497, 589),
+    "claude-opus-4-5": (496, 588),
+    "claude-opus-4-1": (313, 315),
+    "claude-opus-4": (313, 315),
+    "claude-sonnet-5": (354, 474),
+    "claude-sonnet-4-6": (497, 589),
+    "claude-sonnet-4-5": (496, 588),
+    "claude-sonnet-4": (313, 315),
+    "claude-haiku-4-5": (496, 588),
+    "claude-3-7-sonnet": (346, 313),
+    "claude-3-5-sonnet-20241022": (346, 313),
+    "claude-3-5-sonnet": (294, 261),
+    "claude-3-5-haiku": (264, 355),
+    "claude-3-opus": (530, 281),
+    "claude-3-sonnet": (159, 235),
+    "claude-3-haiku": (264, 340),
+}
+
+
+def tool_prompt_tokens(model: str | None, tool_choice: Any, has_tools: bool) -> int | None:
+    """The published size of the tool-use system prompt for ``model`` (``None`` for an unknown model)."""
+    choice = tool_choice.get("type") if isinstance(tool_choice, dict) else tool_choice
+    if not has_tools:
+        return 0
+    if not isinstance(model, str):
+        return None
+    key = max((k for k in TOOL_SYSTEM_PROMPT if model.startswith(k)), key=len, default=None)
+    if key is None:
+        return None
+    auto, forced = TOOL_SYSTEM_PROMPT[key]
+    return forced if choice in ("any", "tool") else auto
+
+
 def convert(node: Node, path: str) -> list[Session]:
-    """The request as one turn."""
-    return [build_session(conversation(node, path), path)]
+    """The request as one turn, with the tool-use system prompt the API adds (Anthropic's published size)."""
+    from dataclasses import replace
+
+    from tokenbox.core.model import Section
+
+    session = build_session(conversation(node, path), path)
+    body = node.plain()
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    size = tool_prompt_tokens(body.get("model"), body.get("tool_choice"), bool(tools))
+    if size:
+        added = Section(
+            id="tool_use_system_prompt", kind="text", priority=0, shrink=0, tokens=size, text="",
+            meta={"category": "system", "role": "system", "source": SOURCE,
+                  "label": f"tool-use system prompt (added by the API: {size} tokens, Anthropic's published size)"},
+        )
+        # after the tool definitions (the API's prefix order is tools, system, messages)
+        count = sum(1 for x in session.sections if x.meta.get("category") == "tool")
+        session = replace(session, sections=(*session.sections[:count], added, *session.sections[count:]))
+    elif size is None:
+        session = replace(session, warnings=(f"the tool-use system prompt of model {body.get('model')!r} has no "
+                                             "published size; it is not counted",))
+    return [session]
 
 
 def conversation(node: Node, path: str) -> Conversation:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenbox.core.errors import SessionError, TokenizerError
+from tokenbox.core.estimate import ESTIMATE
 from tokenbox.core.model import BudgetSpec, RecordedUsage, Section, Session
 from tokenbox.core.models import lookup_model
 from tokenbox.core.nodes import Node
@@ -466,18 +467,20 @@ def block_label(role: str, block: Block) -> str:
 def pick_model(model: str | None) -> tuple[str | None, str | None]:
     """``(session.model, session.tokenizer)`` for a request's model name.
 
-    Models in the table keep their exact tokenizer; Claude's tokenizer is not public, so Claude
-    models (and models the table does not know) get the named approximation ``heuristic``, which
+    Models in the table keep their exact tokenizer; Claude's tokenizer is not public, so Claude models
+    get the calibrated approximation ``claude-estimate`` and models the table does not know the named
+    approximation ``heuristic``, either of which
     a ``--tokenizer`` flag or ``TOKENBOX_TOKENIZER`` still overrides. Unknown models are not set as
     ``model`` (the table would refuse them); the importer keeps the name in the session's meta.
     """
+    fallback = ESTIMATE if model and model.startswith("claude") else HEURISTIC
     if not model:
         return None, HEURISTIC
     try:
         info = lookup_model(model)
     except TokenizerError:
-        return None, HEURISTIC
-    return model, None if info.tokenizer else HEURISTIC
+        return None, fallback
+    return model, None if info.tokenizer else fallback
 
 
 def reserve_for(model: str | None, max_tokens: int | None) -> int | None:

@@ -154,7 +154,9 @@ def test_anthropic_prefix_tools_system_and_cache_marks():
     assert all(s.critical for s in tools)
     assert [s.id for s in session.sections[: len(tools)]] == [s.id for s in tools]  # tools, system, messages
     system = [s for s in session.sections if category(s) == "system"]
-    assert [s.id for s in system] == ["system.1.cache", "system.2.cache"]
+    assert [s.id for s in system] == ["tool_use_system_prompt", "system.1.cache", "system.2.cache"]
+    assert system[0].tokens == 313 and system[0].text == ""  # Anthropic's published size (Sonnet 4, tool_choice auto)
+    system = system[1:]
     assert [s.text for s in system] == [b["text"] for b in raw["system"]]
     assert all(s.critical and s.meta["cache_control"] == {"type": "ephemeral"} for s in system)
     marks = ("system.1.cache", "system.2.cache", "m05.call.Bash.cache", "m06.result.Bash.cache")

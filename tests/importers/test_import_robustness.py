@@ -52,7 +52,7 @@ def test_a_claude_request_without_distinguishing_signs_is_anthropic(tmp_path):
         json.dumps({"model": "claude-3-5-haiku-20241022", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]})
     )
     session = load_session(path)
-    assert session.source_format == "anthropic-messages" and session.tokenizer == "heuristic"
+    assert session.source_format == "anthropic-messages" and session.tokenizer == "claude-estimate"
     path.write_text(json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}))
     session = load_session(path)
     assert session.source_format == "openai-chat" and session.tokenizer is None
