@@ -50,9 +50,13 @@ class LogReader:
         self._partial_text = ""
         self._turns: list[Session] | None = None
         self._foreign = False
+        self._transcript = False
 
-    def read(self) -> list[Session]:
-        """Every turn of the log, oldest first, each with its history, turn number and turn count."""
+    def read(self) -> list[Session] | None:
+        """Every turn of the log, oldest first, each with its history, turn number and turn count.
+
+        ``None`` for a Claude Code transcript (``session.is_transcript``): its importer reads it.
+        """
         import tokenbox.core.importers  # noqa: F401  (registers the foreign formats)
 
         with self._lock:
@@ -62,11 +66,15 @@ class LogReader:
                 self._start()  # next time from the top: the error is the one a cold load raises
                 raise
 
-    def _read(self) -> list[Session]:
+    def _read(self) -> list[Session] | None:
         path = self.path
         chunk = self._tail.read()
         if chunk.reset:
             self._start(keep_tail=True)
+        if not self._entries and self._partial is None:  # the first lines: which format is this?
+            self._transcript = _session.is_transcript(_head(chunk.lines, chunk.partial))
+        if self._transcript:
+            return None  # a Claude Code transcript: its importer reads the text whole
         changed = chunk.reset
         for number, line in chunk.numbered():
             if not line.strip():
@@ -128,3 +136,16 @@ def with_histories(turns: list[Session]) -> list[Session]:
     """``turns`` each with the turns before it as history (a shared view), its number and the count."""
     count = len(turns)
     return [_session._with_history(turn, TurnHistory(turns, index), index + 1, count) for index, turn in enumerate(turns)]
+
+
+def _head(lines: list[str], partial: str) -> str:
+    """The first lines that ``session.is_transcript`` looks at (as many non-blank ones as it reads)."""
+    head: list[str] = []
+    seen = 0
+    for line in [*lines, partial]:
+        head.append(line)
+        if line.strip():
+            seen += 1
+            if seen >= _session._SNIFF_LINES:
+                break
+    return "\n".join(head)
