@@ -241,7 +241,7 @@ class Bench:
     def cold(self, path: str, budget: int | None = None) -> Callable[[], float]:
         def run() -> float:
             engine = self.Engine()
-            forget_loaded()  # no remembered document either: cold on this side too
+            forget_loaded(path)  # no remembered document either: cold on this side too
             return _timed(lambda: engine.plan(self.load(path, max_bytes=1 << 40), budget=budget))
 
         return run
@@ -252,10 +252,19 @@ class Bench:
     def squeezed_budget(self, path: str, fraction: float = 0.6) -> int:
         return max(1, int(self.full_tokens(path) * fraction))
 
-    def replanner(self, paths: list[str], budget: int | None, start: str) -> Callable[[], float]:
+    def cold_load(self, path: str) -> Callable[[], float]:
+        """``load_session`` of a file this process has not loaded before (loader memory dropped)."""
+
+        def run() -> float:
+            forget_loaded(path)
+            return _timed(lambda: self.load(path, max_bytes=1 << 40))
+
+        return run
+
+    def replanner(self, paths: list[str], budget: int | None, start: str, *, plan: bool = True) -> Callable[[], float]:
         """Each call: the file is rewritten with the next edit (untimed), and a warm engine that planned
         the version before loads it again by its path and plans it (what a follower does)."""
-        live = os.path.join(self.dir, "live-" + os.path.basename(start))
+        live = os.path.join(self.dir, f"live-{len(paths)}-{os.path.basename(paths[0])}")
         shutil.copyfile(start, live)
         engine = self.Engine()
         engine.plan(self.load(live, max_bytes=1 << 40), budget=budget)
@@ -263,6 +272,8 @@ class Bench:
 
         def run() -> float:
             shutil.copyfile(queue.pop(0), live)
+            if not plan:  # the load alone
+                return _timed(lambda: self.load(live, max_bytes=1 << 40))
             return _timed(lambda: engine.plan(self.load(live, max_bytes=1 << 40), budget=budget))
 
         return run
@@ -288,13 +299,13 @@ def figure_1_to_4(b: Bench) -> None:
         value, base = interleaved(b.cold(paths[ext]), floor, s.repeats)
         cold[ext] = value
         rep.add(Row("1", f"cold plan, {size}, {ext.upper()} (load + plan)", value, "tiktoken floor", base, target=1.3, note=note))
-    parse, base = interleaved(lambda: _timed(lambda: b.load(paths["json"])), floor, s.repeats)
+    parse, base = interleaved(b.cold_load(paths["json"]), floor, s.repeats)
     rep.add(Row("1", "  of which: parse JSON (load_session)", parse, "tiktoken floor", base))
-    parse, base = interleaved(lambda: _timed(lambda: b.load(paths["json"])), _c_parse(paths["json"]), s.repeats)
+    parse, base = interleaved(b.cold_load(paths["json"]), _c_parse(paths["json"]), s.repeats)
     rep.add(Row("1", "  parse JSON (load_session)", parse, "json.loads of the file", base))
-    parse_yaml, base = interleaved(lambda: _timed(lambda: b.load(paths["yaml"])), floor, s.repeats)
+    parse_yaml, base = interleaved(b.cold_load(paths["yaml"]), floor, s.repeats)
     rep.add(Row("1", "  of which: parse YAML (load_session)", parse_yaml, "tiktoken floor", base))
-    parse_yaml, base = interleaved(lambda: _timed(lambda: b.load(paths["yaml"])), _c_parse(paths["yaml"]), s.repeats)
+    parse_yaml, base = interleaved(b.cold_load(paths["yaml"]), _c_parse(paths["yaml"]), s.repeats)
     rep.add(Row("1", "  parse YAML (load_session)", parse_yaml, "yaml.load (CSafeLoader) of the file", base))
     loaded = b.load(paths["json"])
 
@@ -313,7 +324,8 @@ def figure_1_to_4(b: Bench) -> None:
         value, base = interleaved(b.replanner(chain, None, paths[ext]), b.cold(paths[ext]), s.repeats)
         rep.add(Row("2", f"re-plan after a one-section edit, {ext.upper()} (load + plan)", value,
                     f"cold plan {ext.upper()}", base, target=0.08 if ext == "json" else None))
-        parse, base = interleaved(lambda ext=ext: _timed(lambda: b.load(paths[ext])), b.cold(paths[ext]), s.repeats)
+        reload_chain = b.edit_chain(session, n, ext, f"l{ext}")
+        parse, base = interleaved(b.replanner(reload_chain, None, paths[ext], plan=False), b.cold(paths[ext]), s.repeats)
         rep.add(Row("2", f"  of which: parse {ext.upper()}", parse, f"cold plan {ext.upper()}", base))
     # the same, parse excluded: only what the engine does
     chain = b.edit_chain(session, n, "json", "ep")
@@ -348,9 +360,12 @@ def figure_1_to_4(b: Bench) -> None:
             handle.write(pending_lines.pop(0) + "\n")
         return _timed(lambda: [log_engine.plan(turn) for turn in load_turns(log_path)])
 
+    cold_log = os.path.join(b.dir, "log-cold.jsonl")
+
     def timeline_parse() -> float:
-        forget_loaded()
-        return _timed(lambda: load_turns(log_path))
+        shutil.copyfile(log_path, cold_log)  # the same log, loaded cold (untimed copy)
+        forget_loaded(cold_log)
+        return _timed(lambda: load_turns(cold_log))
 
     value, base = interleaved(timeline, timeline_parse, s.repeats)
     rep.add(Row("2", f"a {log_turns}-turn JSONL log grows by one turn: load + plan every turn (warm engine)", value,
@@ -653,7 +668,7 @@ def figure_9(b: Bench) -> None:
 
     def cold_chain(path: str) -> Callable[[], float]:
         def run() -> float:
-            forget_loaded()
+            forget_loaded(path)
             engine = b.Engine()
             return _timed(lambda: engine.plan(b.load(path, max_bytes=big_bytes)))
 

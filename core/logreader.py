@@ -50,7 +50,7 @@ class LogReader:
         self._partial_text = ""
         self._turns: list[Session] | None = None
         self._foreign = False
-        self._transcript = False
+        self._transcript: bool | None = None  # a Claude Code transcript? (None: no lines seen yet)
 
     def read(self) -> list[Session] | None:
         """Every turn of the log, oldest first, each with its history, turn number and turn count.
@@ -71,8 +71,10 @@ class LogReader:
         chunk = self._tail.read()
         if chunk.reset:
             self._start(keep_tail=True)
-        if not self._entries and self._partial is None:  # the first lines: which format is this?
-            self._transcript = _session.is_transcript(_head(chunk.lines, chunk.partial))
+        if self._transcript is None and not self._entries and self._partial is None:  # which format is this?
+            head = _head(chunk.lines, chunk.partial)
+            if head.strip():  # decided on the first lines there are (as a cold load decides)
+                self._transcript = _session.is_transcript(head)
         if self._transcript:
             return None  # a Claude Code transcript: its importer reads the text whole
         changed = chunk.reset

@@ -849,11 +849,18 @@ _READERS: OrderedDict[tuple[str, str, int], Any] = OrderedDict()
 _READERS_LOCK = threading.Lock()
 
 
-def forget_loaded() -> None:
-    """Drop every log reader and remembered JSON document: the next loads are cold (benchmarks)."""
+def forget_loaded(path: str | os.PathLike[str] | None = None) -> None:
+    """Drop the log readers and remembered JSON documents of ``path`` (of every file by default):
+    the next load of it is cold (benchmarks compare cold loads with followed ones)."""
     with _READERS_LOCK:
-        _READERS.clear()
-        _DOCUMENTS.clear()
+        if path is None:
+            _READERS.clear()
+            _DOCUMENTS.clear()
+            return
+        where = os.path.abspath(os.fspath(path))
+        for memo in (_READERS, _DOCUMENTS):
+            for key in [key for key in memo if key[0] == where]:
+                del memo[key]
 
 
 def _followed(path: str) -> bool:
