@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
-from tokenbox.core.estimate import ESTIMATE, scaled
+from tokenbox.core.estimate import ESTIMATE, BaseEstimates, scaled
 from tokenbox.core.model import Calibration, RecordedUsage, Section, Session
 
 WINDOW = 16  # request pairs the scale is fitted on (the newest up to the turn)
@@ -81,26 +81,28 @@ def fit_scales(observations: Sequence[Observation]) -> list[tuple[float, tuple[i
     return out
 
 
-def visible_tokens(sections: Sequence[Section], scale: float) -> int:
+def visible_tokens(sections: Sequence[Section], scale: float, bases: BaseEstimates | None = None) -> int:
     """The calibrated count of the visible sections (parts with a fixed size count that size)."""
+    bases = bases if bases is not None else BaseEstimates()
     total = 0
     for section in sections:
         if section.tokens is not None:
             total += section.tokens  # a fixed size (an image, a reply's 0)
         elif section.text:
-            total += scaled(section.text, scale)
+            total += scaled(section.text, scale, bases)
     return total
 
 
-def fit_within(sections: Sequence[Section], target: int, scale: float) -> float:
+def fit_within(sections: Sequence[Section], target: int, scale: float, bases: BaseEstimates | None = None) -> float:
     """The largest scale (4 decimals) at which the visible sections count at most ``target``."""
+    bases = bases if bases is not None else BaseEstimates()
     high = scale
     low = 0.0
     for _ in range(40):
         mid = round((low + high) / 2, 4)
         if mid in (low, high):
             break
-        if visible_tokens(sections, mid) <= target:
+        if visible_tokens(sections, mid, bases) <= target:
             low = mid
         else:
             high = mid
@@ -128,24 +130,26 @@ def with_truth(
     thread: str,
     warnings: tuple[str, ...],
     hidden_label: str,
+    bases: BaseEstimates | None = None,
 ) -> Session:
     """``session`` with its ``inferred`` part sized so that everything adds up to ``target``.
 
     ``target`` ``None`` (the hidden part unknown) gives an ``inferred`` part of 0 tokens and a headline
     that is only a floor; the caller's warnings say so.
     """
-    visible = visible_tokens(session.sections, fit.scale)
+    bases = bases if bases is not None else BaseEstimates()
+    visible = visible_tokens(session.sections, fit.scale, bases)
     notes = list(warnings)
     if target is not None and visible > target and session.calibration is None:
         # The recorded context is smaller than the visible parts' estimate (a placeholder usage, or
         # content the provider counts for less): scale the estimates down so that they fit it.
-        fitted = fit_within(session.sections, target, fit.scale)
+        fitted = fit_within(session.sections, target, fit.scale, bases)
         notes.append(
             f"the visible parts are estimated at {visible} tokens, more than the {target} the request cost; "
             f"estimates scaled ×{fitted:.4f} to fit"
         )
         fit = Fit(fitted, 0, fit.turns, fit.method + f"; scaled down ×{fitted:.4f} to fit the recorded context", fit.source)
-        visible = visible_tokens(session.sections, fitted)
+        visible = visible_tokens(session.sections, fitted, bases)
     if target is None:
         hidden = 0
         known = False

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenbox.core.errors import SessionError
-from tokenbox.core.estimate import base_estimate
+from tokenbox.core.estimate import BaseEstimates, base_estimate
 from tokenbox.core.importers.anthropic import plain_block
 from tokenbox.core.importers.common import CALL, RESULT, THINKING, Block, Message, call_argument
 from tokenbox.core.model import RecordedUsage, Session
@@ -105,7 +105,8 @@ def _extend(state: State | None, role: str, blocks: list[Block], line: int) -> S
     for block in blocks:
         size = block.meta.get("estimate")
         if size is None:
-            size = block.meta["estimate"] = base_estimate(block.text)
+            fixed = block.meta.get("tokens")
+            size = block.meta["estimate"] = float(fixed) if isinstance(fixed, int) else base_estimate(block.text)
         if block.role == THINKING:
             think += size
         else:
@@ -210,6 +211,7 @@ class TranscriptReader:
         self.version: str | None = None
         self.cwd: str | None = None
         self.lines_read = 0
+        self.bases = BaseEstimates()  # base estimates by text, shared by the contexts and the turns
         self._uuid_node: dict[str, int] = {}  # uuid -> node of its newest line
         self._uuid_line: dict[str, int] = {}
         self._request_node: dict[str, int] = {}  # message.id -> node
@@ -664,7 +666,7 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
             turn_warnings += ("the system prompt, tools and memory files are not in the transcript and no request has recorded "
                               "their size yet: the context is larger than shown",)
         session = with_truth(session, target=target, fit=fit, pending=is_pending, thread=thread_name,
-                             warnings=turn_warnings, hidden_label=hidden_label)
+                             warnings=turn_warnings, hidden_label=hidden_label, bases=reader.bases)
         sections = session.sections
         if request is not None:
             # the request's own reply, shown with it at 0 context tokens (it is context from the next request on)
