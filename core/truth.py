@@ -59,26 +59,53 @@ class Fit:
         return Calibration(self.method, self.scale, self.hidden, self.turns, self.source)
 
 
+class ScaleFits:
+    """The scale fitted for each request of a thread, extended as requests arrive.
+
+    ``update(observations)`` recomputes only from the last request it had seen (whose usage may still
+    have changed while its lines were written), so a followed thread costs O(1) per new request.
+    """
+
+    def __init__(self) -> None:
+        self.observations: list[Observation] = []
+        self.fits: list[tuple[float, tuple[int, ...]]] = []
+        self._pairs: list[tuple[int, float, float]] = []  # (request number, ΔR, ΔV)
+
+    def update(self, observations: Sequence[Observation]) -> list[tuple[float, tuple[int, ...]]]:
+        start = 0
+        for i in range(min(len(self.observations), len(observations))):
+            if self.observations[i] != observations[i]:
+                break
+            start = i + 1
+        start = max(0, start - 1)  # the last one seen is refitted anyway
+        if start < len(self.observations):
+            del self.observations[start:]
+            del self.fits[start:]
+            while self._pairs and self._pairs[-1][0] > start:
+                self._pairs.pop()
+        for i in range(start, len(observations)):
+            obs = observations[i]
+            if i > 0:
+                prev = observations[i - 1]
+                if (obs.recorded is not None and prev.recorded is not None and obs.epoch == prev.epoch
+                        and obs.visible > prev.visible and obs.recorded > prev.recorded):
+                    self._pairs.append((i + 1, obs.recorded - prev.recorded, obs.visible - prev.visible))
+            recent = self._pairs[-WINDOW:]
+            d_r = sum(p[1] for p in recent)
+            d_v = sum(p[2] for p in recent)
+            if recent and d_v > 0:
+                scale = round(min(max(d_r / d_v, SCALE_BOUNDS[0]), SCALE_BOUNDS[1]), 4)  # as the plan JSON writes it
+                used = tuple(sorted({n for p in recent for n in (p[0] - 1, p[0])}))
+            else:
+                scale, used = 1.0, ()
+            self.observations.append(obs)
+            self.fits.append((scale, used))
+        return self.fits
+
+
 def fit_scales(observations: Sequence[Observation]) -> list[tuple[float, tuple[int, ...]]]:
     """For each request, the scale fitted on the pairs up to it and the requests those pairs used."""
-    out: list[tuple[float, tuple[int, ...]]] = []
-    pairs: list[tuple[int, float, float]] = []  # (request number, ΔR, ΔV)
-    for i, obs in enumerate(observations):
-        if i > 0:
-            prev = observations[i - 1]
-            if (obs.recorded is not None and prev.recorded is not None and obs.epoch == prev.epoch
-                    and obs.visible > prev.visible and obs.recorded > prev.recorded):
-                pairs.append((i + 1, obs.recorded - prev.recorded, obs.visible - prev.visible))
-        recent = pairs[-WINDOW:]
-        d_r = sum(p[1] for p in recent)
-        d_v = sum(p[2] for p in recent)
-        if recent and d_v > 0:
-            scale = round(min(max(d_r / d_v, SCALE_BOUNDS[0]), SCALE_BOUNDS[1]), 4)  # as the plan JSON writes it
-            used = tuple(sorted({n for p in recent for n in (p[0] - 1, p[0])}))
-        else:
-            scale, used = 1.0, ()
-        out.append((scale, used))
-    return out
+    return list(ScaleFits().update(observations))
 
 
 def visible_tokens(sections: Sequence[Section], scale: float, bases: BaseEstimates | None = None) -> int:
@@ -183,7 +210,7 @@ class LazyTurns(Sequence[Session]):
     """The turns of one thread, built on first access (a transcript of thousands of requests plans its
     newest turn without materialising every earlier one). ``info(i)`` is cheap per-turn metadata."""
 
-    def __init__(self, count: int, build, infos: list[dict]) -> None:
+    def __init__(self, count: int, build, infos) -> None:
         self._count = count
         self._build = build
         self._infos = infos
@@ -217,7 +244,7 @@ class LazyTurns(Sequence[Session]):
 
     def info(self, index: int) -> dict:
         """Per-turn facts known without building the turn: recorded usage, pending, thread, line."""
-        return self._infos[index]
+        return self._infos(index)
 
 
 def project_hidden(path: str, exclude_session: str | None, limit_files: int = 5, limit_lines: int = 2000) -> tuple[int, str] | None:
