@@ -661,6 +661,41 @@ def figure_9(b: Bench) -> None:
                     f"the same on {small_mb:g} MB", base, target=2 if size_mb == s.append_mb[1] else None,
                     target_text="<= 2 (goal 1.2)" if size_mb == s.append_mb[1] else ""))
 
+    # the same for tokenbox's own JSON-lines log (turns of a 4k-token session, one section edited per turn)
+    log_session = b.session(4_000, 12, seed=12)
+
+    def own_log_append(size_mb: float, tag: str) -> Callable[[], float]:
+        path = os.path.join(b.dir, f"own-{tag}.jsonl")
+        current = log_session
+        size = 0
+        k = 0
+        with open(path, "w", encoding="utf-8") as handle:
+            while size < size_mb * mb:
+                current = synth.edit_section(current, k, f"t{k}")
+                line = json.dumps(current, ensure_ascii=False) + "\n"
+                handle.write(line)
+                size += len(line.encode("utf-8"))
+                k += 1
+        pending = []
+        for j in range(2 * runs + 4):
+            current = synth.edit_section(current, k + j, f"t{k + j}")
+            pending.append(json.dumps(current, ensure_ascii=False) + "\n")
+        engine = b.Engine()
+        engine.plan(load_turns(path, max_bytes=big_bytes)[-1])
+
+        def run() -> float:
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(pending.pop(0))
+            return _timed(lambda: engine.plan(load_turns(path, max_bytes=big_bytes)[-1]))
+
+        return run
+
+    own_small = own_log_append(small_mb, "small")
+    own_big_mb = s.append_mb[1]
+    value, base = interleaved(own_log_append(own_big_mb, "big"), own_small, runs)
+    rep.add(Row("9", f"one appended turn, followed {own_big_mb:g} MB tokenbox .jsonl log (load_turns + plan)", value,
+                f"the same on {small_mb:g} MB", base, target=2, target_text="<= 2 (goal 1.2)"))
+
     # far over budget: one chain never compacted; 10x the transcript should take <= 15x the time
     low_mb, high_mb = s.scale_mb
     low, _ = build(low_mb, "cc-chain-small.jsonl", compact=False, seed=12)
