@@ -719,19 +719,22 @@ def _with_path(session: Session, path: str) -> Session:
     return replace(session, path=path)
 
 
-_SESSION_FIELDS = tuple(Session.__dataclass_fields__)
+def _make_with_history() -> Callable[[Session, Sequence[Session], int, int], Session]:
+    """``dataclasses.replace(session, history=…, turn=…, turn_count=…)`` without ``__init__``: every field
+    copied by an explicit assignment (a log's turns are re-tagged with the new count on every append)."""
+    changed = {"history": "history", "turn": "turn", "turn_count": "count"}
+    lines = ["def _with_history(session, history, turn, count):", "    new = _new(Session)"]
+    for name in Session.__dataclass_fields__:
+        lines.append(f"    _set(new, {name!r}, {changed.get(name, 'session.' + name)})")
+    lines.append("    return new")
+    scope: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "Session": Session}
+    exec("\n".join(lines), scope)  # generated from the dataclass's own field names
+    function = scope["_with_history"]
+    function.__doc__ = _make_with_history.__doc__
+    return function
 
 
-def _with_history(session: Session, history: Sequence[Session], turn: int, count: int) -> Session:
-    """``dataclasses.replace(session, history=…, turn=…, turn_count=…)``, without re-running ``__init__``
-    (a log's turns are re-tagged with the new turn count on every append)."""
-    new = object.__new__(Session)
-    for name in _SESSION_FIELDS:
-        object.__setattr__(new, name, getattr(session, name))
-    object.__setattr__(new, "history", history)
-    object.__setattr__(new, "turn", turn)
-    object.__setattr__(new, "turn_count", count)
-    return new
+_with_history = _make_with_history()
 
 
 def load_session(
