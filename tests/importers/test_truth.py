@@ -328,7 +328,6 @@ def test_sub_agent_files_of_the_second_corpus_are_their_own_threads():
 
 def test_openai_framing_on_a_recorded_conversation():
     import yaml
-
     from tokenbox.core import default_registry
     from tokenbox.core.importers.openai_framing import prompt_tokens
 
