@@ -208,15 +208,22 @@ class _Reader:
         return conv
 
     def _responses(self, body: dict[str, Any], node: Node) -> Conversation | Session | None:
-        try:
-            module = importlib.import_module("tokenbox.core.importers.openai_responses")
-        except ImportError:
+        module = responses_importer()
+        if module is None:
             return None
         if hasattr(module, "conversation"):
             conv = module.conversation(to_node(body, node.line), self.path)
             conv.messages = [split_reminders(m) for m in conv.messages]
             return conv
         return module.convert(to_node(body, node.line), self.path)[0]
+
+
+def responses_importer() -> Any:
+    """The OpenAI Responses request importer module, or ``None`` when this tokenbox has none."""
+    try:
+        return importlib.import_module("tokenbox.core.importers.openai_responses")
+    except ImportError:
+        return None
 
 
 def to_node(value: Any, line: int, col: int = 1) -> Node:

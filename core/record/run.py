@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import ipaddress
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TextIO
 from urllib.parse import urlsplit
@@ -128,15 +130,35 @@ def start(
     return Recording(config.out, str(state["address"]), loop, stop_event, thread)
 
 
+@contextlib.contextmanager
+def record_for_tui(listen: tuple[str, int] | None, upstream: str | None) -> Iterator[str]:
+    """``tokenbox-tui --record``: a quiet proxy in the background while the TUI follows the yielded capture path.
+
+    The non-loopback warning goes to stderr before the TUI takes the screen.
+    """
+    listen = listen or listen_address(DEFAULT_LISTEN)
+    if not is_loopback(listen[0]):
+        _warn_exposed(listen[0])
+    recording = start(listen, upstream or DEFAULT_UPSTREAM)
+    try:
+        yield recording.path
+    finally:
+        recording.stop()
+
+
+def _warn_exposed(host: str) -> None:
+    sys.stderr.write(
+        f"tokenbox: warning: listening on {printable(host)}, not on this machine only: "
+        "anyone who can reach it can use your API credentials through it\n"
+    )
+
+
 def run(listen: tuple[str, int], upstream: str, out: str | None, *, read_timeout: float | None = None) -> int:
     """``tokenbox record`` in the foreground: prints the address and capture file, then one line per request."""
     from tokenbox.core.record.proxy import safe_url, serve
 
     if not is_loopback(listen[0]):
-        sys.stderr.write(
-            f"tokenbox: warning: listening on {printable(listen[0])}, not on this machine only: "
-            "anyone who can reach it can use your API credentials through it\n"
-        )
+        _warn_exposed(listen[0])
     config, writer = _config(listen, upstream, out, read_timeout)
 
     def ready(address: str) -> None:

@@ -60,17 +60,19 @@ class FakeProvider:
         await site.start()
         self.port = runner.addresses[0][1]
         self._stop = asyncio.Event()
+        self._release = asyncio.Event()
         self._ready.set()
         await self._stop.wait()
         await runner.cleanup()
 
     def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self._release.set)
         self.loop.call_soon_threadsafe(self._stop.set)  # type: ignore[union-attr]
         self.thread.join(10)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
-        self.received.append({"method": request.method, "path": request.path_qs, "headers": dict(request.headers), "body": raw})
+        self.received.append({"method": request.method, "path": request.path_qs, "headers": {k.lower(): v for k, v in request.headers.items()}, "body": raw})
         if request.path == "/v1/models":
             return web.json_response({"object": "list", "data": []})
         body = json.loads(raw) if raw else {}
@@ -78,7 +80,7 @@ class FakeProvider:
         if model == "error-model":
             return web.json_response({"type": "error", "error": {"type": "invalid_request_error", "message": "bad model"}}, status=400)
         if model == "slow-model":
-            await asyncio.Event().wait()
+            await self._release.wait()  # never answers while the test runs
         if request.path == "/v1/messages":
             return await self.anthropic(request, body)
         if request.path == "/v1/chat/completions":
