@@ -144,6 +144,14 @@ class Deltas:
         return {"delta": delta}
 
 
+    def forget(self, record_id: int) -> None:
+        """Drop ``record_id`` from the candidates (its body was not written)."""
+        for recent in self._recent.values():
+            for entry in list(recent):
+                if entry[0] == record_id:
+                    recent.remove(entry)
+
+
 def now() -> str:
     """The current UTC time, ISO 8601 to the millisecond."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -208,12 +216,19 @@ class CaptureWriter:
             "api": api,
             "headers": headers,
         }
+        line = None
         if isinstance(body, dict):
-            record.update(self._deltas.encode(record_id, api, safe_body(api, body)))
+            try:
+                line = encode_line({**record, **self._deltas.encode(record_id, api, safe_body(api, body))})
+            except RecursionError:
+                self._deltas.forget(record_id)  # never a base: it is not in the file
+                record["body_error"] = "the body is nested too deeply to store"
         else:
             record["body_error"] = "the body is not a JSON object"
+        if line is None:
             record["body_bytes"] = body_bytes
-        self._write(record)
+            line = encode_line(record)
+        self._append(line)
         return record_id
 
     def response(self, record_id: int, **fields: Any) -> None:
@@ -221,7 +236,10 @@ class CaptureWriter:
         self._write({FORMAT_KEY: FORMAT_VERSION, "kind": "response", "id": record_id, **fields})
 
     def _write(self, record: dict[str, Any]) -> None:
-        data = memoryview(encode_line(record))
+        self._append(encode_line(record))
+
+    def _append(self, line: bytes) -> None:
+        data = memoryview(line)
         while data:
             written = os.write(self._fd, data)
             data = data[written:]

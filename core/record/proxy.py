@@ -124,20 +124,26 @@ class Proxy:
         if api is not None:
             try:
                 parsed: Any = json.loads(body)
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
                 parsed = None
             headers = {k: request.headers[k] for k in SAFE_HEADERS if k in request.headers}
-            record_id = self.writer.request(request.method, path, api, headers, parsed, len(body))
+            try:
+                record_id = self.writer.request(request.method, path, api, headers, parsed, len(body))
+            except OSError as exc:  # a full disk loses this record, never the request or the proxy
+                self._say(f"tokenbox record: cannot write the capture: {exc.strerror or type(exc).__name__}")
         outcome: dict[str, Any] = {"status": None, "model": None, "stream": False, "usage": None, "error": None}
         try:
             return await self._forward(request, body, api, outcome)
         finally:
             if record_id is not None and api is not None:
                 outcome["duration_ms"] = round((time.monotonic() - started) * 1000)
-                self.writer.response(record_id, **outcome)
+                try:
+                    self.writer.response(record_id, **outcome)
+                except OSError as exc:
+                    self._say(f"tokenbox record: cannot write the capture: {exc.strerror or type(exc).__name__}")
                 context = context_tokens(api, outcome["usage"])
                 self._say(self._line(request.method, path, outcome, context))
-            elif api is None:
+            elif api is None or record_id is None:
                 self._say(f"{request.method} {printable(path, 200)} {outcome['status'] or '-'} (not captured)")
 
     @staticmethod

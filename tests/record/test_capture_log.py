@@ -195,3 +195,19 @@ def test_record_for_tui_starts_and_stops_a_quiet_proxy(tmp_path, monkeypatch: py
             first = json.loads(handle.readline())
         assert first["kind"] == "start" and first["listen"].startswith("127.0.0.1:")
     assert capsys.readouterr().out == ""
+
+
+def test_a_body_too_deep_to_store_is_noted_not_fatal(tmp_path) -> None:
+    deep: object = "x"
+    for _ in range(5000):
+        deep = [deep]
+    path = str(tmp_path / "c.jsonl")
+    writer = CaptureWriter(path)
+    writer.start("https://api.anthropic.com", "127.0.0.1:8787")
+    writer.request("POST", "/v1/messages", "anthropic-messages", {}, {"model": "m", "messages": [], "metadata": deep}, 20000)
+    ok = writer.request("POST", "/v1/messages", "anthropic-messages", {}, _body([{"role": "user", "content": "x"}]), 10)
+    writer.close()
+    with open(path, encoding="utf-8") as handle:
+        records = [json.loads(line) for line in handle]
+    assert records[1]["body_error"] and "body" not in records[1] and records[2]["id"] == ok
+    assert len(load_turns(path)) == 1
