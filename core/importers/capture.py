@@ -211,8 +211,9 @@ class _Reader:
         module = responses_importer()
         if module is None:
             return None
-        if hasattr(module, "conversation"):
-            conv = module.conversation(to_node(body, node.line), self.path)
+        conv = getattr(module, "conversation", None)
+        conv = conv(to_node(body, node.line), self.path) if conv is not None else None
+        if isinstance(conv, Conversation):
             conv.messages = [split_reminders(m) for m in conv.messages]
             return conv
         return module.convert(to_node(body, node.line), self.path)[0]
