@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import contextlib
 import ipaddress
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -144,6 +145,8 @@ def record_for_tui(listen: tuple[str, int] | None, upstream: str | None) -> Iter
         yield recording.path
     finally:
         recording.stop()
+        if os.path.exists(recording.path):
+            sys.stderr.write(f"tokenbox record: the capture is in {printable(recording.path)}\n")
 
 
 def _warn_exposed(host: str) -> None:

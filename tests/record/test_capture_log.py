@@ -211,3 +211,16 @@ def test_a_body_too_deep_to_store_is_noted_not_fatal(tmp_path) -> None:
         records = [json.loads(line) for line in handle]
     assert records[1]["body_error"] and "body" not in records[1] and records[2]["id"] == ok
     assert len(load_turns(path)) == 1
+
+
+def test_listening_beyond_this_machine_warns(tmp_path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """The warning path (the test still binds 127.0.0.1 only; the check is told it is another address)."""
+    from tokenbox.core.record import run
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    monkeypatch.setattr(run, "is_loopback", lambda host: False)
+    with run.record_for_tui(("127.0.0.1", 0), "http://127.0.0.1:9"):
+        pass
+    err = capsys.readouterr().err
+    assert "tokenbox: warning: listening on 127.0.0.1, not on this machine only" in err
+    assert "the capture is in" in err
