@@ -19,15 +19,16 @@ from tokenbox.core.errors import (
     TokenboxError,
     TokenizerError,
 )
-from tokenbox.core.model import Behavior, BudgetSpec, RecordedUsage, Section, Session
+from tokenbox.core.model import Behavior, BudgetSpec, Calibration, RecordedUsage, Section, Session
 from tokenbox.core.plan import Plan, SectionResult, Step
-from tokenbox.core.session import load_session, load_turns
+from tokenbox.core.session import load_session, load_threads, load_turns
 from tokenbox.core.tokenizers import Tokenizer, TokenizerRegistry, default_registry
 
 __all__ = [
     "BadInput",
     "Behavior",
     "BudgetSpec",
+    "Calibration",
     "ConfigError",
     "ContextCriticalOverflow",
     "Engine",
@@ -45,5 +46,6 @@ __all__ = [
     "TokenizerRegistry",
     "default_registry",
     "load_session",
+    "load_threads",
     "load_turns",
 ]

@@ -15,7 +15,7 @@ JSON-lines file) to the detectors registered here before reading it as a tokenbo
 from __future__ import annotations
 
 from tokenbox.core import session as _session
-from tokenbox.core.importers import anthropic, capture, claude_code, openai_chat
+from tokenbox.core.importers import anthropic, capture, openai_chat
 from tokenbox.core.importers.breakdown import (
     CATEGORY_LABELS,
     Total,
@@ -24,7 +24,10 @@ from tokenbox.core.importers.breakdown import (
     cached_prefix_tokens,
     category,
     category_totals,
+    group_of,
     load_turn_usages,
+    mcp_server_totals,
+    tool_result_totals,
     tool_totals,
     turn_usages,
 )
@@ -40,13 +43,15 @@ __all__ = [
     "cached_prefix_tokens",
     "category",
     "category_totals",
+    "group_of",
     "load_turn_usages",
+    "mcp_server_totals",
     "session_yaml",
+    "tool_result_totals",
     "tool_totals",
     "turn_usages",
 ]
 
 _session.register_line_importer(capture.detect, capture.convert)
-_session.register_line_importer(claude_code.detect, claude_code.convert)
 _session.register_importer(anthropic.detect, anthropic.convert)
 _session.register_importer(openai_chat.detect, openai_chat.convert)

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from tokenbox.core.errors import SessionError
+from tokenbox.core.estimate import ESTIMATE, base_estimate
 from tokenbox.core.importers import anthropic, openai_chat
 from tokenbox.core.importers.common import (
     TEXT,
@@ -32,10 +33,11 @@ from tokenbox.core.importers.common import (
     build_session,
     link_tool_names,
 )
-from tokenbox.core.model import RecordedUsage, Session
+from tokenbox.core.model import Calibration, RecordedUsage, Section, Session
 from tokenbox.core.nodes import Node
 from tokenbox.core.record import FORMAT_KEY, FORMAT_VERSION
 from tokenbox.core.record.capture import message_key, rebuild
+from tokenbox.core.truth import inferred_section
 
 SOURCE = "tokenbox-capture"
 _USAGE_MAX = 10**12
@@ -67,7 +69,9 @@ class _Reader:
         self.skipped: list[dict[str, Any]] = []
         self.start: dict[str, Any] = {}
         self.messages: dict[tuple[int, int], Message] = {}  # (id of the message dict, index) -> Message
-        self.keep_alive: list[Any] = []  # the dicts whose ids key ``messages``
+        self.keep_alive: list[Any] = []  # the objects whose ids key ``messages`` and ``bases``
+        self.bases: dict[int, float] = {}
+        self.last_fit: tuple[float, int] | None = None  # (scale, turn) of the last recorded Claude request
 
     def line(self, node: Node) -> None:
         value = node.plain()
@@ -107,7 +111,7 @@ class _Reader:
                 self._skip(record, exc.problem)
                 continue
             if session is not None:
-                sessions.append(session)
+                sessions.append(self._headline(session, len(sessions) + 1))
         if not sessions:
             problem = "the capture log has no captured request yet"
             remedy = "point an agent at the proxy and send a request; tokenbox-tui keeps following the file"
@@ -115,11 +119,65 @@ class _Reader:
                 problem = f"no captured request could be read (request {self.skipped[0]['id']}: {self.skipped[0]['reason']})"
                 remedy = "record again with this tokenbox"
             raise SessionError(problem, remedy, self.path, 1, 1)
-        if self.skipped:
-            for index, session in enumerate(sessions):
-                capture = dict(session.meta.get("capture", {}), skipped=list(self.skipped))
-                sessions[index] = replace(session, meta={**session.meta, "capture": capture})
+        count = len(sessions)
+        for index, session in enumerate(sessions):
+            meta = session.meta
+            if self.skipped:
+                meta = {**meta, "capture": dict(meta.get("capture", {}), skipped=list(self.skipped))}
+            sessions[index] = replace(session, meta=meta, turn=index + 1, turn_count=count)
         return sessions
+
+    def _headline(self, session: Session, number: int) -> Session:
+        """CONTRACT §7 for a captured request: with recorded usage, the headline is the recorded context.
+
+        The capture holds the whole request, so nothing is hidden: the estimates of a tokenizer-less
+        model (Claude) are scaled so that its parts come to the recorded total, and the ``inferred``
+        part keeps only what the estimate leaves over (rounding, or what the provider adds unseen).
+        A request without usage (in flight, or failed) is estimated at the scale of the last recorded one.
+        """
+        recorded = session.recorded
+        estimated = session.tokenizer == ESTIMATE
+        if recorded is None:
+            if estimated and self.last_fit is not None:
+                scale, turn = self.last_fit
+                method = f"estimated at the scale fitted to request {turn} of the capture (no usage recorded for this one)"
+                return replace(session, calibration=Calibration(method, scale, None, (turn,)))
+            return session
+        target = recorded.context_tokens
+        if any(s.kind == "inferred" for s in session.sections):  # a counted framing part absorbs the rest
+            return replace(session, context_tokens=target)
+        fixed = sum(s.tokens for s in session.sections if s.tokens is not None)
+        bases = [self._base(s) for s in session.sections if s.tokens is None and s.text and not s.text.isspace()]
+        scale = 1.0
+        if estimated and sum(bases) > 0 and target > fixed:
+            scale = round((target - fixed) / sum(bases), 4)
+            for _ in range(4):  # rounding can overshoot by a few tokens: step the scale down until it fits
+                visible = fixed + sum(max(1, round(b * scale)) for b in bases)
+                if visible <= target:
+                    break
+                scale = round(scale * (target - fixed) / (visible - fixed) - 0.0001, 4)
+            self.last_fit = (scale, number)
+        visible = fixed + sum(max(1, round(b * scale)) for b in bases)
+        hidden = max(0, target - visible)
+        method = (f"recorded: the capture holds the whole request; estimates scaled ×{scale:.4f} to its recorded context"
+                  if estimated else "recorded: the capture holds the whole request, counted by its tokenizer")
+        label = "what the provider counted beyond the parts' estimate"
+        return replace(
+            session,
+            sections=(inferred_section(hidden, label), *session.sections),
+            tokenizer=session.tokenizer or ESTIMATE,
+            context_tokens=target,
+            calibration=Calibration(method, scale, hidden, (number,)),
+        )
+
+    def _base(self, section: Section) -> float:
+        """The base estimate of a section's text, once per section (turns share their sections)."""
+        key = id(section)
+        value = self.bases.get(key)
+        if value is None:
+            value = self.bases[key] = base_estimate(section.text or "")
+            self.keep_alive.append(section)
+        return value
 
     def _skip(self, record: dict[str, Any], reason: str) -> None:
         self.skipped.append({"id": record.get("id"), "reason": reason})
@@ -156,7 +214,12 @@ class _Reader:
         model = body.get("model") if isinstance(body.get("model"), str) else "no model"
         conv.name = f"{_LABELS[api]} request {record_id} ({model}, {len(conv.messages)} messages)"
         conv.line = node.line
-        return build_session(conv, self.path, cache)
+        session = build_session(conv, self.path, cache)
+        if api == "anthropic-messages":
+            session = anthropic.with_tool_prompt(session, body)
+        elif api == "openai-chat":
+            session = openai_chat.with_framing(session, body)
+        return session
 
     def _meta(self, record: dict[str, Any], response: dict[str, Any] | None, api: str) -> dict[str, Any]:
         capture: dict[str, Any] = {"request": record["id"], "path": record.get("path"), "time": record.get("time")}

@@ -111,7 +111,14 @@ def test_reminders_memory_files_and_mcp_servers_are_parts(tmp_path) -> None:
     _write(path, [("anthropic-messages", _body(first), _usage(1000)), ("anthropic-messages", _body(second), _usage(1200))])
     session = load_session(path)
     assert session.recorded is not None and session.recorded.context_tokens == 1305
-    assert session.turn_count == 2 and session.history[0].recorded.context_tokens == 1105
+    assert session.turn == session.turn_count == 2 and load_turns(path)[0].recorded.context_tokens == 1105
+    from tokenbox.core.engine import Engine
+
+    plan = Engine().plan(session)  # CONTRACT §7: the headline is the recorded context, the parts add up to it
+    assert plan.tokens_after == 1305 and plan.headline_kind == "recorded"
+    assert sum(s.tokens_after for s in plan.sections) + plan.joins == 1305
+    inferred = next(s for s in plan.sections if s.section.kind == "inferred")
+    assert inferred.tokens_after <= len(plan.sections)  # only rounding is left over: the capture holds it all
     by_id = {s.id: s for s in session.sections}
     memories = [s for s in session.sections if s.meta.get("block") == "memory"]
     assert [m.meta["memory_file"] for m in memories] == ["/home/me/.claude/CLAUDE.md", "/repo/CLAUDE.md"]
