@@ -15,6 +15,7 @@ the session meta (``capture.skipped``); a log with no readable request is refuse
 
 from __future__ import annotations
 
+import copy
 import importlib
 import os
 import re
@@ -25,6 +26,8 @@ from tokenbox.core.errors import SessionError
 from tokenbox.core.estimate import ESTIMATE, base_estimate
 from tokenbox.core.importers import anthropic, openai_chat
 from tokenbox.core.importers.common import (
+    CALL,
+    RESULT,
     TEXT,
     Block,
     Conversation,
@@ -69,8 +72,10 @@ class _Reader:
         self.skipped: list[dict[str, Any]] = []
         self.start: dict[str, Any] = {}
         self.messages: dict[tuple[int, int], Message] = {}  # (id of the message dict, index) -> Message
-        self.keep_alive: list[Any] = []  # the objects whose ids key ``messages`` and ``bases``
-        self.bases: dict[int, float] = {}
+        self.keep_alive: list[Any] = []  # the dicts whose ids key ``messages``
+        self.bases: dict[str, float] = {}
+        self.tool_names: dict[str, str] = {}
+        self.frames: dict[Any, Conversation] = {}  # tool_use id -> tool name, over the whole capture
         self.last_fit: tuple[float, int] | None = None  # (scale, turn) of the last recorded Claude request
 
     def line(self, node: Node) -> None:
@@ -171,12 +176,11 @@ class _Reader:
         )
 
     def _base(self, section: Section) -> float:
-        """The base estimate of a section's text, once per section (turns share their sections)."""
-        key = id(section)
-        value = self.bases.get(key)
+        """The base estimate of a section's text, once per text (turns repeat their system and tools)."""
+        text = section.text or ""
+        value = self.bases.get(text)
         if value is None:
-            value = self.bases[key] = base_estimate(section.text or "")
-            self.keep_alive.append(section)
+            value = self.bases[text] = base_estimate(text)
         return value
 
     def _skip(self, record: dict[str, Any], reason: str) -> None:
@@ -208,7 +212,8 @@ class _Reader:
             server = mcp_server(tool.name)
             if server is not None:
                 tool.meta["mcp_server"] = server
-        link_tool_names(conv.messages)
+        if api == "openai-responses":
+            link_tool_names(conv.messages)  # the other APIs' messages are linked once, as they are first read
         conv.recorded = _recorded(api, response)
         conv.meta = {**conv.meta, **self._meta(record, response, api)}
         model = body.get("model") if isinstance(body.get("model"), str) else "no model"
@@ -241,14 +246,27 @@ class _Reader:
         message = self.messages.get(key)
         if message is None:
             message = split_reminders(read(to_node(value, line), self.path, index))
+            self._link(message)
             self.messages[key] = message
             self.keep_alive.append(value)
         return message
 
+    def _link(self, message: Message) -> None:
+        """Name each tool result after its call (``link_tool_names`` done once per message, not per turn)."""
+        for block in message.blocks:
+            call_id = block.meta.get("tool_use_id")
+            if not isinstance(call_id, str):
+                continue
+            if block.role == CALL and block.tool:
+                self.tool_names[call_id] = block.tool
+            elif block.role == RESULT and block.tool is None and call_id in self.tool_names:
+                block.tool = self.tool_names[call_id]
+                block.meta["tool"] = block.tool
+
     def _anthropic(self, body: dict[str, Any], node: Node) -> Conversation:
         frame = {k: v for k, v in body.items() if k != "messages"}
         frame["messages"] = []
-        conv = anthropic.conversation(to_node(frame, node.line), self.path)
+        conv = self._frame(frame, node, anthropic.conversation)
         items = body.get("messages")
         if not isinstance(items, list):
             raise SessionError("the request has no `messages` list", "an Anthropic Messages request lists its messages")
@@ -264,10 +282,26 @@ class _Reader:
             leading += 1
         frame = {k: v for k, v in body.items() if k != "messages"}
         frame["messages"] = items[:leading]
-        conv = openai_chat.conversation(to_node(frame, node.line), self.path)
+        conv = self._frame(frame, node, openai_chat.conversation)
         conv.messages = [
             self._message(item, index, node.line, openai_chat.message) for index, item in enumerate(items) if index >= leading
         ]
+        return conv
+
+    def _frame(self, frame: dict[str, Any], node: Node, read) -> Conversation:
+        """``read`` (an importer's ``conversation``) of a body without its conversation, once per distinct
+        frame: rebuilt bodies share their unchanged fields' objects, so equal frames have equal ids.
+
+        Returns a copy whose ``messages`` and ``meta`` the caller may replace; system blocks and tool
+        definitions are shared (and only ever given the same ``mcp_server`` mark).
+        """
+        key = (read, tuple((k, tuple(map(id, v)) if k == "messages" else id(v)) for k, v in frame.items()))
+        cached = self.frames.get(key)
+        if cached is None:
+            cached = self.frames[key] = read(to_node(frame, node.line), self.path)
+            self.keep_alive.append(frame)  # the ids in the key stay those of live objects
+        conv = copy.copy(cached)
+        conv.meta = dict(cached.meta)
         return conv
 
     def _responses(self, body: dict[str, Any], node: Node) -> Conversation | Session | None:

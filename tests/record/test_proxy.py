@@ -242,32 +242,42 @@ def _expected_context(api: str, usage: dict | None) -> int | None:
 
 
 def test_plan_capture_through_the_cli(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
-    """Every turn of the capture plans with the context its response recorded (none for errors)."""
+    """Every turn of the capture is the request with the context its response recorded (none for errors),
+    and that recorded context is the plan's headline (CONTRACT §7)."""
+    from tokenbox.core.engine import Engine
     from tokenbox.core.importers import capture
+    from tokenbox.core.session import load_turns
 
     env.anthropic().messages.create(model="claude-sonnet-4", max_tokens=5, messages=_user("planned"))
     env.response_of(env.last_request_id())
     records = env.records()
     responses = {r["id"]: r for r in records if r["kind"] == "response"}
-    turns = [r for r in records if r["kind"] == "request"
-             and (r["api"] != "openai-responses" or capture.responses_importer() is not None)]
-    checked = 0
-    for number, request in enumerate(turns, start=1):
-        if len(json.dumps(request)) > 1 << 20:
-            continue  # the 10 MB body: planned once is enough (below)
+    requests = [r for r in records if r["kind"] == "request"
+                and (r["api"] != "openai-responses" or capture.responses_importer() is not None)]
+    turns = load_turns(env.recording.path)
+    assert [t.meta["capture"]["request"] for t in turns] == [r["id"] for r in requests]
+    engine = Engine()
+    for turn, request in zip(turns, requests, strict=True):
+        expected = _expected_context(request["api"], responses[request["id"]]["usage"])
+        assert (turn.recorded.context_tokens if turn.recorded else None) == expected, request["id"]
+        if expected is not None and len(turn.sections) < 100:
+            plan = engine.plan(turn)
+            assert plan.tokens_after == expected and sum(s.tokens_after for s in plan.sections) + plan.joins == expected
+    growth = dict(env.__dict__.get("growth_turns", []))
+    for number, request in enumerate(requests, start=1):
+        if number != 1 and request["id"] not in growth:
+            continue
         assert main(["plan", env.recording.path, "--turn", str(number), "--json"]) == 0
         plan = json.loads(capsys.readouterr().out)
-        usage = responses[request["id"]]["usage"]
-        expected = _expected_context(request["api"], usage)
-        assert (plan["recorded"] or {}).get("context_tokens") == expected, (number, request["id"])
-        checked += expected is not None
-        if request["id"] in dict(env.__dict__.get("growth_turns", [])):
-            count = dict(env.growth_turns)[request["id"]]
+        expected = _expected_context(request["api"], responses[request["id"]]["usage"])
+        assert plan["recorded"]["context_tokens"] == plan["tokens"]["after"] == expected
+        if request["id"] in growth:
+            count = growth[request["id"]]
             assert expected == 1000 + 10 * count + CACHE_WRITE + CACHE_READ
             ids = [s["id"] for s in plan["sections"]]
             assert sum(i.startswith("tool.mcp__files__") for i in ids) == 8 and "system" in ids
             assert sum(i.startswith("m") for i in ids) == count
-    assert checked >= 1
+    assert len(growth) == 3
     assert main(["check", env.recording.path]) in (0, 1)
     capsys.readouterr()
 
