@@ -8,7 +8,10 @@ left to infer: the system prompt, each tool (MCP tools ``mcp__SERVER__TOOL`` car
 their meta), and in user messages every ``<system-reminder>…</system-reminder>`` block and each memory
 file inside one (``Contents of PATH (…):``, Claude Code's CLAUDE.md files) as a part of its own.
 
-A request still waiting for its response is a turn without recorded usage. Requests that cannot be
+Requests are grouped into threads (CONTRACT §7) by conversation: a request stored against an earlier one
+whose messages it continues, with the same system prompt, instructions and tools, is in that one's
+thread; the thread with the most requests is ``main``, the others are named ``request-N`` after their
+first request. A request still waiting for its response is a turn without recorded usage. Requests that cannot be
 read (a body that was not JSON, a broken delta, a body its importer refuses) are skipped and named in
 the session meta (``capture.skipped``); a log with no readable request is refused.
 """
@@ -47,6 +50,8 @@ _USAGE_MAX = 10**12
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _MEMORY = re.compile(r"^Contents of (?P<path>[^\n]+?) \((?P<scope>[^\n]*)\):[ \t]*$", re.M)
 _HEADING = re.compile(r"^# \S", re.M)
+# Top-level fields that make a request another agent's (a sub-agent, a side request) when they change.
+_AGENT_KEYS = frozenset({"system", "tools", "instructions"})
 _LABELS = {"anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI Chat Completions", "openai-responses": "OpenAI Responses"}
 
 
@@ -75,7 +80,8 @@ class _Reader:
         self.keep_alive: list[Any] = []  # the dicts whose ids key ``messages``
         self.bases: dict[str, float] = {}
         self.tool_names: dict[str, str] = {}
-        self.frames: dict[Any, Conversation] = {}  # tool_use id -> tool name, over the whole capture
+        self.frames: dict[Any, Conversation] = {}
+        self.roots: dict[int, int] = {}  # request id -> the first request of its conversation  # tool_use id -> tool name, over the whole capture
         self.last_fit: tuple[float, int] | None = None  # (scale, turn) of the last recorded Claude request
 
     def line(self, node: Node) -> None:
@@ -105,6 +111,9 @@ class _Reader:
             base = self.bodies.get(delta.get("base")) if isinstance(delta.get("base"), int) else None
             if base is not None and isinstance(api, str):
                 self.bodies[record["id"]] = rebuild(base, delta, message_key(api, base))
+                changed = set(delta.get("set") or {}) | set(delta.get("unset") or ())
+                if isinstance(delta.get("keep"), int) and delta["keep"] > 0 and not changed & _AGENT_KEYS:
+                    self.roots[record["id"]] = self.roots.get(delta["base"], delta["base"])  # the same conversation
 
     def sessions(self) -> list[Session]:
         cache: SectionCache = {}
@@ -125,11 +134,17 @@ class _Reader:
                 remedy = "record again with this tokenbox"
             raise SessionError(problem, remedy, self.path, 1, 1)
         count = len(sessions)
+        roots = [self.roots.get(s.meta["capture"]["request"], s.meta["capture"]["request"]) for s in sessions]
+        sizes: dict[int, int] = {}
+        for root in roots:
+            sizes[root] = sizes.get(root, 0) + 1
+        main = max(sizes, key=lambda root: (sizes[root], max(i for i, r in enumerate(roots) if r == root)))
         for index, session in enumerate(sessions):
             meta = session.meta
             if self.skipped:
                 meta = {**meta, "capture": dict(meta.get("capture", {}), skipped=list(self.skipped))}
-            sessions[index] = replace(session, meta=meta, turn=index + 1, turn_count=count)
+            thread = "main" if roots[index] == main else f"request-{roots[index]}"
+            sessions[index] = replace(session, meta=meta, turn=index + 1, turn_count=count, thread=thread)
         return sessions
 
     def _headline(self, session: Session, number: int) -> Session:

@@ -231,3 +231,15 @@ def test_listening_beyond_this_machine_warns(tmp_path, monkeypatch: pytest.Monke
     err = capsys.readouterr().err
     assert "tokenbox: warning: listening on 127.0.0.1, not on this machine only" in err
     assert "the capture is in" in err
+
+
+def test_side_requests_and_sub_agents_are_threads_of_their_own(tmp_path) -> None:
+    path = str(tmp_path / "c.jsonl")
+    one = [{"role": "user", "content": "build it"}]
+    two = [*one, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "and test it"}]
+    side = {"model": "claude-haiku-4", "max_tokens": 5, "system": "Name the topic of this conversation.", "messages": one}
+    three = [*two, {"role": "assistant", "content": "done"}, {"role": "user", "content": "thanks"}]
+    _write(path, [("anthropic-messages", _body(one), _usage(10)), ("anthropic-messages", side, _usage(5)),
+                  ("anthropic-messages", _body(two), _usage(20)), ("anthropic-messages", _body(three), _usage(30))])
+    turns = load_turns(path)
+    assert [t.thread for t in turns] == ["main", "request-2", "main", "main"]
