@@ -15,7 +15,7 @@ from tokenbox.core.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.config import Resolved, Settings, load_settings, resolve
 from tokenbox.core.counting import TokenCounter
 from tokenbox.core.errors import BadInput, ContextCriticalOverflow, TokenizerError
-from tokenbox.core.estimate import ESTIMATE, EstimateTokenizer
+from tokenbox.core.estimate import ESTIMATE, BaseEstimates, EstimateTokenizer
 from tokenbox.core.layout import LayoutResult, LensCache, fixed_tokens, run_layout
 from tokenbox.core.model import Section, Session
 from tokenbox.core.plan import Budget, Plan, SectionResult, TokenizerInfo
@@ -69,6 +69,7 @@ class Engine:
         self._counters: dict[str, TokenCounter] = {}
         self._assemblers: dict[str, Assembler] = {}
         self._lens_cache = LensCache()
+        self._estimate_bases = BaseEstimates()  # shared by the calibrated counters of every scale
         self._layouts: dict[tuple, LayoutResult | ContextCriticalOverflow] = {}
         self._layout_chars = 0
         # per assembler: (session, assembly, layout key, notes) of the last session planned
@@ -210,7 +211,7 @@ class Engine:
         """The counter of the estimate at ``scale``; only the few newest scales are kept."""
         counter = self._counters.pop(key, None)
         if counter is None:
-            counter = TokenCounter(EstimateTokenizer(scale))
+            counter = TokenCounter(EstimateTokenizer(scale, self._estimate_bases))
             scaled = [k for k in self._counters if k.startswith(ESTIMATE + "×")]
             for old in scaled[: max(0, len(scaled) - _SCALED_COUNTERS + 1)]:
                 self._counters.pop(old)

@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
-from tokenbox.core.estimate import ESTIMATE, scaled
+from tokenbox.core.estimate import ESTIMATE, BaseEstimates, scaled
 from tokenbox.core.model import Calibration, RecordedUsage, Section, Session
 
 WINDOW = 16  # request pairs the scale is fitted on (the newest up to the turn)
@@ -59,48 +59,77 @@ class Fit:
         return Calibration(self.method, self.scale, self.hidden, self.turns, self.source)
 
 
+class ScaleFits:
+    """The scale fitted for each request of a thread, extended as requests arrive.
+
+    ``update(observations)`` recomputes only from the last request it had seen (whose usage may still
+    have changed while its lines were written), so a followed thread costs O(1) per new request.
+    """
+
+    def __init__(self) -> None:
+        self.observations: list[Observation] = []
+        self.fits: list[tuple[float, tuple[int, ...]]] = []
+        self._pairs: list[tuple[int, float, float]] = []  # (request number, ΔR, ΔV)
+
+    def update(self, observations: Sequence[Observation]) -> list[tuple[float, tuple[int, ...]]]:
+        start = 0
+        for i in range(min(len(self.observations), len(observations))):
+            if self.observations[i] != observations[i]:
+                break
+            start = i + 1
+        start = max(0, start - 1)  # the last one seen is refitted anyway
+        if start < len(self.observations):
+            del self.observations[start:]
+            del self.fits[start:]
+            while self._pairs and self._pairs[-1][0] > start:
+                self._pairs.pop()
+        for i in range(start, len(observations)):
+            obs = observations[i]
+            if i > 0:
+                prev = observations[i - 1]
+                if (obs.recorded is not None and prev.recorded is not None and obs.epoch == prev.epoch
+                        and obs.visible > prev.visible and obs.recorded > prev.recorded):
+                    self._pairs.append((i + 1, obs.recorded - prev.recorded, obs.visible - prev.visible))
+            recent = self._pairs[-WINDOW:]
+            d_r = sum(p[1] for p in recent)
+            d_v = sum(p[2] for p in recent)
+            if recent and d_v > 0:
+                scale = round(min(max(d_r / d_v, SCALE_BOUNDS[0]), SCALE_BOUNDS[1]), 4)  # as the plan JSON writes it
+                used = tuple(sorted({n for p in recent for n in (p[0] - 1, p[0])}))
+            else:
+                scale, used = 1.0, ()
+            self.observations.append(obs)
+            self.fits.append((scale, used))
+        return self.fits
+
+
 def fit_scales(observations: Sequence[Observation]) -> list[tuple[float, tuple[int, ...]]]:
     """For each request, the scale fitted on the pairs up to it and the requests those pairs used."""
-    out: list[tuple[float, tuple[int, ...]]] = []
-    pairs: list[tuple[int, float, float]] = []  # (request number, ΔR, ΔV)
-    for i, obs in enumerate(observations):
-        if i > 0:
-            prev = observations[i - 1]
-            if (obs.recorded is not None and prev.recorded is not None and obs.epoch == prev.epoch
-                    and obs.visible > prev.visible and obs.recorded > prev.recorded):
-                pairs.append((i + 1, obs.recorded - prev.recorded, obs.visible - prev.visible))
-        recent = pairs[-WINDOW:]
-        d_r = sum(p[1] for p in recent)
-        d_v = sum(p[2] for p in recent)
-        if recent and d_v > 0:
-            scale = round(min(max(d_r / d_v, SCALE_BOUNDS[0]), SCALE_BOUNDS[1]), 4)  # as the plan JSON writes it
-            used = tuple(sorted({n for p in recent for n in (p[0] - 1, p[0])}))
-        else:
-            scale, used = 1.0, ()
-        out.append((scale, used))
-    return out
+    return list(ScaleFits().update(observations))
 
 
-def visible_tokens(sections: Sequence[Section], scale: float) -> int:
+def visible_tokens(sections: Sequence[Section], scale: float, bases: BaseEstimates | None = None) -> int:
     """The calibrated count of the visible sections (parts with a fixed size count that size)."""
+    bases = bases if bases is not None else BaseEstimates()
     total = 0
     for section in sections:
         if section.tokens is not None:
             total += section.tokens  # a fixed size (an image, a reply's 0)
         elif section.text:
-            total += scaled(section.text, scale)
+            total += scaled(section.text, scale, bases)
     return total
 
 
-def fit_within(sections: Sequence[Section], target: int, scale: float) -> float:
+def fit_within(sections: Sequence[Section], target: int, scale: float, bases: BaseEstimates | None = None) -> float:
     """The largest scale (4 decimals) at which the visible sections count at most ``target``."""
+    bases = bases if bases is not None else BaseEstimates()
     high = scale
     low = 0.0
     for _ in range(40):
         mid = round((low + high) / 2, 4)
         if mid in (low, high):
             break
-        if visible_tokens(sections, mid) <= target:
+        if visible_tokens(sections, mid, bases) <= target:
             low = mid
         else:
             high = mid
@@ -128,24 +157,26 @@ def with_truth(
     thread: str,
     warnings: tuple[str, ...],
     hidden_label: str,
+    bases: BaseEstimates | None = None,
 ) -> Session:
     """``session`` with its ``inferred`` part sized so that everything adds up to ``target``.
 
     ``target`` ``None`` (the hidden part unknown) gives an ``inferred`` part of 0 tokens and a headline
     that is only a floor; the caller's warnings say so.
     """
-    visible = visible_tokens(session.sections, fit.scale)
+    bases = bases if bases is not None else BaseEstimates()
+    visible = visible_tokens(session.sections, fit.scale, bases)
     notes = list(warnings)
     if target is not None and visible > target and session.calibration is None:
         # The recorded context is smaller than the visible parts' estimate (a placeholder usage, or
         # content the provider counts for less): scale the estimates down so that they fit it.
-        fitted = fit_within(session.sections, target, fit.scale)
+        fitted = fit_within(session.sections, target, fit.scale, bases)
         notes.append(
             f"the visible parts are estimated at {visible} tokens, more than the {target} the request cost; "
             f"estimates scaled ×{fitted:.4f} to fit"
         )
         fit = Fit(fitted, 0, fit.turns, fit.method + f"; scaled down ×{fitted:.4f} to fit the recorded context", fit.source)
-        visible = visible_tokens(session.sections, fitted)
+        visible = visible_tokens(session.sections, fitted, bases)
     if target is None:
         hidden = 0
         known = False
@@ -179,7 +210,7 @@ class LazyTurns(Sequence[Session]):
     """The turns of one thread, built on first access (a transcript of thousands of requests plans its
     newest turn without materialising every earlier one). ``info(i)`` is cheap per-turn metadata."""
 
-    def __init__(self, count: int, build, infos: list[dict]) -> None:
+    def __init__(self, count: int, build, infos) -> None:
         self._count = count
         self._build = build
         self._infos = infos
@@ -213,7 +244,7 @@ class LazyTurns(Sequence[Session]):
 
     def info(self, index: int) -> dict:
         """Per-turn facts known without building the turn: recorded usage, pending, thread, line."""
-        return self._infos[index]
+        return self._infos(index)
 
 
 def project_hidden(path: str, exclude_session: str | None, limit_files: int = 5, limit_lines: int = 2000) -> tuple[int, str] | None:

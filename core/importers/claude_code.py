@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenbox.core.errors import SessionError
-from tokenbox.core.estimate import base_estimate
+from tokenbox.core.estimate import BaseEstimates, base_estimate
 from tokenbox.core.importers.anthropic import plain_block
 from tokenbox.core.importers.common import CALL, RESULT, THINKING, Block, Message, call_argument
 from tokenbox.core.model import RecordedUsage, Session
@@ -105,7 +105,8 @@ def _extend(state: State | None, role: str, blocks: list[Block], line: int) -> S
     for block in blocks:
         size = block.meta.get("estimate")
         if size is None:
-            size = block.meta["estimate"] = base_estimate(block.text)
+            fixed = block.meta.get("tokens")
+            size = block.meta["estimate"] = float(fixed) if isinstance(fixed, int) else base_estimate(block.text)
         if block.role == THINKING:
             think += size
         else:
@@ -182,6 +183,14 @@ class Thread:
     agent_id: str | None = None
     compactions: list[Compaction] = field(default_factory=list)
     epoch: int = 0
+    observations: list = field(default_factory=list)  # per request, for calibration (tokenbox.core.truth)
+    fits: Any = field(default=None)
+
+    def __post_init__(self) -> None:
+        from tokenbox.core.truth import ScaleFits
+
+        if self.fits is None:
+            self.fits = ScaleFits()
 
     def pending_state(self, reader: TranscriptReader) -> State | None:
         """The context about to be sent, when the thread ends with input after its last request."""
@@ -210,6 +219,8 @@ class TranscriptReader:
         self.version: str | None = None
         self.cwd: str | None = None
         self.lines_read = 0
+        self.bases = BaseEstimates()  # base estimates by text, shared by the contexts and the turns
+        self.section_cache: dict = {}  # (message, latest?, thinking stripped?) -> its sections, for every turn
         self._uuid_node: dict[str, int] = {}  # uuid -> node of its newest line
         self._uuid_line: dict[str, int] = {}
         self._request_node: dict[str, int] = {}  # message.id -> node
@@ -551,17 +562,22 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
     used before this thread has recorded any request.
     """
     from tokenbox.core.importers.common import Conversation, SectionCache, build_session, pick_model, reply_sections
-    from tokenbox.core.truth import Fit, LazyTurns, Observation, fit_scales, recorded_context, with_truth
+    from tokenbox.core.truth import Fit, LazyTurns, Observation, recorded_context, with_truth
 
     thread = reader.threads[thread_name]
-    requests = list(thread.requests)
-    observations = [
-        Observation(recorded_context(r.usage), r.context.estimate if r.context else 0.0, r.epoch) for r in requests
-    ]
-    scales = fit_scales(observations)
+    requests = thread.requests  # grows in place as the reader is fed; the count below is fixed
+    observations = thread.observations
+    for r in requests[max(0, len(observations) - 1):]:  # only the new requests (and the last one, still growing)
+        observation = Observation(recorded_context(r.usage), r.context.estimate if r.context else 0.0, r.epoch)
+        if r.number <= len(observations):
+            observations[r.number - 1] = observation
+        else:
+            observations.append(observation)
+    scales = thread.fits.update(observations)
+    requests = requests[: len(observations)] if len(requests) == len(observations) else list(requests)
     pending = thread.pending_state(reader)
     count = len(requests) + (1 if pending is not None else 0)
-    cache: SectionCache = {}
+    cache: SectionCache = reader.section_cache  # sections of a message are built once per reader
     path = reader.path
     name = reader.summaries[-1] if reader.summaries else f"Claude Code session {reader.session_id or os.path.basename(path)}"
     base_meta: dict[str, Any] = {"source": {"format": SOURCE, "file": os.path.basename(path)}, "not_recorded": NOT_RECORDED}
@@ -601,13 +617,15 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
             how = f"predicted: hidden part {hidden} (from request {last + 1}) plus the visible parts ×{scale:.3f} (context restarted)"
         return target, Fit(scale, hidden, used or (last + 1,), how)
 
-    infos = []
-    for request in requests:
-        infos.append({"thread": thread_name, "pending": False, "line": request.first_line, "request": request.key,
-                      "recorded": request.usage, "model": request.model})
-    if pending is not None:
-        infos.append({"thread": thread_name, "pending": True, "line": thread.last_line, "request": None,
-                      "recorded": None, "model": requests[-1].model if requests else None})
+    pending_line = thread.last_line
+
+    def infos(index: int) -> dict:
+        if index < len(requests):
+            request = requests[index]
+            return {"thread": thread_name, "pending": False, "line": request.first_line, "request": request.key,
+                    "recorded": request.usage, "model": request.model}
+        return {"thread": thread_name, "pending": True, "line": pending_line, "request": None, "recorded": None,
+                "model": requests[-1].model if requests else None}
 
     def build(index: int) -> Session:
         if index < len(requests):
@@ -664,7 +682,7 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
             turn_warnings += ("the system prompt, tools and memory files are not in the transcript and no request has recorded "
                               "their size yet: the context is larger than shown",)
         session = with_truth(session, target=target, fit=fit, pending=is_pending, thread=thread_name,
-                             warnings=turn_warnings, hidden_label=hidden_label)
+                             warnings=turn_warnings, hidden_label=hidden_label, bases=reader.bases)
         sections = session.sections
         if request is not None:
             # the request's own reply, shown with it at 0 context tokens (it is context from the next request on)
@@ -720,3 +738,67 @@ def default_thread(reader: TranscriptReader) -> str | None:
             if best is None or thread.last_line > reader.threads[best].last_line:
                 best = name
     return best
+
+
+class TranscriptFollower:
+    """Follows a transcript as an agent appends to it: each ``read`` feeds only the new complete lines.
+
+    It remembers the file's identity, the offset after the last complete line and that line's bytes;
+    a truncated, rotated or replaced file (or a changed last line) is read again from the start.
+    ``lines_parsed`` counts the lines parsed since it was made (each appended line is parsed once).
+    """
+
+    def __init__(self, path: str, max_bytes: int) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.reader = TranscriptReader(path)
+        self.lines_parsed = 0
+        self.resets = 0
+        self._identity: tuple[int, int] | None = None
+        self._offset = 0
+        self._last_line = b""
+        self._line_number = 0
+
+    def read(self) -> TranscriptReader:
+        """Feed what was appended since the last read (everything after a reset); the reader, updated."""
+        from tokenbox.core.errors import FileTooLarge
+
+        with open(self.path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if info.st_size > self.max_bytes:
+                raise FileTooLarge(f"the file is {info.st_size} bytes, over the {self.max_bytes}-byte limit",
+                                   "raise --max-file-size or TOKENBOX_MAX_FILE_SIZE", self.path)
+            identity = (info.st_dev, info.st_ino)
+            if identity != self._identity or info.st_size < self._offset or not self._same_last_line(handle):
+                self._reset(identity)
+            handle.seek(self._offset)
+            data = handle.read(self.max_bytes - self._offset + 1)
+        end = data.rfind(b"\n")
+        if end < 0:
+            return self.reader
+        chunk = data[: end + 1]
+        lines = chunk.split(b"\n")[:-1]
+        for raw in lines:
+            self._line_number += 1
+            if raw.strip():
+                self.lines_parsed += 1
+                self.reader.feed_text(self._line_number, raw.decode("utf-8", "replace"))
+        self._offset += len(chunk)
+        self._last_line = lines[-1] if lines else self._last_line
+        return self.reader
+
+    def _same_last_line(self, handle) -> bool:
+        if not self._offset:
+            return True
+        start = self._offset - len(self._last_line) - 1
+        handle.seek(max(0, start))
+        return handle.read(len(self._last_line) + 1) == self._last_line + b"\n"
+
+    def _reset(self, identity: tuple[int, int]) -> None:
+        if self._identity is not None:
+            self.resets += 1
+        self._identity = identity
+        self._offset = 0
+        self._last_line = b""
+        self._line_number = 0
+        self.reader = TranscriptReader(self.path)

@@ -272,3 +272,29 @@ def test_image_sizes_are_read_from_their_headers():
     assert images.anthropic_tokens(4000, 3000) == images.anthropic_tokens(1238, 928)  # scaled to 1.15 MP first
     assert images.openai_tokens(1024, 768) == 765  # 768 × 1024 → 2 × 2 tiles: 4 × 170 + 85
     assert images.openai_tokens(1024, 768, "low") == 85
+
+
+def test_a_followed_transcript_parses_each_appended_line_once_and_matches_a_cold_read(tmp_path):
+    from tokenbox.core.importers.claude_code import TranscriptFollower, thread_turns
+
+    lines = TRANSCRIPT_B.read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_text("".join(lines[:10]), encoding="utf-8")
+    follower = TranscriptFollower(str(path), 1 << 26)
+    follower.read()
+    with path.open("a", encoding="utf-8") as handle:
+        for line in lines[10:]:
+            handle.write(line[:20])  # a half-written line is not read yet
+            handle.flush()
+            follower.read()
+            handle.write(line[20:])
+            handle.flush()
+            follower.read()
+    assert follower.lines_parsed == len(lines) and follower.resets == 0
+    followed = thread_turns(follower.reader, "main")
+    cold = load_turns(TRANSCRIPT_B)
+    assert [Engine().plan(t).to_dict() for t in followed] == [Engine().plan(t).to_dict() for t in cold]
+    # a replaced file (rotation, an editor's save) is read again from the start
+    path.write_text("".join(lines[:20]), encoding="utf-8")
+    follower.read()
+    assert follower.resets == 1 and len(thread_turns(follower.reader, "main")) == len(load_turns(path))
