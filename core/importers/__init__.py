@@ -3,6 +3,7 @@
 Chosen by content, not by file name: ``load_session`` hands every parsed document (and every
 JSON-lines file) to the detectors registered here before reading it as a tokenbox session.
 
+* ``capture``: capture logs of ``tokenbox record``, one turn per captured request;
 * ``claude_code``: Claude Code session transcripts (``.jsonl``), one turn per assistant request;
 * ``anthropic``: Anthropic Messages request bodies;
 * ``openai_chat``: OpenAI Chat Completions request bodies.
@@ -14,7 +15,7 @@ JSON-lines file) to the detectors registered here before reading it as a tokenbo
 from __future__ import annotations
 
 from tokenbox.core import session as _session
-from tokenbox.core.importers import anthropic, openai_chat
+from tokenbox.core.importers import anthropic, capture, openai_chat
 from tokenbox.core.importers.breakdown import (
     CATEGORY_LABELS,
     Total,
@@ -51,5 +52,6 @@ __all__ = [
     "turn_usages",
 ]
 
+_session.register_line_importer(capture.detect, capture.convert)
 _session.register_importer(anthropic.detect, anthropic.convert)
 _session.register_importer(openai_chat.detect, openai_chat.convert)
