@@ -582,17 +582,20 @@ def _jsonl_lines(text: str, path: str) -> list[_LogLine]:
 def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
     """All turns in ``text`` (one for YAML/JSON, one per line for JSONL), oldest first."""
     import tokenbox.core.importers  # noqa: F401  (registers the foreign formats)
+    from tokenbox.core.importers import foreign
 
     fmt = fmt or _format_of(path, text)
     if fmt == "jsonl":
-        lines = _jsonl_lines(text, path)
+        lines = _parse_or_refuse(lambda: _jsonl_lines(text, path), text, path)
         if not lines:
             raise SessionError("no complete session line", "append one JSON session object per line", path, 1, 1)
-        if _LINE_IMPORTERS:
-            views = [line.view(path) for line in lines]
-            for detect, convert in _LINE_IMPORTERS:
-                if _detects(detect, views, lines, path):
-                    return convert([line.node(path) for line in lines], path)
+        views = [line.view(path) for line in lines]
+        for detect, convert in _LINE_IMPORTERS:
+            if _detects(detect, views, lines, path):
+                return convert([line.node(path) for line in lines], path)
+        refusal = foreign.sniff_lines(views, path)
+        if refusal is not None:
+            raise refusal
         return [line.session(path) for line in lines]
     if fmt == "json":
         doc = fast_json(text)
@@ -600,11 +603,27 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
             turns = _fast_turns(doc, path)
             if turns is not None:
                 return turns
-    node = parse_json(text, path) if fmt == "json" else parse_yaml(text, path)
+    node = _parse_or_refuse(lambda: parse_json(text, path) if fmt == "json" else parse_yaml(text, path), text, path)
     for detect, convert in _IMPORTERS:
         if detect(node):
             return convert(node, path)
+    refusal = foreign.sniff_document(node, path) or foreign.sniff_text(text, path, node)
+    if refusal is not None:
+        raise refusal
     return [session_from_node(node, path)]
+
+
+def _parse_or_refuse(parse: Callable[[], Any], text: str, path: str) -> Any:
+    """``parse()``; when it fails on another tool's recognisable text, that refusal instead of the syntax error."""
+    from tokenbox.core.importers import foreign
+
+    try:
+        return parse()
+    except SessionError:
+        refusal = foreign.sniff_text(text, path)
+        if refusal is not None:
+            raise refusal from None
+        raise
 
 
 def _detects(detect: Callable[[list[Node]], bool], views: list[Node], lines: list[_LogLine], path: str) -> bool:

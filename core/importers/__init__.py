@@ -4,8 +4,13 @@ Chosen by content, not by file name: ``load_session`` hands every parsed documen
 JSON-lines file) to the detectors registered here before reading it as a tokenbox session.
 
 * ``claude_code``: Claude Code session transcripts (``.jsonl``), one turn per assistant request;
+* ``codex``: Codex CLI rollouts (``.jsonl``), one turn per model request;
+* ``gemini``: Gemini CLI chat logs (``.json`` or ``.jsonl``), one turn per reply;
 * ``anthropic``: Anthropic Messages request bodies;
-* ``openai_chat``: OpenAI Chat Completions request bodies.
+* ``openai_chat``: OpenAI Chat Completions request bodies;
+* ``openai_responses``: OpenAI Responses API request bodies.
+
+``foreign`` recognises formats tokenbox does not read, so that they are refused by name.
 
 ``export.session_yaml`` writes any session as an editable tokenbox YAML file (``tokenbox import``);
 ``breakdown`` has the views the TUI needs (categories, per-tool costs, cache marks, recorded usage).
@@ -14,7 +19,7 @@ JSON-lines file) to the detectors registered here before reading it as a tokenbo
 from __future__ import annotations
 
 from tokenbox.core import session as _session
-from tokenbox.core.importers import anthropic, claude_code, openai_chat
+from tokenbox.core.importers import anthropic, claude_code, codex, gemini, openai_chat, openai_responses
 from tokenbox.core.importers.breakdown import (
     CATEGORY_LABELS,
     Total,
@@ -45,6 +50,11 @@ __all__ = [
     "turn_usages",
 ]
 
+# Order matters: a Gemini log also has a `sessionId` (Claude Code's sign) and `messages` (a request's).
+_session.register_line_importer(codex.detect, codex.convert)
+_session.register_line_importer(gemini.detect_lines, gemini.convert_lines)
 _session.register_line_importer(claude_code.detect, claude_code.convert)
+_session.register_importer(gemini.detect_document, gemini.convert_document)
+_session.register_importer(openai_responses.detect, openai_responses.convert)
 _session.register_importer(anthropic.detect, anthropic.convert)
 _session.register_importer(openai_chat.detect, openai_chat.convert)
