@@ -28,6 +28,7 @@ class Options:
     reserve_out: int | None = None
     claude: bool = False  # follow the newest Claude Code transcript of a project
     claude_project: str | None = None  # that project's directory (default: the current one)
+    codex: bool = False  # follow the newest Codex CLI rollout of the current directory
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--claude-project", metavar="DIR",
         help="like --claude, for the project in DIR (or a transcript folder under ~/.claude/projects/)",
     )
+    parser.add_argument(
+        "--codex", action="store_true",
+        help="follow the newest Codex CLI rollout started in the current directory "
+             "(~/.codex/sessions/, or $CODEX_HOME/sessions/)",
+    )
     parser.add_argument("--version", action="version", version=f"tokenbox-tui {package_version()}")
     return parser
 
@@ -82,7 +88,10 @@ def parse_args(argv: Sequence[str]) -> Options:
     claude = args.claude or args.claude_project is not None
     if claude and args.file is not None:
         raise UsageError("FILE and --claude/--claude-project exclude each other (give one of them)")
-    return Options(args.file, args.budget, args.tokenizer, args.trimming, args.reserve_out, claude, args.claude_project)
+    if args.codex and (claude or args.file is not None):
+        raise UsageError("--codex excludes FILE and --claude/--claude-project (give one of them)")
+    return Options(args.file, args.budget, args.tokenizer, args.trimming, args.reserve_out, claude, args.claude_project,
+                   args.codex)
 
 
 def sample_path(stack: contextlib.ExitStack, name: str = DEFAULT_SAMPLE) -> str:
