@@ -63,6 +63,9 @@ _TABLE = [
     ModelInfo("claude-3-haiku", 200_000, None),
     ModelInfo("gemini-2.5-pro", 1_048_576, None),
     ModelInfo("gemini-2.5-flash", 1_048_576, None),
+    ModelInfo("gemini-2.0-flash", 1_048_576, None),
+    ModelInfo("gemini-3-pro", 1_048_576, None),  # gemini-3-pro-preview, as Gemini CLI names it
+    ModelInfo("gemini-3-flash", 1_048_576, None),
 ]
 MODELS: dict[str, ModelInfo] = {m.name: m for m in _TABLE}
 

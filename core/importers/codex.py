@@ -120,7 +120,8 @@ def convert(nodes: list[Node], path: str) -> list[Session]:
                 window = _count(fields.get("model_context_window"))
                 state.window = window or state.window
     if state.new_input or (not turns and state.history):
-        turns.append((list(state.history), None, {"pending": True, "line": nodes[-1].line if nodes else 1}))
+        turns.append((list(state.history), None, {"pending": True, "line": nodes[-1].line if nodes else 1,
+                                                  "_model": state.model, "_window": state.window}))
     if not turns:
         raise SessionError(
             "the Codex rollout has no conversation yet",
@@ -255,7 +256,7 @@ def _token_count(state: _State, fields: dict[str, Node], line: int) -> tuple[lis
     context = state.history[:cut]
     state.outputs_since = 0
     state.new_input = False
-    return context, usage, {"line": line}
+    return context, usage, {"line": line, "_model": state.model, "_window": state.window}
 
 
 def _drop_repeated_instructions(state: _State, turns: list[tuple[list[Message], Any, Any]]) -> None:
@@ -291,12 +292,9 @@ def _sessions(
 ) -> list[Session]:
     path = state.path
     _drop_repeated_instructions(state, turns)
-    session_model, tokenizer = tokenizer_for(state.model)
     meta = dict(base_meta)
     meta["thread"] = THREAD
     meta["not_recorded"] = NOT_RECORDED if state.instructions else "the instructions and " + NOT_RECORDED
-    if state.model and session_model is None:
-        meta["model"] = state.model
     if state.window is None:
         state.warnings.append("no model_context_window in the file: the window is the model's or the default")
     link_tool_names([m for turn in turns for m in turn[0]])
@@ -304,7 +302,13 @@ def _sessions(
     cache: SectionCache = {}
     sessions = []
     for messages, usage, extra in turns:
+        # The model and window in force when the request was sent (a session can switch models).
+        model = extra.pop("_model", None) or state.model
+        window = extra.pop("_window", None) or state.window
+        session_model, tokenizer = tokenizer_for(model)
         turn_meta = dict(meta)
+        if model and session_model is None:
+            turn_meta["model"] = model
         turn_meta.update(extra)
         turn_meta["pending"] = bool(extra.get("pending"))
         turn_meta["warnings"] = list(state.warnings)
@@ -320,7 +324,7 @@ def _sessions(
             line=extra.get("line", 1),
         )
         session = build_session(conv, path, cache)
-        if state.window is not None:
-            session = replace(session, budget=BudgetSpec(max_ctx=state.window, reserve_out=session.budget.reserve_out))
+        if window is not None:
+            session = replace(session, budget=BudgetSpec(max_ctx=window, reserve_out=session.budget.reserve_out))
         sessions.append(session)
     return sessions
