@@ -20,15 +20,16 @@ from tokenbox.core.errors import (
     TokenizerError,
     UnsupportedFormat,
 )
-from tokenbox.core.model import Behavior, BudgetSpec, RecordedUsage, Section, Session
+from tokenbox.core.model import Behavior, BudgetSpec, Calibration, RecordedUsage, Section, Session
 from tokenbox.core.plan import Plan, SectionResult, Step
-from tokenbox.core.session import load_session, load_turns
+from tokenbox.core.session import load_session, load_threads, load_turns
 from tokenbox.core.tokenizers import Tokenizer, TokenizerRegistry, default_registry
 
 __all__ = [
     "BadInput",
     "Behavior",
     "BudgetSpec",
+    "Calibration",
     "ConfigError",
     "ContextCriticalOverflow",
     "Engine",
@@ -47,5 +48,6 @@ __all__ = [
     "UnsupportedFormat",
     "default_registry",
     "load_session",
+    "load_threads",
     "load_turns",
 ]

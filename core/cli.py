@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--budget", type=positive_int, metavar="N", help="context window (max_ctx) in tokens")
         sub.add_argument("--tokenizer", type=tokenizer_name, metavar="NAME", help="tokenizer name (see `tokenbox tokenizers`)")
         sub.add_argument("--turn", type=turn_number, metavar="K", help="turn of a .jsonl log (1-based; -1 = newest)")
+        sub.add_argument("--thread", metavar="NAME", help="thread of an agent's log: main (default) or a sub-agent's")
         sub.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M)")
         return sub
 
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     imported.add_argument("file", metavar="FILE", help="a session, transcript or request body")
     imported.add_argument("--turn", type=turn_number, metavar="K", help="turn to write (1-based; -1 = newest)")
+    imported.add_argument("--thread", metavar="NAME", help="thread of an agent's log: main (default) or a sub-agent's")
     imported.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M)")
     return parser
 
@@ -132,7 +134,7 @@ def _session_command(args: argparse.Namespace) -> int:
 
     engine = Engine()
     max_bytes = args.max_file_size or engine.settings.max_file_size
-    session = load_session(args.file, args.turn, max_bytes=max_bytes)
+    session = load_session(args.file, args.turn, max_bytes=max_bytes, thread=args.thread)
     if args.command == "check":
         return _check(engine, session, args)
     plan = engine.plan(session, args.budget, args.tokenizer, trimming=getattr(args, "trimming", None))
@@ -162,7 +164,7 @@ def _import(args: argparse.Namespace) -> int:
     from tokenbox.core.session import load_session
 
     max_bytes = args.max_file_size or load_settings().max_file_size
-    text = session_yaml(load_session(args.file, args.turn, max_bytes=max_bytes))
+    text = session_yaml(load_session(args.file, args.turn, max_bytes=max_bytes, thread=args.thread))
     sys.stdout.buffer.write(text.encode("utf-8"))
     sys.stdout.flush()
     return EXIT_OK
@@ -170,11 +172,10 @@ def _import(args: argparse.Namespace) -> int:
 
 def _check(engine, session, args: argparse.Namespace) -> int:
     resolved = engine.resolve(session, budget=args.budget, tokenizer=args.tokenizer, reserve_out=args.reserve_out)
-    counter = engine.counter(resolved.tokenizer)
     plan = engine.plan(session, args.budget, args.tokenizer, reserve_out=args.reserve_out)
     tokens = plan.tokens_before
     limit = resolved.max_ctx * (1 - Fraction(repr(float(resolved.headroom))))
-    approx = "" if counter.tokenizer.exact else "≈"
+    approx = "" if plan.headline_kind in ("exact", "recorded", "counted") else "≈"
     numbers = (
         f"{approx}{tokens} tokens + {resolved.reserve_out} reserve_out "
         f"{'>' if tokens + resolved.reserve_out > limit else '<='} {_fmt(limit)} "

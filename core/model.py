@@ -46,6 +46,8 @@ class Section:
     memory: tuple[str, ...] = ()
     budget: int | None = None
     items: tuple[Behavior, ...] = ()
+    # A fixed size for a part the file does not hold (kind ``inferred``): no text, this many tokens.
+    tokens: int | None = None
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     line: int = 0
     col: int = 0
@@ -86,6 +88,31 @@ class RecordedUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class Calibration:
+    """How the estimates of a real agent's turn were fitted to what its provider recorded (CONTRACT §7).
+
+    ``scale`` multiplies the base estimate of each visible part; ``hidden`` is the part of the request
+    the file does not hold (the ``inferred`` section) as the fit implies it; ``turns`` are the requests
+    of the thread the fit used (1-based, within the thread); ``method`` says in words how.
+    """
+
+    method: str
+    scale: float
+    hidden: int | None
+    turns: tuple[int, ...] = ()
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "scale": round(self.scale, 4),
+            "hidden": self.hidden,
+            "turns": list(self.turns),
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Session:
     """One turn of a prompt session; ``history`` holds the earlier turns of a ``.jsonl`` log."""
 
@@ -104,6 +131,13 @@ class Session:
     history: tuple[Session, ...] = field(default=(), compare=False, hash=False)
     recorded: RecordedUsage | None = None
     source_format: str = "tokenbox"
+    # CONTRACT §7: what the request costs (recorded, or predicted when ``pending``), the thread it
+    # belongs to, how its estimates were calibrated, and what the reader could not place.
+    context_tokens: int | None = None
+    pending: bool = False
+    thread: str = "main"
+    calibration: Calibration | None = None
+    warnings: tuple[str, ...] = ()
     positions: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, hash=False)
 
     def position(self, key: str) -> tuple[int | None, int | None]:

@@ -5,12 +5,13 @@ Every problem becomes a ``SessionError`` naming the file, line and column, the p
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tokenbox.core import kinds
@@ -23,6 +24,7 @@ from tokenbox.core.model import (
     TRIMMING_POLICIES,
     Behavior,
     BudgetSpec,
+    Calibration,
     Section,
     Session,
 )
@@ -30,7 +32,10 @@ from tokenbox.core.nodes import FastDocument, Node, Unlocated, fast_json, parse_
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 SCHEMA_VERSION = 1
-SESSION_KEYS = ("tokenbox", "name", "meta", "model", "tokenizer", "budget", "sensor", "trimming", "sections")
+SESSION_KEYS = (
+    "tokenbox", "name", "meta", "model", "tokenizer", "budget", "sensor", "trimming", "context_tokens", "calibration", "sections",
+)
+CALIBRATION_KEYS = ("method", "scale", "hidden", "turns", "source")
 BUDGET_KEYS = ("max_ctx", "reserve_out", "headroom")
 BEHAVIOR_KEYS = ("name", "kind", "activation", "content", "summary", "tags", "meta")
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
@@ -299,8 +304,15 @@ def _section(v: _Validator, node: Node, index: int) -> Section:
             attrs[key] = v.integer(item, "behaviors budget", 0, MAX_COUNT)
         elif key == "items":
             attrs[key] = _behaviors(v, item)
+        elif key == "tokens":
+            attrs[key] = v.integer(item, "inferred tokens", 0, MAX_COUNT)
         elif key == "meta":
             attrs[key] = v.meta(item)
+    if kind == "inferred":
+        if "tokens" not in fields:
+            raise v.fail(node, f"section {sid!r} (kind inferred) has no tokens", "add `tokens: N`, the size of the hidden part")
+        if attrs.get("shrink", 0) != 0:
+            raise v.fail(fields["shrink"], f"section {sid!r} (kind inferred) cannot shrink", "an inferred part has no text to trim: remove `shrink`")
     if kind in ("text", "user", "logs", "mandates") and "text" not in fields:
         raise v.fail(node, f"section {sid!r} (kind {kind}) has no text", "add `text: ...`; an empty string is allowed")
     return Section(**attrs)
@@ -396,9 +408,12 @@ def session_from_node(node: Node, path: str) -> Session:
             reserve_out=v.integer(b["reserve_out"], "reserve_out", 0, MAX_COUNT) if "reserve_out" in b else None,
             headroom=v.number(b["headroom"], "headroom", 0, 1, high_open=True) if "headroom" in b else None,
         )
+    calibration = _calibration(v, fields["calibration"]) if "calibration" in fields else None
     return Session(
         sections=tuple(sections),
         path=path,
+        context_tokens=v.integer(fields["context_tokens"], "context_tokens", 0, MAX_COUNT) if "context_tokens" in fields else None,
+        calibration=calibration,
         name=v.string(fields["name"], "name") if "name" in fields else None,
         model=v.string(fields["model"], "model") if "model" in fields else None,
         tokenizer=v.string(fields["tokenizer"], "tokenizer") if "tokenizer" in fields else None,
@@ -408,6 +423,22 @@ def session_from_node(node: Node, path: str) -> Session:
         meta=v.meta(fields["meta"]) if "meta" in fields else {},
         line=node.line,
         positions={key: (item.line, item.col) for key, item in fields.items()},
+    )
+
+
+def _calibration(v: _Validator, node: Item) -> Calibration:
+    """``calibration:`` as ``tokenbox import`` writes it (the fitted scale of a real agent's estimates)."""
+    c = v.mapping(node, "calibration", CALIBRATION_KEYS)
+    if "scale" not in c:
+        raise v.fail(node, "calibration has no `scale`", "write `scale: 1.0` (the factor on the estimate)")
+    hidden = c.get("hidden")
+    turns = c.get("turns")
+    return Calibration(
+        method=v.string(c["method"], "calibration method") if "method" in c else "",
+        scale=float(v.number(c["scale"], "calibration scale", 0.01, 100)),
+        hidden=None if hidden is None or _value(hidden) is None else v.integer(hidden, "calibration hidden", 0, MAX_COUNT),
+        turns=tuple(v.integer(t, "calibration turn", 1, MAX_COUNT) for t in _value(turns) or ()) if turns is not None else (),
+        source=v.string(c["source"], "calibration source") if "source" in c else "",
     )
 
 
@@ -586,6 +617,8 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
 
     fmt = fmt or _format_of(path, text)
     if fmt == "jsonl":
+        if is_transcript(text):
+            return transcript_turns(path, text)
         lines = _parse_or_refuse(lambda: _jsonl_lines(text, path), text, path)
         if not lines:
             raise SessionError("no complete session line", "append one JSON session object per line", path, 1, 1)
@@ -626,6 +659,82 @@ def _parse_or_refuse(parse: Callable[[], Any], text: str, path: str) -> Any:
         raise
 
 
+_SNIFF_LINES = 50
+
+
+def is_transcript(text: str) -> bool:
+    """Whether a JSON-lines text is a Claude Code transcript: one of its first lines looks like one and
+    none is a tokenbox session."""
+    from tokenbox.core.importers.claude_code import looks_like_transcript
+    from tokenbox.core.importers.gemini import is_gemini_record
+
+    seen = 0
+    found = False
+    start = 0
+    while seen < _SNIFF_LINES and start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        start = end + 1
+        if not line.strip():
+            continue
+        seen += 1
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and ("tokenbox" in value or is_gemini_record(value)):
+            return False  # a Gemini CLI log also carries `sessionId` on its records
+        found = found or looks_like_transcript(value)
+    return found
+
+
+def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Sequence[Session]]:
+    """Every thread of a log (CONTRACT §7): ``main`` and each sub-agent's, each a sequence of turns.
+
+    A Claude Code transcript also reads its ``<session>/subagents/agent-*.jsonl`` files; any other
+    session file has one thread, ``main``.
+    """
+    from tokenbox.core.importers import claude_code
+
+    path = os.fspath(path)
+    text = read_text(path, max_bytes)
+    if _format_of(path, text) != "jsonl" or not is_transcript(text):
+        return {"main": load_turns(path, max_bytes=max_bytes)}
+    reader = claude_code.read_transcript(path, text)
+    threads: dict[str, Sequence[Session]] = {}
+    readers = [reader]
+    for extra in claude_code.subagent_files(path):
+        try:
+            readers.append(claude_code.read_transcript(extra, read_text(extra, max_bytes)))
+        except (OSError, SessionError):
+            continue  # a sub-agent file that cannot be read leaves its thread out, not the session
+    for each in readers:
+        for name, thread in each.threads.items():
+            if name in threads or not (thread.requests or thread.pending_state(each) is not None):
+                continue
+            threads[name] = claude_code.thread_turns(each, name)
+    if not threads:
+        raise claude_code.no_request_error(path)
+    return threads
+
+
+def transcript_turns(path: str, text: str, thread: str | None = None) -> Sequence[Session]:
+    """The turns of one thread of a Claude Code transcript (the main one by default)."""
+    from tokenbox.core.importers import claude_code
+    from tokenbox.core.truth import project_hidden
+
+    reader = claude_code.read_transcript(path, text)
+    name = thread or claude_code.default_thread(reader)
+    if name is None or name not in reader.threads:
+        raise claude_code.no_request_error(path)
+    borrowed = None
+    chosen = reader.threads[name]
+    if name == claude_code.MAIN and not any(r.usage is not None for r in chosen.requests):
+        borrowed = project_hidden(path, reader.session_id)
+    return claude_code.thread_turns(reader, name, borrowed=borrowed)
+
+
 def _detects(detect: Callable[[list[Node]], bool], views: list[Node], lines: list[_LogLine], path: str) -> bool:
     """``detect`` on the lines as read; on positioned trees if it needs a position the views lack."""
     try:
@@ -643,6 +752,8 @@ def select_turn(turns: list[Session], turn: int | None, path: str) -> Session:
         raise SessionError(f"turn {turn} is out of range: the file has {count} turn(s)", f"use --turn 1..{count} or -1..-{count}", path)
     index = turn - 1 if turn > 0 else count + turn
     chosen = turns[index]
+    if chosen.source_format != "tokenbox":
+        return chosen  # foreign turns carry their own context; no cache replay over earlier turns
     return _with_history(chosen, tuple(turns[:index]), index + 1, count)
 
 
@@ -663,9 +774,19 @@ def load_session(
     turn: int | None = None,
     *,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    thread: str | None = None,
 ) -> Session:
-    """Load one turn of a session file (the newest by default), validated, with earlier turns as history."""
+    """Load one turn of a session file (the newest by default), validated, with earlier turns as history.
+
+    ``thread`` picks a sub-agent's thread of a log (CONTRACT §7; ``load_threads`` lists them); the
+    default is the main thread.
+    """
     path = os.fspath(path)
+    if thread is not None:
+        threads = load_threads(path, max_bytes=max_bytes)
+        if thread not in threads:
+            raise SessionError(f"no thread {thread!r} in the file", f"threads: {', '.join(threads)}", path)
+        return select_turn(threads[thread], turn, path)  # type: ignore[arg-type]
     text = read_text(path, max_bytes)
     return select_turn(parse_turns(text, path), turn, path)
 
@@ -674,4 +795,6 @@ def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FIL
     """Every turn of a session file, each with its history, oldest first."""
     path = os.fspath(path)
     turns = parse_turns(read_text(path, max_bytes), path)
+    if not isinstance(turns, list):
+        return turns  # type: ignore[return-value]  (a lazy sequence of a transcript's turns)
     return [_with_history(t, tuple(turns[:i]), i + 1, len(turns)) for i, t in enumerate(turns)]

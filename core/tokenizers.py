@@ -330,6 +330,12 @@ class TokenizerEntry:
     factory: Callable[[], Tokenizer]
 
 
+def _estimate_tokenizer() -> Tokenizer:
+    from tokenbox.core.estimate import EstimateTokenizer  # it subclasses Tokenizer, defined above
+
+    return EstimateTokenizer()
+
+
 class TokenizerRegistry:
     """Resolves tokenizer names; builds each tokenizer once per registry (loading BPE data is costly)."""
 
@@ -342,6 +348,7 @@ class TokenizerRegistry:
             self.register(TokenizerEntry(name, True, "tiktoken, packaged BPE", lambda n=name: TiktokenTokenizer(n)))
         self.register(TokenizerEntry("heuristic", False, "built-in", HeuristicTokenizer))
         self.register(TokenizerEntry("floop-estimate", False, "built-in", FloopEstimateTokenizer))
+        self.register(TokenizerEntry("claude-estimate", False, "built-in, calibrated per thread", _estimate_tokenizer))
         if plugins:
             self._load_plugins()
 

@@ -19,7 +19,7 @@ JSON-lines file) to the detectors registered here before reading it as a tokenbo
 from __future__ import annotations
 
 from tokenbox.core import session as _session
-from tokenbox.core.importers import anthropic, claude_code, codex, gemini, openai_chat, openai_responses
+from tokenbox.core.importers import anthropic, codex, gemini, openai_chat, openai_responses
 from tokenbox.core.importers.breakdown import (
     CATEGORY_LABELS,
     Total,
@@ -28,7 +28,10 @@ from tokenbox.core.importers.breakdown import (
     cached_prefix_tokens,
     category,
     category_totals,
+    group_of,
     load_turn_usages,
+    mcp_server_totals,
+    tool_result_totals,
     tool_totals,
     turn_usages,
 )
@@ -44,16 +47,18 @@ __all__ = [
     "cached_prefix_tokens",
     "category",
     "category_totals",
+    "group_of",
     "load_turn_usages",
+    "mcp_server_totals",
     "session_yaml",
+    "tool_result_totals",
     "tool_totals",
     "turn_usages",
 ]
 
-# Order matters: a Gemini log also has a `sessionId` (Claude Code's sign) and `messages` (a request's).
+# Order matters: a Gemini log also has `messages` (a request's sign).
 _session.register_line_importer(codex.detect, codex.convert)
 _session.register_line_importer(gemini.detect_lines, gemini.convert_lines)
-_session.register_line_importer(claude_code.detect, claude_code.convert)
 _session.register_importer(gemini.detect_document, gemini.convert_document)
 _session.register_importer(openai_responses.detect, openai_responses.convert)
 _session.register_importer(anthropic.detect, anthropic.convert)

@@ -33,6 +33,7 @@ from tokenbox.core.importers.common import (
     SectionCache,
     build_session,
     link_tool_names,
+    with_recorded_headline,
 )
 from tokenbox.core.importers.openai_responses import OUTPUT_ITEM_TYPES, append_merged, item_message
 from tokenbox.core.model import BudgetSpec, RecordedUsage, Session
@@ -43,6 +44,7 @@ SOURCE = "codex-rollout"
 LINE_TYPES = ("session_meta", "response_item", "turn_context", "event_msg", "compacted")
 EXACT_TOKENIZER = "o200k_base"  # every Codex model (gpt-5*, codex-*, o3/o4) uses o200k_base
 NOT_RECORDED = "the tool definitions (Codex does not write them to rollouts)"
+HIDDEN_LABEL = "tool definitions and message framing (not in the rollout)"
 THREAD = "main"
 _USAGE_MAX = 10**12
 
@@ -326,5 +328,5 @@ def _sessions(
         session = build_session(conv, path, cache)
         if window is not None:
             session = replace(session, budget=BudgetSpec(max_ctx=window, reserve_out=session.budget.reserve_out))
-        sessions.append(session)
+        sessions.append(with_recorded_headline(session, HIDDEN_LABEL, state.warnings))
     return sessions

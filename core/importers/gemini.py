@@ -34,6 +34,7 @@ from tokenbox.core.importers.common import (
     compact,
     link_tool_names,
     pick_model,
+    with_recorded_headline,
 )
 from tokenbox.core.importers.openai_responses import append_merged
 from tokenbox.core.model import RecordedUsage, Session
@@ -42,6 +43,7 @@ from tokenbox.core.nodes import Node
 SOURCE = "gemini-cli"
 THREAD = "main"
 NOT_RECORDED = "the system prompt and the tool definitions (Gemini CLI does not write them to chat logs)"
+HIDDEN_LABEL = "system prompt and tool definitions (not in the chat log)"
 _SESSION_KEYS = ("sessionId", "projectHash")
 _SENT = ("user", "gemini")
 _USAGE_MAX = 10**12
@@ -52,6 +54,16 @@ def detect_document(node: Node) -> bool:
     value = node.value if isinstance(node, Node) else None
     return (isinstance(value, dict) and "tokenbox" not in value and all(k in value for k in _SESSION_KEYS)
             and "messages" in value and isinstance(value["messages"].value, list))
+
+
+def is_gemini_record(value: Any) -> bool:
+    """Whether one parsed (plain) JSON-lines record is a Gemini CLI chat record: the session line
+    (``sessionId`` + ``projectHash``), a ``gemini`` reply or a ``$set`` update."""
+    if not isinstance(value, dict):
+        return False
+    if all(k in value for k in _SESSION_KEYS) and "type" not in value:
+        return True
+    return value.get("type") == "gemini" or ("$set" in value and len(value) == 1)
 
 
 def detect_lines(nodes: list[Node]) -> bool:
@@ -167,7 +179,7 @@ def _turns(records: list[Node], header: dict[str, Any], path: str, warnings: lis
             turn_meta["model"] = last_model
         conv = Conversation(SOURCE, messages=messages, name=name, model=session_model, tokenizer=tokenizer,
                             meta=turn_meta, recorded=usage, line=extra["line"])
-        sessions.append(build_session(conv, path, cache))
+        sessions.append(with_recorded_headline(build_session(conv, path, cache), HIDDEN_LABEL, warnings))
     return sessions
 
 
