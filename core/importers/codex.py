@@ -12,10 +12,15 @@ is every item before the model's own output of that request (reasoning, assistan
 calls written since the previous request). ``Session.recorded`` is that event's
 ``last_token_usage``: the context is ``input_tokens`` (cached tokens included,
 ``cached_input_tokens`` as the cache read). User input or tool outputs after the last request make a
-**pending** turn (``meta["pending"]``, no recorded usage): the request about to be sent. The window
+**pending** turn (no recorded usage): the request about to be sent. The window
 (``model_context_window``) is the session's ``budget.max_ctx``; counts are exact ``o200k_base`` for
 the text the file holds; the tool definitions are not in rollouts (``meta["not_recorded"]``).
-Lines that cannot be placed are listed in ``meta["warnings"]``, one line each.
+
+CONTRACT §7: a recorded turn's headline (``Session.context_tokens``) is its recorded context, with an
+``inferred`` part for what the rollout does not hold (tool definitions, message framing) that the
+engine sizes to the rest; a pending turn is predicted as the last recorded context plus the exact
+count of what was added since (never across a compaction). ``pending``, ``thread`` ("main") and
+``warnings`` (lines that could not be placed, one line each) are set on the session and in its meta.
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ class _State:
     outputs_since: int = 0  # items of the model's output since the last request's context was taken
     new_input: bool = False  # input items after the last request
     last_total: Any = None
+    epoch: int = 0  # compactions so far: a prediction never spans one
     warnings: list[str] = field(default_factory=list)
 
 
@@ -123,7 +129,8 @@ def convert(nodes: list[Node], path: str) -> list[Session]:
                 state.window = window or state.window
     if state.new_input or (not turns and state.history):
         turns.append((list(state.history), None, {"pending": True, "line": nodes[-1].line if nodes else 1,
-                                                  "_model": state.model, "_window": state.window}))
+                                                  "_model": state.model, "_window": state.window,
+                                                  "_epoch": state.epoch}))
     if not turns:
         raise SessionError(
             "the Codex rollout has no conversation yet",
@@ -208,6 +215,7 @@ def _compacted(state: _State, payload: Node, line: int) -> None:
     state.history = history
     state.outputs_since = 0
     state.new_input = True
+    state.epoch += 1
 
 
 def _usage(node: Node | None) -> RecordedUsage | None:
@@ -258,7 +266,7 @@ def _token_count(state: _State, fields: dict[str, Node], line: int) -> tuple[lis
     context = state.history[:cut]
     state.outputs_since = 0
     state.new_input = False
-    return context, usage, {"line": line, "_model": state.model, "_window": state.window}
+    return context, usage, {"line": line, "_model": state.model, "_window": state.window, "_epoch": state.epoch}
 
 
 def _drop_repeated_instructions(state: _State, turns: list[tuple[list[Message], Any, Any]]) -> None:
@@ -303,10 +311,12 @@ def _sessions(
     name = f"Codex session {meta.get('session_id', os.path.basename(path))}"
     cache: SectionCache = {}
     sessions = []
+    previous: tuple[list[Message], RecordedUsage, int] | None = None
     for messages, usage, extra in turns:
         # The model and window in force when the request was sent (a session can switch models).
         model = extra.pop("_model", None) or state.model
         window = extra.pop("_window", None) or state.window
+        epoch = extra.pop("_epoch", 0)
         session_model, tokenizer = tokenizer_for(model)
         turn_meta = dict(meta)
         if model and session_model is None:
@@ -328,5 +338,26 @@ def _sessions(
         session = build_session(conv, path, cache)
         if window is not None:
             session = replace(session, budget=BudgetSpec(max_ctx=window, reserve_out=session.budget.reserve_out))
-        sessions.append(with_recorded_headline(session, HIDDEN_LABEL, state.warnings))
+        session = with_recorded_headline(session, HIDDEN_LABEL, state.warnings)
+        if usage is None and previous is not None and previous[2] == epoch:
+            session = _predicted(session, messages, *previous[:2])
+        if usage is not None:
+            previous = (messages, usage, epoch)
+        sessions.append(session)
     return sessions
+
+
+def _predicted(session: Session, messages: list[Message], before: list[Message], usage: RecordedUsage) -> Session:
+    """A pending turn's headline: the last recorded context plus the exact count of what was added since
+    (that request's reply and the new input); the hidden part is the one that request recorded."""
+    from tokenbox.core.tokenizers import default_registry
+    from tokenbox.core.truth import inferred_section
+
+    added = [b.text for m in messages[len(before):] for b in m.blocks if b.text]
+    tokenizer = default_registry().get(session.tokenizer or EXACT_TOKENIZER)
+    delta = tokenizer.count("\n\n".join(added)) if added else 0
+    target = usage.context_tokens + delta
+    note = (f"pending: predicted as the last recorded context ({usage.context_tokens}) plus {delta} tokens added "
+            "since (message framing not included)")
+    return replace(session, sections=(inferred_section(0, HIDDEN_LABEL), *session.sections),
+                   context_tokens=target, warnings=(*session.warnings, note))

@@ -155,7 +155,11 @@ def test_codex_multi_request_turns_context_and_recorded_usage(multi_request):
     assert all(t.budget.max_ctx == 258400 and t.meta["thread"] == "main" for t in turns)
     # Request 1 held the user message only: its own reasoning and calls are its output.
     assert [s.text for s in _visible(first)] == ["You are Codex, a coding agent.", "List the files and show the README."]
-    assert [t.context_tokens for t in turns] == [9000, 9400, None] and pending.pending and not first.pending
+    # The pending turn is predicted: the last recorded context plus the exact count of what came since.
+    added = len(independent_encoding("o200k_base").encode("There is a README.md and a src folder.\n\nThanks, now run the tests."))
+    assert [t.context_tokens for t in turns] == [9000, 9400, 9400 + added] and pending.pending and not first.pending
+    assert any(w.startswith("pending: predicted as the last recorded context (9400)") for w in pending.warnings)
+    assert Engine(settings=Settings()).plan(pending).tokens_after == 9400 + added
     # Request 2 held both parallel calls and both outputs, the outputs critical (the latest input).
     assert _ids(second, "tool_use_id") == {"call_a", "call_b"}
     latest = [s for s in second.sections if s.meta["category"] == "latest"]
