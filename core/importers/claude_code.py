@@ -666,6 +666,12 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
             meta["line"] = thread.last_line
         if model_name and model is None:
             meta["model"] = model_name
+        if thread.compactions:
+            meta["compactions"] = [
+                {"line": c.line, "pre_tokens": c.pre_tokens, "trigger": c.trigger, "after_request": c.after_request}
+                for c in thread.compactions
+                if c.after_request <= (index if request is not None else len(requests))
+            ]
         conv = Conversation(
             source_format=SOURCE,
             messages=messages,
@@ -689,12 +695,38 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
             sections += tuple(reply_sections(conv, reader.request_output(request), len(messages)))
         from dataclasses import replace as _replace
 
-        return _replace(session, sections=sections, turn=index + 1, turn_count=count)
+        window = _window(model_name, peak(index))
+        budget = session.budget if window is None else _replace(session.budget, max_ctx=window)
+        return _replace(session, sections=sections, turn=index + 1, turn_count=count, budget=budget)
+
+    def peak(index: int) -> int:
+        """The largest context the thread recorded up to request ``index``."""
+        upto = requests[: index + 1] if index < len(requests) else requests
+        return max((r.usage.context_tokens for r in upto if r.usage is not None), default=0)
 
     return LazyTurns(count, build, infos)
 
 
 ESTIMATE_NAME = "claude-estimate"
+LONG_WINDOW = 1_000_000  # the 1M-token context of the models that offer it (Claude Code's `[1m]` variants)
+
+
+def _window(model: str | None, peak: int) -> int | None:
+    """The window when the thread shows it is not the model's default: a recorded context beyond 200k
+    means the request ran with the 1M window (Claude Code does not write the variant to transcripts)."""
+    from tokenbox.core.errors import TokenizerError
+    from tokenbox.core.models import lookup_model
+
+    if not model:
+        return None
+    name = model.removesuffix("[1m]")
+    try:
+        window = lookup_model(name).max_ctx
+    except TokenizerError:
+        return None
+    if model.endswith("[1m]") or peak > window:
+        return LONG_WINDOW
+    return None
 
 
 def read_transcript(path: str, text: str) -> TranscriptReader:
