@@ -307,7 +307,7 @@ def _sessions(
     meta["not_recorded"] = NOT_RECORDED if state.instructions else "the instructions and " + NOT_RECORDED
     if state.window is None:
         state.warnings.append("no model_context_window in the file: the window is the model's or the default")
-    link_tool_names([m for turn in turns for m in turn[0]])
+    link_tool_names(list({id(m): m for turn in turns for m in turn[0]}.values()))  # each message once
     name = f"Codex session {meta.get('session_id', os.path.basename(path))}"
     cache: SectionCache = {}
     sessions = []

@@ -164,7 +164,7 @@ def _turns(records: list[Node], header: dict[str, Any], path: str, warnings: lis
     if notes:
         meta["ui_notes"] = notes
     name = f"Gemini CLI session {meta.get('session_id', os.path.basename(path))}"
-    link_tool_names([m for turn in turns for m in turn[0]])
+    link_tool_names(list({id(m): m for turn in turns for m in turn[0]}.values()))  # each message once
     cache: SectionCache = {}
     sessions = []
     last_model = None
