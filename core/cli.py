@@ -1,4 +1,4 @@
-"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``, ``import``.
+"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``, ``import``, ``record``.
 
 Exit codes: 0 fits (or ok), 1 critical overflow / over the gate, 2 bad input. Every error is one
 line on stderr, ``tokenbox: error: FILE:LINE:COL: problem (remedy)``, never a traceback.
@@ -67,6 +67,19 @@ def build_parser() -> argparse.ArgumentParser:
     imported.add_argument("--turn", type=turn_number, metavar="K", help="turn to write (1-based; -1 = newest)")
     imported.add_argument("--thread", metavar="NAME", help="thread of an agent's log: main (default) or a sub-agent's")
     imported.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M)")
+    record = commands.add_parser(
+        "record", help="run a capture proxy in front of an LLM API and log every request it forwards",
+        description="Forward requests to the upstream unchanged and append each captured request with its "
+                    "recorded usage to a capture log (see README, 'Capturing any agent').",
+    )
+    from tokenbox.core.record.run import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url
+
+    record.add_argument("--listen", type=listen_address, default=listen_address(DEFAULT_LISTEN), metavar="HOST:PORT",
+                        help=f"address to listen on (default {DEFAULT_LISTEN}; other hosts get a warning)")
+    record.add_argument("--upstream", type=upstream_url, default=DEFAULT_UPSTREAM, metavar="URL",
+                        help=f"API to forward to (default {DEFAULT_UPSTREAM}; e.g. https://api.openai.com)")
+    record.add_argument("--out", metavar="FILE", help="capture file to create (default: a new file under "
+                        "$XDG_STATE_HOME/tokenbox/captures/)")
     return parser
 
 
@@ -102,6 +115,10 @@ def _main(argv: list[str]) -> int:
             return _models()
         if args.command == "import":
             return _import(args)
+        if args.command == "record":
+            from tokenbox.core.record.run import run
+
+            return run(args.listen, args.upstream, args.out)
         return _session_command(args)
     except BadInput as exc:
         return _fail(str(exc))

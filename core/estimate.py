@@ -24,7 +24,7 @@ ESTIMATE = "claude-estimate"
 # absorbs what differs between models and content.
 _PUNCT_PER_TOKEN = 1.6  # ASCII punctuation and symbols: quotes, braces, operators
 _SPACE_RUN_TOKENS = 0.35  # each run of white space (a newline, an indentation) beyond single spaces
-_WIDE_PER_CHAR = 1.05  # characters outside ASCII (CJK, accents, emoji)
+_WIDE_PER_CHAR = 1.4  # characters outside ASCII (CJK, accents, emoji)
 # The overall level, set so that whole Anthropic request bodies with recorded usage come out at about
 # their recorded size (Claude Code 1.0.6's request: 15677; pydantic-ai's thinking replay: 525).
 _LEVEL = 1.1

@@ -3,6 +3,7 @@
 Chosen by content, not by file name: ``load_session`` hands every parsed document (and every
 JSON-lines file) to the detectors registered here before reading it as a tokenbox session.
 
+* ``capture``: capture logs of ``tokenbox record``, one turn per captured request;
 * ``claude_code``: Claude Code session transcripts (``.jsonl``), one turn per assistant request;
 * ``codex``: Codex CLI rollouts (``.jsonl``), one turn per model request;
 * ``gemini``: Gemini CLI chat logs (``.json`` or ``.jsonl``), one turn per reply;
@@ -19,7 +20,7 @@ JSON-lines file) to the detectors registered here before reading it as a tokenbo
 from __future__ import annotations
 
 from tokenbox.core import session as _session
-from tokenbox.core.importers import anthropic, codex, gemini, openai_chat, openai_responses
+from tokenbox.core.importers import anthropic, capture, codex, gemini, openai_chat, openai_responses
 from tokenbox.core.importers.breakdown import (
     CATEGORY_LABELS,
     Total,
@@ -61,5 +62,6 @@ _session.register_line_importer(codex.detect, codex.convert)
 _session.register_line_importer(gemini.detect_lines, gemini.convert_lines)
 _session.register_importer(gemini.detect_document, gemini.convert_document)
 _session.register_importer(openai_responses.detect, openai_responses.convert)
+_session.register_line_importer(capture.detect, capture.convert)
 _session.register_importer(anthropic.detect, anthropic.convert)
 _session.register_importer(openai_chat.detect, openai_chat.convert)

@@ -45,6 +45,12 @@ MAIN = "main"
 _MESSAGE_TYPES = ("user", "assistant")
 _USAGE_MAX = 10**12
 _WARNINGS_KEPT = 200  # warnings past this are counted, not listed
+# What the API's own framing adds to the visible text, in base-estimate units (fitted on real
+# transcripts: a tool call or result carries its random ``toolu_…`` id and JSON structure). It counts
+# toward calibration and predictions; the sections show the text, the ``inferred`` part the rest.
+BLOCK_FRAMING = {CALL: 12.0, RESULT: 12.0}
+MESSAGE_FRAMING = 3.0
+_ROOT = -1  # the node of a line that is not a message and starts a chain (a hook's progress line)
 
 
 # ---------------------------------------------------------------- detection
@@ -106,7 +112,8 @@ def _extend(state: State | None, role: str, blocks: list[Block], line: int) -> S
         size = block.meta.get("estimate")
         if size is None:
             fixed = block.meta.get("tokens")
-            size = block.meta["estimate"] = float(fixed) if isinstance(fixed, int) else base_estimate(block.text)
+            size = float(fixed) if isinstance(fixed, int) else base_estimate(block.text) + BLOCK_FRAMING.get(block.role, 0.0)
+            block.meta["estimate"] = size
         if block.role == THINKING:
             think += size
         else:
@@ -123,6 +130,7 @@ def _extend(state: State | None, role: str, blocks: list[Block], line: int) -> S
         merged = Message(role, last.blocks + blocks, last.index, {}, last.line, last.col)
         return State(state.prev, merged, base_visible + visible, base_think + think, cut)
     index = state.depth if state else 0
+    visible += MESSAGE_FRAMING
     return State(state, Message(role, list(blocks), index, {}, line, 1), base_visible + visible, base_think + think, cut)
 
 
@@ -272,12 +280,12 @@ class TranscriptReader:
             label = kind if isinstance(kind, str) else "untyped"
             self.others[label] = self.others.get(label, 0) + 1
             uuid = _str(value.get("uuid"))
-            if uuid is not None and kind == "system":
-                # other system lines sit in the chain; lines below them continue from their parent
-                parent = self._parent_node(number, value, uuid, bool(value.get("isSidechain")))
-                if parent is not None:
-                    self._uuid_node[uuid] = parent
-                    self._uuid_line[uuid] = number
+            if uuid is not None and "parentUuid" in value:
+                # other lines (system notes, hook progress, …) can sit in the chain: lines below them
+                # continue from their parent, as if they were not there
+                parent = self._parent_node(number, value, uuid, value.get("isSidechain") is True)
+                self._uuid_node[uuid] = _ROOT if parent is None else parent
+                self._uuid_line[uuid] = number
 
     def _boundary(self, number: int, value: dict) -> None:
         sidechain = value.get("isSidechain") is True
@@ -349,6 +357,8 @@ class TranscriptReader:
             self.warn(number, "parentUuid names the line itself; it continues from the line before it")
             return self._last_by_kind.get(sidechain)
         found = self._uuid_node.get(parent)
+        if found == _ROOT:
+            return None  # a chain of lines that are not messages, from a root
         if found is None:
             self.warn(number, f"parentUuid {parent} is on no earlier line (dangling or a cycle); it continues from the line before it")
             return self._last_by_kind.get(sidechain)

@@ -49,12 +49,13 @@ def prompt_tokens(body: dict[str, Any], count: Callable[[str], int]) -> tuple[in
         for call in calls if isinstance(calls, list) else ():
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
-                tokens += count(str(function.get("name", ""))) + count(str(function.get("arguments", ""))) + 3
+                # a call is written as `functions.NAME` and its arguments, with its own framing
+                tokens += count("functions." + str(function.get("name", ""))) + count(str(function.get("arguments", ""))) + 3
         legacy = message.get("function_call")
         if isinstance(legacy, dict):
             tokens += count(str(legacy.get("name", ""))) + count(str(legacy.get("arguments", ""))) + 3
-        if role in ("function", "tool"):
-            tokens -= 2
+        if role == "function":
+            tokens -= 2  # the legacy function role: the name takes the role's place
         total += tokens
     total += REPLY_PRIMING
     if tools:

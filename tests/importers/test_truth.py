@@ -298,3 +298,41 @@ def test_a_followed_transcript_parses_each_appended_line_once_and_matches_a_cold
     path.write_text("".join(lines[:20]), encoding="utf-8")
     follower.read()
     assert follower.resets == 1 and len(thread_turns(follower.reader, "main")) == len(load_turns(path))
+
+
+CORPUS = REAL / "corpus"
+CORPUS_MAIN = sorted(p for p in CORPUS.glob("*.jsonl") if "agent-" not in p.name and "sidechain-integrated" not in p.name)
+
+
+@pytest.mark.parametrize("path", CORPUS_MAIN, ids=lambda p: p.name[:24])
+def test_the_second_corpus_headline_and_predictions(tmp_path, path):
+    errors = []
+    for t, (first, last, recorded) in enumerate(_requests(path), 1):
+        plan = Engine().plan(load_session(_cut(path, last + 1, tmp_path, f"done-{t}.jsonl")))
+        assert plan.tokens_after == recorded and not plan.pending and not plan.warnings
+        if t >= 2:
+            pending = Engine().plan(load_session(_cut(path, first, tmp_path, f"pending-{t}.jsonl")))
+            assert pending.pending
+            errors.append(abs(pending.tokens_after - recorded) / recorded)
+    assert not errors or max(errors) <= 0.03
+
+
+def test_sub_agent_files_of_the_second_corpus_are_their_own_threads():
+    path = CORPUS / "cclog-ef958aa1" / "subagents" / "agent-a36efb2a1231c41e2.jsonl"
+    threads = load_threads(path)
+    assert list(threads) == ["agent-a36efb2a1231c41e2"]
+    turns = threads["agent-a36efb2a1231c41e2"]
+    assert len(turns) == 6
+    assert [Engine().plan(t).tokens_after for t in turns][-1] == 28742
+
+
+def test_openai_framing_on_a_recorded_conversation():
+    import yaml
+    from tokenbox.core import default_registry
+    from tokenbox.core.importers.openai_framing import prompt_tokens
+
+    cassette = yaml.safe_load((CORPUS / "pydantic-ai-openai-chat-tool-calls.yaml").read_text(encoding="utf-8"))
+    count = default_registry().get("o200k_base").count
+    first, second = (prompt_tokens(i["request"]["parsed_body"], count)[0] for i in cassette["interactions"])
+    assert abs(first - 50) <= 1  # no tool call yet: the documented rules are exact to a token
+    assert abs(second - 75) <= 3  # with a tool call and its result (the rules for calls are the community's)
