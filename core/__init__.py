@@ -18,6 +18,7 @@ from tokenbox.core.errors import (
     SessionError,
     TokenboxError,
     TokenizerError,
+    UnsupportedFormat,
 )
 from tokenbox.core.model import Behavior, BudgetSpec, Calibration, RecordedUsage, Section, Session
 from tokenbox.core.plan import Plan, SectionResult, Step
@@ -44,6 +45,7 @@ __all__ = [
     "Tokenizer",
     "TokenizerError",
     "TokenizerRegistry",
+    "UnsupportedFormat",
     "default_registry",
     "load_session",
     "load_threads",

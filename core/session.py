@@ -587,19 +587,22 @@ def _jsonl_lines(text: str, path: str) -> list[_LogLine]:
 def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
     """All turns in ``text`` (one for YAML/JSON, one per line for JSONL), oldest first."""
     import tokenbox.core.importers  # noqa: F401  (registers the foreign formats)
+    from tokenbox.core.importers import foreign
 
     fmt = fmt or _format_of(path, text)
     if fmt == "jsonl":
         if is_transcript(text):
             return transcript_turns(path, text)
-        lines = _jsonl_lines(text, path)
+        lines = _parse_or_refuse(lambda: _jsonl_lines(text, path), text, path)
         if not lines:
             raise SessionError("no complete session line", "append one JSON session object per line", path, 1, 1)
-        if _LINE_IMPORTERS:
-            views = [line.view(path) for line in lines]
-            for detect, convert in _LINE_IMPORTERS:
-                if _detects(detect, views, lines, path):
-                    return convert([line.node(path) for line in lines], path)
+        views = [line.view(path) for line in lines]
+        for detect, convert in _LINE_IMPORTERS:
+            if _detects(detect, views, lines, path):
+                return convert([line.node(path) for line in lines], path)
+        refusal = foreign.sniff_lines(views, path)
+        if refusal is not None:
+            raise refusal
         return [line.session(path) for line in lines]
     if fmt == "json":
         doc = fast_json(text)
@@ -607,11 +610,27 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
             turns = _fast_turns(doc, path)
             if turns is not None:
                 return turns
-    node = parse_json(text, path) if fmt == "json" else parse_yaml(text, path)
+    node = _parse_or_refuse(lambda: parse_json(text, path) if fmt == "json" else parse_yaml(text, path), text, path)
     for detect, convert in _IMPORTERS:
         if detect(node):
             return convert(node, path)
+    refusal = foreign.sniff_document(node, path) or foreign.sniff_text(text, path, node)
+    if refusal is not None:
+        raise refusal
     return [session_from_node(node, path)]
+
+
+def _parse_or_refuse(parse: Callable[[], Any], text: str, path: str) -> Any:
+    """``parse()``; when it fails on another tool's recognisable text, that refusal instead of the syntax error."""
+    from tokenbox.core.importers import foreign
+
+    try:
+        return parse()
+    except SessionError:
+        refusal = foreign.sniff_text(text, path)
+        if refusal is not None:
+            raise refusal from None
+        raise
 
 
 _SNIFF_LINES = 50
@@ -621,6 +640,7 @@ def is_transcript(text: str) -> bool:
     """Whether a JSON-lines text is a Claude Code transcript: one of its first lines looks like one and
     none is a tokenbox session."""
     from tokenbox.core.importers.claude_code import looks_like_transcript
+    from tokenbox.core.importers.gemini import is_gemini_record
 
     seen = 0
     found = False
@@ -637,8 +657,8 @@ def is_transcript(text: str) -> bool:
             value = json.loads(line)
         except (ValueError, RecursionError):
             continue
-        if isinstance(value, dict) and "tokenbox" in value:
-            return False
+        if isinstance(value, dict) and ("tokenbox" in value or is_gemini_record(value)):
+            return False  # a Gemini CLI log also carries `sessionId` on its records
         found = found or looks_like_transcript(value)
     return found
 

@@ -5,8 +5,13 @@ JSON-lines file) to the detectors registered here before reading it as a tokenbo
 
 * ``capture``: capture logs of ``tokenbox record``, one turn per captured request;
 * ``claude_code``: Claude Code session transcripts (``.jsonl``), one turn per assistant request;
+* ``codex``: Codex CLI rollouts (``.jsonl``), one turn per model request;
+* ``gemini``: Gemini CLI chat logs (``.json`` or ``.jsonl``), one turn per reply;
 * ``anthropic``: Anthropic Messages request bodies;
-* ``openai_chat``: OpenAI Chat Completions request bodies.
+* ``openai_chat``: OpenAI Chat Completions request bodies;
+* ``openai_responses``: OpenAI Responses API request bodies.
+
+``foreign`` recognises formats tokenbox does not read, so that they are refused by name.
 
 ``export.session_yaml`` writes any session as an editable tokenbox YAML file (``tokenbox import``);
 ``breakdown`` has the views the TUI needs (categories, per-tool costs, cache marks, recorded usage).
@@ -15,7 +20,7 @@ JSON-lines file) to the detectors registered here before reading it as a tokenbo
 from __future__ import annotations
 
 from tokenbox.core import session as _session
-from tokenbox.core.importers import anthropic, capture, openai_chat
+from tokenbox.core.importers import anthropic, capture, codex, gemini, openai_chat, openai_responses
 from tokenbox.core.importers.breakdown import (
     CATEGORY_LABELS,
     Total,
@@ -52,6 +57,11 @@ __all__ = [
     "turn_usages",
 ]
 
+# Order matters: a Gemini log also has `messages` (a request's sign).
+_session.register_line_importer(codex.detect, codex.convert)
+_session.register_line_importer(gemini.detect_lines, gemini.convert_lines)
+_session.register_importer(gemini.detect_document, gemini.convert_document)
+_session.register_importer(openai_responses.detect, openai_responses.convert)
 _session.register_line_importer(capture.detect, capture.convert)
 _session.register_importer(anthropic.detect, anthropic.convert)
 _session.register_importer(openai_chat.detect, openai_chat.convert)

@@ -42,6 +42,7 @@ FUZZ = settings(
 def reference_turns(text: str, path: str, fmt: str) -> list[session.Session]:
     """``parse_turns`` as it was before the fast path (positional parser for everything)."""
     import tokenbox.core.importers  # noqa: F401  (registers the foreign formats)
+    from tokenbox.core.importers import foreign
 
     if fmt == "jsonl":
         parsed = []
@@ -60,11 +61,17 @@ def reference_turns(text: str, path: str, fmt: str) -> list[session.Session]:
         for detect, convert in session._LINE_IMPORTERS:
             if detect(parsed):
                 return convert(parsed, path)
+        refusal = foreign.sniff_lines(parsed, path)  # another tool's format, refused by name
+        if refusal is not None:
+            raise refusal
         return [session_from_node(node, path) for node in parsed]
     node = parse_json(text, path)
     for detect, convert in session._IMPORTERS:
         if detect(node):
             return convert(node, path)
+    refusal = foreign.sniff_document(node, path) or foreign.sniff_text(text, path, node)
+    if refusal is not None:
+        raise refusal
     return [session_from_node(node, path)]
 
 
