@@ -672,10 +672,9 @@ def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_F
     from tokenbox.core.importers import claude_code
 
     path = os.fspath(path)
-    text = read_text(path, max_bytes)
-    if _format_of(path, text) != "jsonl" or not is_transcript(text):
+    reader = _followed_transcript(path, max_bytes)
+    if reader is None:
         return {"main": load_turns(path, max_bytes=max_bytes)}
-    reader = claude_code.read_transcript(path, text)
     threads: dict[str, Sequence[Session]] = {}
     readers = [reader]
     for extra in claude_code.subagent_files(path):
@@ -777,11 +776,14 @@ def load_session(
         return select_turn(threads[thread], turn, path)  # type: ignore[arg-type]
     if _followed(path):
         followed = _reader(path, max_bytes).read()
-        if followed is not None:  # a tokenbox log (a transcript is read whole, below)
+        if followed is not None:  # a tokenbox log
             if turn is None:
                 return followed[-1]
             chosen = select_turn(followed, turn, path)  # checks the range
             return followed[chosen.turn - 1]  # already carries its history
+        transcript = _followed_transcript(path, max_bytes)
+        if transcript is not None:
+            return select_turn(_transcript_main(transcript, path), turn, path)
     text = read_text(path, max_bytes)
     return select_turn(_document_turns(text, path), turn, path)
 
@@ -795,8 +797,11 @@ def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FIL
     path = os.fspath(path)
     if _followed(path):
         followed = _reader(path, max_bytes).read()
-        if followed is not None:  # a tokenbox log (a transcript is read whole, below)
+        if followed is not None:  # a tokenbox log
             return list(followed)
+        transcript = _followed_transcript(path, max_bytes)
+        if transcript is not None:
+            return _transcript_main(transcript, path)  # type: ignore[return-value]  (a lazy sequence)
     from tokenbox.core.logreader import with_histories
 
     turns = _document_turns(read_text(path, max_bytes), path)
@@ -867,8 +872,8 @@ def _document_turns(text: str, path: str) -> list[Session]:
 
 # ---------------------------------------------------------------- logs followed by path
 
-_READERS_KEPT = 4  # logs followed at once through load_turns / load_session (each holds its turns)
-_READERS: OrderedDict[tuple[str, str, int], Any] = OrderedDict()
+_READERS_KEPT = 8  # logs followed at once through load_turns / load_session (each holds its turns)
+_READERS: OrderedDict[tuple, Any] = OrderedDict()
 _READERS_LOCK = threading.Lock()
 
 
@@ -888,6 +893,38 @@ def forget_loaded(path: str | os.PathLike[str] | None = None) -> None:
 
 def _followed(path: str) -> bool:
     return path.lower().endswith(".jsonl")
+
+
+def _followed_transcript(path: str, max_bytes: int) -> Any:
+    """The transcript reader of ``path``, fed the lines appended since the last load (``None`` when the
+    file is no Claude Code transcript). The follower is kept with the path's ``LogReader``."""
+    if not _followed(path) or _reader(path, max_bytes).read() is not None:
+        return None
+    from tokenbox.core.importers.claude_code import TranscriptFollower
+
+    key = (os.path.abspath(path), path, max_bytes, "transcript")
+    with _READERS_LOCK:
+        follower = _READERS.pop(key, None)
+        if follower is None:
+            follower = TranscriptFollower(path, max_bytes)
+        _READERS[key] = follower
+        while len(_READERS) > _READERS_KEPT:
+            _READERS.popitem(last=False)
+    return follower.read()
+
+
+def _transcript_main(reader: Any, path: str) -> Sequence[Session]:
+    """The default thread's turns of a transcript (the hidden part borrowed before a first record)."""
+    from tokenbox.core.importers import claude_code
+    from tokenbox.core.truth import project_hidden
+
+    name = claude_code.default_thread(reader)
+    if name is None:
+        raise claude_code.no_request_error(path)
+    borrowed = None
+    if name == claude_code.MAIN and not any(r.usage is not None for r in reader.threads[name].requests):
+        borrowed = project_hidden(path, reader.session_id)
+    return claude_code.thread_turns(reader, name, borrowed=borrowed)
 
 
 def _reader(path: str, max_bytes: int) -> Any:
