@@ -57,7 +57,9 @@ class LogReader:
 
         ``None`` for a Claude Code transcript (``session.is_transcript``): its importer reads it.
         """
-        import tokenbox.core.importers  # noqa: F401  (registers the foreign formats)
+        from tokenbox.core.importers import ensure_registered
+
+        ensure_registered()  # the foreign formats
 
         with self._lock:
             try:
@@ -125,6 +127,13 @@ class LogReader:
                     return with_histories(turns)
         self._foreign = False
         bare = self._bare
+        if not bare:
+            # another tool's log is refused by name, as a cold load refuses it
+            from tokenbox.core.importers import foreign
+
+            refusal = foreign.sniff_lines([entry.view(path) for entry in entries[: _session._SNIFF_LINES]], path)
+            if refusal is not None:
+                raise refusal
         for entry in self._entries[len(bare) :]:
             bare.append(entry.session(path))
         count = len(entries)

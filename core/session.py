@@ -586,7 +586,9 @@ def _jsonl_lines(text: str, path: str) -> list[_LogLine]:
 
 def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
     """All turns in ``text`` (one for YAML/JSON, one per line for JSONL), oldest first."""
-    import tokenbox.core.importers  # noqa: F401  (registers the foreign formats)
+    from tokenbox.core.importers import ensure_registered
+
+    ensure_registered()  # the foreign formats
     from tokenbox.core.importers import foreign
 
     fmt = fmt or _format_of(path, text)
@@ -844,7 +846,9 @@ def _document_turns(text: str, path: str) -> list[Session]:
     """
     if _format_of(path, text) != "json":
         return parse_turns(text, path)
-    import tokenbox.core.importers  # noqa: F401  (registers the foreign formats)
+    from tokenbox.core.importers import ensure_registered
+
+    ensure_registered()  # the foreign formats
 
     key = (os.path.abspath(path), path)
     with _READERS_LOCK:

@@ -41,7 +41,9 @@ FUZZ = settings(
 
 def reference_turns(text: str, path: str, fmt: str) -> list[session.Session]:
     """``parse_turns`` as it was before the fast path (positional parser for everything)."""
-    import tokenbox.core.importers  # noqa: F401  (registers the foreign formats)
+    from tokenbox.core.importers import ensure_registered
+
+    ensure_registered()
     from tokenbox.core.importers import foreign
 
     if fmt == "jsonl":
