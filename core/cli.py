@@ -94,7 +94,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(AttributeError, ValueError):
                 stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-    code = _main(list(sys.argv[1:] if argv is None else argv))
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["statusline"]:
+        # Claude Code runs this every few hundred ms: dispatched before anything heavy is imported
+        from tokenbox.core.statusline import run
+
+        code = run(args[1:], sys.stdin, sys.stdout, os.environ)
+        if argv is None:
+            sys.exit(code)
+        return code
+    code = _main(args)
     if argv is None:
         sys.exit(code)
     return code

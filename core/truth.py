@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
-from tokenbox.core.estimate import ESTIMATE, BaseEstimates, scaled
+from tokenbox.core.charclass import ESTIMATE, BaseEstimates, scaled
 from tokenbox.core.model import Calibration, RecordedUsage, Section, Session
 
 WINDOW = 16  # request pairs the scale is fitted on (the newest up to the turn)

@@ -33,8 +33,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokenbox.core.charclass import BaseEstimates, base_estimate
 from tokenbox.core.errors import SessionError
-from tokenbox.core.estimate import BaseEstimates, base_estimate
 from tokenbox.core.importers.anthropic import plain_block
 from tokenbox.core.importers.common import CALL, RESULT, THINKING, Block, Message, call_argument
 from tokenbox.core.model import RecordedUsage, Session
