@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 # reader) must not load the engine, the tokenizer registry or YAML.
 _EXPORTS = {
     "Engine": "engine",
+    "SessionLog": "agent",
+    "session_from_dict": "agent",
     "BadInput": "errors",
     "ConfigError": "errors",
     "ContextCriticalOverflow": "errors",
@@ -56,6 +58,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from tokenbox.core.agent import SessionLog, session_from_dict
     from tokenbox.core.engine import Engine
     from tokenbox.core.errors import (
         BadInput,
@@ -87,6 +90,7 @@ __all__ = [
     "SectionResult",
     "Session",
     "SessionError",
+    "SessionLog",
     "Step",
     "TokenboxError",
     "Tokenizer",
@@ -97,4 +101,5 @@ __all__ = [
     "load_session",
     "load_threads",
     "load_turns",
+    "session_from_dict",
 ]

@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     check = session_command("check", "pre-send gate: untrimmed tokens + reserve_out must fit max_ctx × (1 - headroom)")
     check.add_argument("--reserve-out", type=non_negative_int, metavar="N", help="tokens kept free for the reply")
     check.add_argument("--allow-over-context", action="store_true", help="warn instead of failing when over")
+    check.add_argument("--stable-prefix", action="store_true",
+                       help="also fail when the prompt prefix changed between the last two turns (a cache break)")
+    check.add_argument("--max-growth", type=non_negative_int, metavar="N",
+                       help="also fail when the newest turn grew by more than N tokens over the one before")
     commands.add_parser("tokenizers", help="list the tokenizers", description="List every tokenizer.")
     commands.add_parser("models", help="list the model table", description="List the built-in model table: window and tokenizer.")
     imported = commands.add_parser(
@@ -214,8 +218,40 @@ def _check(engine, session, args: argparse.Namespace) -> int:
             return EXIT_OK
         sys.stderr.write(f"tokenbox: check failed: {where}: over context: {numbers} (trim the session or pass --allow-over-context)\n")
         return EXIT_OVER
+    if args.stable_prefix or args.max_growth is not None:
+        failed = _history_gates(engine, session, args, where)
+        if failed:
+            return EXIT_OVER
     sys.stdout.write(f"ok: {where}: {numbers}\n")
     return EXIT_OK
+
+
+def _history_gates(engine, session, args: argparse.Namespace, where: str) -> bool:
+    """``--stable-prefix`` and ``--max-growth`` on the last two turns; True when one failed."""
+    from tokenbox.core import gates
+    from tokenbox.core.session import load_threads, load_turns
+
+    turns = load_threads(args.file)[args.thread] if args.thread else load_turns(args.file)
+    index = session.turn - 1 if 0 < session.turn <= len(turns) else len(turns) - 1
+    if index < 1:
+        sys.stdout.write(f"note: {where}: one turn only, nothing to compare with\n")
+        return False
+    earlier, newest = turns[index - 1], turns[index]
+    failed = False
+    if args.stable_prefix:
+        reason = gates.prefix_break(engine, earlier, newest)
+        if reason is not None:
+            sys.stderr.write(f"tokenbox: check failed: {where}: turn {index + 1}: {printable(reason)}\n")
+            failed = True
+    if args.max_growth is not None:
+        before, after = gates.growth(engine, earlier, newest)
+        if after - before > args.max_growth:
+            sys.stderr.write(
+                f"tokenbox: check failed: {where}: turn {index + 1} grew by {after - before} tokens "
+                f"({before} → {after}), more than --max-growth {args.max_growth}\n"
+            )
+            failed = True
+    return failed
 
 
 def _models() -> int:
