@@ -8,6 +8,7 @@ turn replays the assembly of every earlier turn first, so its cache states are t
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -64,10 +65,19 @@ class Engine:
         *,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        from tokenbox.core.errors import ConfigError
+
+        if registry is not None and not isinstance(registry, TokenizerRegistry):
+            raise ConfigError(f"registry must be a TokenizerRegistry, not {type(registry).__name__}", "pass default_registry()")
+        if settings is not None and not isinstance(settings, Settings):
+            raise ConfigError(f"settings must be a Settings, not {type(settings).__name__}", "leave it out to read the environment")
+        if environ is not None and not isinstance(environ, Mapping):
+            raise ConfigError(f"environ must be a mapping, not {type(environ).__name__}", "pass a dict of strings")
         self.registry = registry or default_registry()
         self.settings = settings if settings is not None else load_settings(os.environ if environ is None else environ)
         self._counters: dict[str, TokenCounter] = {}
         self._assemblers: dict[str, Assembler] = {}
+        self._lock = threading.RLock()
         self._lens_cache = LensCache()
         self._estimate_bases = BaseEstimates()  # shared by the calibrated counters of every scale
         self._layouts: dict[tuple, LayoutResult | ContextCriticalOverflow] = {}
@@ -120,6 +130,11 @@ class Engine:
         Raises ``BadInput`` subclasses for unusable settings; critical overflow is reported in the
         plan (``plan.ok`` false, ``plan.error`` set), not raised.
         """
+        _check_arguments(session, budget, tokenizer, trimming, reserve_out)
+        with self._lock:  # the caches are shared: one plan at a time per engine (identical results)
+            return self._plan(session, budget, tokenizer, trimming, reserve_out)
+
+    def _plan(self, session: Session, budget, tokenizer, trimming, reserve_out) -> Plan:
         resolved = self.resolve(session, budget=budget, tokenizer=tokenizer, trimming=trimming, reserve_out=reserve_out)
         counter_key = resolved.tokenizer
         calibration = session.calibration
@@ -266,3 +281,31 @@ def _size_inferred(session: Session, assembly: Assembly, counter: TokenCounter) 
 
 def _resized(section: Section, tokens: int) -> Section:
     return replace(section, tokens=tokens)
+
+
+MAX_TEXT_CHARS = 256 * 1024 * 1024  # the text one plan may hold: refused before any counting
+
+
+def _check_arguments(session: object, budget: object, tokenizer: object, trimming: object, reserve_out: object) -> None:
+    """Wrong types and values through the API are typed errors, never a raw exception or a default."""
+    from tokenbox.core.errors import ConfigError, SessionError
+    from tokenbox.core.model import TRIMMING_POLICIES
+
+    if not isinstance(session, Session):
+        raise SessionError(f"Engine.plan needs a Session, not {type(session).__name__}",
+                           "load one with load_session(path) or session_from_dict(mapping)")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= 10**9):
+        raise ConfigError(f"budget={budget!r} is not a whole number of tokens from 1 to 1000000000", "pass e.g. budget=16384")
+    if reserve_out is not None and (isinstance(reserve_out, bool) or not isinstance(reserve_out, int)
+                                    or not 0 <= reserve_out <= 10**9):
+        raise ConfigError(f"reserve_out={reserve_out!r} is not a whole number of tokens from 0", "pass e.g. reserve_out=1024")
+    if tokenizer is not None and (not isinstance(tokenizer, str) or not tokenizer):
+        raise ConfigError(f"tokenizer={tokenizer!r} is not a tokenizer name", "pass a name from `tokenbox tokenizers`")
+    if trimming is not None and trimming not in TRIMMING_POLICIES:
+        raise ConfigError(f"trimming={trimming!r} is not a trimming policy", f"use one of {', '.join(TRIMMING_POLICIES)}")
+    chars = sum(len(s.text or "") for s in session.sections)
+    if chars > MAX_TEXT_CHARS:
+        raise SessionError(
+            f"the session holds {chars // (1024 * 1024)} MiB of text, over the {MAX_TEXT_CHARS // (1024 * 1024)} MiB a plan "
+            "may hold", "split the session, or trim its parts before planning", session.path,
+        )

@@ -483,7 +483,12 @@ def _format_of(path: str, text: str) -> str:
         return FORMATS[ext]
     stripped = text.lstrip()
     if stripped.startswith("{") and "\n{" in stripped.rstrip():
-        return "jsonl"
+        # a pipe or device has no extension: one JSON document whose lines start with `{` is still JSON
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            return "jsonl"
+        return "json"
     if stripped.startswith(("{", "[")):
         return "json"
     return "yaml"
@@ -665,6 +670,20 @@ def is_transcript(text: str) -> bool:
     return found
 
 
+def _path_argument(path: object) -> str:
+    """A path given through the API; anything else is a typed error, not a raw TypeError."""
+    try:
+        text = os.fspath(path)  # type: ignore[arg-type]
+    except TypeError:
+        raise SessionError(f"a session path must be a str or os.PathLike, not {type(path).__name__}",
+                           "pass the file's path") from None
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text or "\x00" in text:
+        raise SessionError("the session path is empty or holds a NUL character", "pass the file's path")
+    return text
+
+
 def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Sequence[Session]]:
     """Every thread of a log (CONTRACT §7): ``main`` and each sub-agent's, each a sequence of turns.
 
@@ -673,7 +692,7 @@ def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_F
     """
     from tokenbox.core.importers import claude_code
 
-    path = os.fspath(path)
+    path = _path_argument(path)
     reader = _followed_transcript(path, max_bytes)
     if reader is None:
         return {"main": load_turns(path, max_bytes=max_bytes)}
@@ -770,7 +789,7 @@ def load_session(
     ``thread`` picks a sub-agent's thread of a log (CONTRACT §7; ``load_threads`` lists them); the
     default is the main thread.
     """
-    path = os.fspath(path)
+    path = _path_argument(path)
     if thread is not None:
         threads = load_threads(path, max_bytes=max_bytes)
         if thread not in threads:
@@ -796,7 +815,7 @@ def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FIL
     A ``.jsonl`` log is read through a ``logreader.LogReader`` kept for the path (a few are kept,
     the least recently used dropped): loading a log again parses only the lines appended since.
     """
-    path = os.fspath(path)
+    path = _path_argument(path)
     if _followed(path):
         followed = _reader(path, max_bytes).read()
         if followed is not None:  # a tokenbox log

@@ -17,6 +17,9 @@ except AttributeError:  # pragma: no cover - libyaml missing
     _YAML_LOADER = yaml.SafeLoader
 
 
+MAX_INT_DIGITS = 20  # as JSON reads them: an OpenAI `seed` round-trips through `tokenbox import`
+MAX_INT_CHARS = 64  # an integer literal longer than this is refused unread (underscores, signs included)
+
 _YAML_TAGS = {
     "tag:yaml.org,2002:str",
     "tag:yaml.org,2002:int",
@@ -71,15 +74,21 @@ class _YamlConverter:
         tag = node.tag
         if tag == "tag:yaml.org,2002:str":
             return Node(node.value, line, col)
+        if tag == "tag:yaml.org,2002:int" and (":" in node.value or len(node.value) > MAX_INT_CHARS):
+            # YAML 1.1's base-60 integers (1:30:00) cost PyYAML quadratic time to build; a number this
+            # long is too large anyway: refused before the constructor sees it
+            what = "a base-60 (sexagesimal) integer" if ":" in node.value else f"number {node.value[:40]}…"
+            raise self.fail(node, f"{what} is not allowed", "quote it to keep it as text, or write a plain number")
         if tag == "tag:yaml.org,2002:timestamp":
             return Node(node.value, line, col)  # keep dates as the text the user wrote
         try:
             value = self.constructor.construct_object(node, deep=True)
-        except (ValueError, OverflowError, yaml.YAMLError) as exc:
-            raise self.fail(node, f"bad value {node.value!r}: {exc}", "fix the value") from None
+        except (ValueError, OverflowError, yaml.YAMLError, KeyError, IndexError, TypeError):
+            # e.g. `!!bool maybe` (KeyError), `!!int ""` (IndexError): a value the tag cannot hold
+            raise self.fail(node, f"bad value {node.value[:60]!r} for tag {tag}", "fix the value or remove the tag") from None
         if isinstance(value, float) and not math.isfinite(value):
             raise self.fail(node, f"{node.value} is not a finite number", "use a finite number")
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_INT_DIGITS:
             raise self.fail(node, f"number {node.value[:40]} is too large", "use a smaller number")
         return Node(value, line, col)
 
