@@ -17,6 +17,7 @@ except AttributeError:  # pragma: no cover - libyaml missing
     _YAML_LOADER = yaml.SafeLoader
 
 
+MAX_EXPANDED_CHARS = 64 * 1024 * 1024  # text a document may hold once its aliases are expanded
 MAX_INT_DIGITS = 20  # as JSON reads them: an OpenAI `seed` round-trips through `tokenbox import`
 MAX_INT_CHARS = 64  # an integer literal longer than this is refused unread (underscores, signs included)
 
@@ -33,14 +34,15 @@ _YAML_TAGS = {
 
 
 class _YamlConverter:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, at: _Positions | None = None) -> None:
+        self.at = at or _Positions("")
         self.path = path
         self.count = 0
         self.constructor = yaml.constructor.SafeConstructor()
 
     def fail(self, node: yaml.Node, problem: str, remedy: str) -> SessionError:
         mark = node.start_mark
-        return SessionError(problem, remedy, self.path, mark.line + 1, mark.column + 1)
+        return SessionError(problem, remedy, self.path, *self.at(mark))
 
     def convert(self, node: yaml.Node, depth: int, active: tuple[int, ...] = ()) -> Node:
         self.count += 1
@@ -50,7 +52,7 @@ class _YamlConverter:
             raise self.fail(node, f"nesting deeper than {MAX_DEPTH} levels", "flatten the document")
         if node.tag not in _YAML_TAGS:
             raise self.fail(node, f"YAML tag {node.tag} is not allowed", "remove the tag; plain values only")
-        line, col = node.start_mark.line + 1, node.start_mark.column + 1
+        line, col = self.at(node.start_mark)
         if isinstance(node, yaml.MappingNode):
             if id(node) in active:
                 raise self.fail(node, "recursive alias", "remove the self-reference")
@@ -65,7 +67,7 @@ class _YamlConverter:
                 if key in result:
                     raise self.fail(key_node, f"duplicate key {key!r}", "each key may appear once")
                 result[key] = self.convert(value_node, depth + 1, (*active, id(node)))
-                keys[key] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                keys[key] = self.at(key_node.start_mark)
             return Node(result, line, col, keys)
         if isinstance(node, yaml.SequenceNode):
             if id(node) in active:
@@ -93,11 +95,29 @@ class _YamlConverter:
         return Node(value, line, col)
 
 
+# YAML 1.1 breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR too; tokenbox (and JSON, and
+# most editors' line numbers) only at "\n". Marks are turned into positions by their character index
+# when the text holds one of them, so that a position means the same line in every format.
+_OTHER_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+class _Positions:
+    """1-based (line, column) of a libyaml mark, counted as tokenbox counts lines."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = _Lines(text) if any(ch in text for ch in _OTHER_BREAKS) else None
+
+    def __call__(self, mark) -> tuple[int, int]:
+        if self.lines is None:
+            return mark.line + 1, mark.column + 1
+        return self.lines.at(mark.index)
+
+
 _START_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _END_EVENTS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 
-def _check_shape(text: str, path: str) -> None:
+def _check_shape(text: str, path: str, at: _Positions) -> None:
     """Refuse documents nested deeper than ``MAX_DEPTH`` or whose aliases expand past ``MAX_NODES``.
 
     This walks libyaml's event stream, which is iterative, before anything is composed: libyaml's
@@ -105,36 +125,45 @@ def _check_shape(text: str, path: str) -> None:
     the C stack (a crash, not an exception), and a billion-laughs alias bomb is caught here in
     proportion to the file's size rather than to its expansion.
     """
-    open_nodes: list[tuple[str | None, int]] = []  # per open collection: its anchor, the count at its start
-    sizes: dict[str, int] = {}  # anchor → number of values it expands to
+    open_nodes: list[tuple[str | None, int, int]] = []  # per open collection: its anchor, count and size at its start
+    sizes: dict[str, tuple[int, int]] = {}  # anchor → (values, characters) it expands to
     count = 0
+    chars = 0  # characters of the scalars, aliases expanded: an alias of a large value weighs that value
 
     def fail(event: yaml.Event, problem: str, remedy: str) -> SessionError:
         mark = event.start_mark
-        return SessionError(problem, remedy, path, mark.line + 1, mark.column + 1)
+        return SessionError(problem, remedy, path, *at(mark))
 
     for event in yaml.parse(text, Loader=_YAML_LOADER):
         if isinstance(event, _END_EVENTS):
-            anchor, start = open_nodes.pop()
+            anchor, start, start_chars = open_nodes.pop()
             if anchor is not None:
-                sizes[anchor] = count - start
+                sizes[anchor] = (count - start, chars - start_chars)
             continue
         if not isinstance(event, yaml.NodeEvent):
             continue
         if len(open_nodes) > MAX_DEPTH:
             raise fail(event, f"nesting deeper than {MAX_DEPTH} levels", "flatten the document")
         if isinstance(event, yaml.AliasEvent):
-            if any(anchor == event.anchor for anchor, _ in open_nodes):
+            if any(anchor == event.anchor for anchor, _, _ in open_nodes):
                 raise fail(event, f"recursive alias *{event.anchor}", "remove the self-reference")
-            count += sizes.get(event.anchor, 1)
+            values, size = sizes.get(event.anchor, (1, 0))
+            count += values
+            chars += size
         else:
             count += 1
             if isinstance(event, _START_EVENTS):
-                open_nodes.append((event.anchor, count - 1))
-            elif event.anchor is not None:
-                sizes[event.anchor] = 1
+                open_nodes.append((event.anchor, count - 1, chars))
+            else:
+                size = len(event.value) if isinstance(event, yaml.ScalarEvent) else 0
+                chars += size
+                if event.anchor is not None:
+                    sizes[event.anchor] = (1, size)
         if count > MAX_NODES:
             raise fail(event, f"more than {MAX_NODES} values (an alias bomb?)", "write the values out instead of repeating aliases")
+        if chars > MAX_EXPANDED_CHARS:
+            raise fail(event, f"aliases expand the document past {MAX_EXPANDED_CHARS // (1024 * 1024)} MiB of text",
+                       "write the values out instead of repeating aliases of large ones")
 
 
 def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
@@ -165,14 +194,15 @@ def _offset_position(text: str, offset: int, byte_offset: bool) -> tuple[int, in
 
 def parse_yaml(text: str, path: str) -> Node:
     """Parse one YAML document (safe subset) into positioned nodes."""
+    at = _Positions(text)
     try:
-        _check_shape(text, path)
+        _check_shape(text, path, at)
         root = yaml.compose(text, Loader=_YAML_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = _syntax_message(exc)
         if mark is not None:
-            raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path, mark.line + 1, mark.column + 1) from None
+            raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path, *at(mark)) from None
         raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path) from None
     except yaml.reader.ReaderError as exc:
         # libyaml (the C loader) counts this offset in bytes of the UTF-8 text, PyYAML in characters.
@@ -191,4 +221,4 @@ def parse_yaml(text: str, path: str) -> Node:
         raise SessionError("YAML nesting is too deep", "flatten the document", path) from None
     if root is None:
         raise SessionError("empty document", "write a mapping with `tokenbox: 1`", path, 1, 1)
-    return _YamlConverter(path).convert(root, 0)
+    return _YamlConverter(path, at).convert(root, 0)

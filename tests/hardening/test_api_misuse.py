@@ -131,3 +131,23 @@ def test_json_through_a_pipe_is_json(tmp_path):
                             input=text.encode(), capture_output=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["sections"][1]["id"] == "b"
+
+
+def test_aliases_are_weighed_by_size(tmp_path, capsys):
+    path = tmp_path / "alias.yaml"
+    path.write_text("tokenbox: 1\nmeta:\n  big: &a \"" + "y" * 1_000_000 + "\"\n  copies: [" + ", ".join(["*a"] * 2000)
+                    + "]\nsections: []\n", encoding="utf-8")
+    assert cli(["plan", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "aliases expand the document past 64 MiB" in err and err.startswith(f"tokenbox: error: {path}:4:")
+
+
+def test_positions_after_unicode_line_separators_count_newlines_only(tmp_path, capsys):
+    path = tmp_path / "u.yaml"
+    path.write_text('tokenbox: 1\nname: "a\u2028b"\nsections: [{id: x, kind: nope}]\n', encoding="utf-8")
+    assert cli(["plan", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(f"tokenbox: error: {path}:3:26: unknown section kind")
+    nel = tmp_path / "nel.yaml"
+    nel.write_text("tokenbox: 1\n# a\x85 b\nsections: []\n", encoding="utf-8")
+    assert cli(["plan", str(nel)]) == 2
+    assert capsys.readouterr().err.startswith(f"tokenbox: error: {nel}:2:")
