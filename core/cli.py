@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--trimming", choices=("tokenbox", "progressive"), help="override the trimming policy")
     render = session_command("render", "print the rendered context, byte-exact")
     render.add_argument("--trimming", choices=("tokenbox", "progressive"), help="override the trimming policy")
+    render.add_argument("--format", choices=("text", "anthropic", "openai"), default="text",
+                        help="text: the rendered context (default); anthropic/openai: the trimmed request body")
     check = session_command("check", "pre-send gate: untrimmed tokens + reserve_out must fit max_ctx × (1 - headroom)")
     check.add_argument("--reserve-out", type=non_negative_int, metavar="N", help="tokens kept free for the reply")
     check.add_argument("--allow-over-context", action="store_true", help="warn instead of failing when over")
@@ -172,6 +174,13 @@ def _session_command(args: argparse.Namespace) -> int:
         if not plan.ok:
             sys.stderr.write(f"tokenbox: {printable(session.path)}: ContextCriticalOverflow: {printable(plan.error['message'])}\n")  # type: ignore[index]
             return EXIT_OVER
+        if args.format != "text":
+            from tokenbox.core.pack import pack
+
+            body = json.dumps(pack(plan, args.format), ensure_ascii=False, indent=2) + "\n"
+            sys.stdout.buffer.write(body.encode("utf-8"))
+            sys.stdout.flush()
+            return EXIT_OK
         sys.stdout.buffer.write(plan.render().encode("utf-8"))
         sys.stdout.flush()
         return EXIT_OK

@@ -171,6 +171,7 @@ def tool_def(node: Node, path: str, index: int) -> ToolDef:
     meta: dict[str, Any] = {"path": f"tools[{index}]"}
     if isinstance(value.get("type"), str):
         meta["type"] = value["type"]
+    meta["definition"] = {k: v for k, v in value.items() if k != "cache_control"}  # as sent, for packing
     return ToolDef(name, tool_text(name, description, extra), meta, value.get("cache_control"), node.line, node.col)
 
 
