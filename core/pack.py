@@ -8,8 +8,9 @@ Completions body:
   are left out; the ``inferred`` part (what a transcript does not hold) and a request's own reply are
   never sent; thinking blocks are left out (the API strips earlier ones anyway);
 * tool calls and their results stay in pairs: a call whose result was dropped goes too, and the
-  other way round; messages of one role that end up next to each other are merged, and a leading
-  assistant message is dropped, so roles alternate as the API requires (Anthropic: first user);
+  other way round; messages of one role that end up next to each other are merged, so roles
+  alternate; when the layout dropped the opening user message, a one-line note stands in for it
+  (``[earlier conversation trimmed]``), since the API needs a user message first;
 * Anthropic ``cache_control`` marks stay on the blocks that remain (the last four, the API's limit).
 
 A tokenbox session (no provider structure) packs as a system prompt of its critical parts and one
@@ -27,6 +28,7 @@ from tokenbox.core.plan import Plan, SectionResult
 
 FORMATS = ("anthropic", "openai")
 MAX_CACHE_MARKS = 4
+TRIMMED_NOTE = "[earlier conversation trimmed]"
 _NOT_SENT = ("inferred", "reply")
 
 
@@ -140,16 +142,9 @@ def _paired(messages: list[tuple[str, list[dict[str, Any]]]]) -> list[tuple[str,
             out[-1][1].extend(kept)
         else:
             out.append((role, kept))
-    while out and out[0][0] != "user":
-        out.pop(0)
-        if out and out[0][0] == "user":
-            # results whose calls went with the dropped assistant message go too
-            dropped_calls = calls - {b["id"] for _, blocks in out for b in blocks if b["type"] == "tool_use"}
-            first = [b for b in out[0][1] if not (b["type"] == "tool_result" and b["tool_use_id"] in dropped_calls)]
-            if first:
-                out[0] = ("user", first)
-            else:
-                out.pop(0)
+    if out and out[0][0] != "user":
+        # the layout dropped the opening user message: the API needs one, so a short note stands in
+        out.insert(0, ("user", [{"type": "text", "text": TRIMMED_NOTE}]))
     return out
 
 

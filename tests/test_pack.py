@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -19,11 +20,11 @@ OPENAI = Path(__file__).resolve().parent / "importers" / "fixtures" / "openai_ch
 def _check_anthropic(body: dict) -> None:
     messages = body["messages"]
     assert messages and messages[0]["role"] == "user"
-    assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:], strict=False))
+    assert all(a["role"] != b["role"] for a, b in itertools.pairwise(messages))
     calls = {b["id"] for m in messages for b in m["content"] if b["type"] == "tool_use"}
     results = {b["tool_use_id"] for m in messages for b in m["content"] if b["type"] == "tool_result"}
     assert calls == results
-    for before, after in zip(messages, messages[1:], strict=False):  # each call answered in the next message
+    for before, after in itertools.pairwise(messages):  # each call answered in the next message
         asked = {b["id"] for b in before["content"] if b["type"] == "tool_use"}
         answered = {b["tool_use_id"] for b in after["content"] if b["type"] == "tool_result"}
         assert asked <= answered
