@@ -8,6 +8,7 @@ turn replays the assembly of every earlier turn first, so its cache states are t
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -15,13 +16,15 @@ from tokenbox.core.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.config import Resolved, Settings, load_settings, resolve, what_if_budget
 from tokenbox.core.counting import TokenCounter
 from tokenbox.core.errors import BadInput, ContextCriticalOverflow, TokenizerError
-from tokenbox.core.layout import LayoutResult, LensCache, run_layout
-from tokenbox.core.model import Session
+from tokenbox.core.estimate import ESTIMATE, BaseEstimates, EstimateTokenizer
+from tokenbox.core.layout import LayoutResult, LensCache, fixed_tokens, run_layout
+from tokenbox.core.model import Section, Session, TurnHistory
 from tokenbox.core.plan import Budget, Plan, SectionResult, TokenizerInfo
 from tokenbox.core.tokenizers import TokenizerRegistry, default_registry
 
 _LAYOUT_CACHE_LIMIT = 64
 _LAYOUT_CACHE_CHARS = 64 * 1024 * 1024  # text held by cached layouts (their sessions' texts, roughly)
+_SCALED_COUNTERS = 4  # calibrated estimate counters kept (one per scale; a followed thread refits each turn)
 
 
 class _PartsKey:
@@ -62,15 +65,25 @@ class Engine:
         *,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        from tokenbox.core.errors import ConfigError
+
+        if registry is not None and not isinstance(registry, TokenizerRegistry):
+            raise ConfigError(f"registry must be a TokenizerRegistry, not {type(registry).__name__}", "pass default_registry()")
+        if settings is not None and not isinstance(settings, Settings):
+            raise ConfigError(f"settings must be a Settings, not {type(settings).__name__}", "leave it out to read the environment")
+        if environ is not None and not isinstance(environ, Mapping):
+            raise ConfigError(f"environ must be a mapping, not {type(environ).__name__}", "pass a dict of strings")
         self.registry = registry or default_registry()
         self.settings = settings if settings is not None else load_settings(os.environ if environ is None else environ)
         self._counters: dict[str, TokenCounter] = {}
         self._assemblers: dict[str, Assembler] = {}
+        self._lock = threading.RLock()
         self._lens_cache = LensCache()
+        self._estimate_bases = BaseEstimates()  # shared by the calibrated counters of every scale
         self._layouts: dict[tuple, LayoutResult | ContextCriticalOverflow] = {}
         self._layout_chars = 0
-        # per assembler: (session, assembly, layout key) of the last session planned
-        self._assembled: dict[int, tuple[Session, Assembly, _PartsKey]] = {}
+        # per assembler: (session, assembly, layout key, notes) of the last session planned
+        self._assembled: dict[int, tuple[Session, Assembly, _PartsKey, tuple[str, ...]]] = {}
 
     def counter(self, tokenizer: str) -> TokenCounter:
         """The cached counter of tokenizer ``tokenizer`` (loading it on first use)."""
@@ -120,16 +133,29 @@ class Engine:
         Raises ``BadInput`` subclasses for unusable settings; critical overflow is reported in the
         plan (``plan.ok`` false, ``plan.error`` set), not raised.
         """
+        _check_arguments(session, budget, tokenizer, trimming, reserve_out)
+        with self._lock:  # the caches are shared: one plan at a time per engine (identical results)
+            return self._plan(session, budget, tokenizer, trimming, reserve_out, what_if)
+
+    def _plan(self, session: Session, budget, tokenizer, trimming, reserve_out, what_if: int = 0) -> Plan:
         resolved = self.resolve(session, budget=budget, tokenizer=tokenizer, trimming=trimming, reserve_out=reserve_out)
         base_max_ctx = resolved.max_ctx if what_if else None
         resolved = what_if_budget(resolved, what_if)
-        counter = self.counter(resolved.tokenizer)
-        assembler = self._assemblers.get(resolved.tokenizer)
+        counter_key = resolved.tokenizer
+        calibration = session.calibration
+        if calibration is not None and resolved.tokenizer == ESTIMATE and calibration.scale != 1.0:
+            counter_key = f"{ESTIMATE}×{calibration.scale!r}"  # the thread's fitted scale (CONTRACT §7)
+            counter = self._scaled_counter(counter_key, calibration.scale)
+        else:
+            counter = self.counter(resolved.tokenizer)
+        assembler = self._assemblers.get(counter_key)
         if assembler is None:
             additive = counter.tokenizer.anchors("a\nb") is not None
-            assembler = self._assemblers[resolved.tokenizer] = Assembler(counter.count, additive=additive)
-        assembly, parts_key = self._assemble(session, assembler)
-        key = (resolved.tokenizer, resolved.available, resolved.trimming, parts_key)
+            assembler = self._assemblers[counter_key] = Assembler(counter.count, additive=additive)
+            if len(self._assemblers) > _SCALED_COUNTERS + 8:
+                self._assemblers.pop(next(k for k in self._assemblers if k.startswith(ESTIMATE + "×")), None)
+        assembly, parts_key, notes = self._assemble(session, assembler, counter)
+        key = (counter_key, resolved.available, resolved.trimming, parts_key)
         outcome = self._layouts.get(key)
         if outcome is None:
             try:
@@ -140,7 +166,10 @@ class Engine:
         elif isinstance(outcome, LayoutResult):
             outcome = _rebind(outcome, assembly.parts)
         tokenizer_obj = counter.tokenizer
-        info = TokenizerInfo(resolved.tokenizer, bool(tokenizer_obj.exact), str(tokenizer_obj.version))
+        # "exact" says whether tokens.after is the tokenizer's own count of the rendered context: parts
+        # of a fixed size (a transcript's hidden part, an API's framing, images) make it another figure.
+        exact = bool(tokenizer_obj.exact) and not any(p.section.tokens for p in assembly.parts)
+        info = TokenizerInfo(resolved.tokenizer, exact, str(tokenizer_obj.version))
         plan_budget = Budget(resolved.max_ctx, resolved.reserve_out, resolved.headroom, resolved.available)
         common = dict(
             session=session,
@@ -152,22 +181,25 @@ class Engine:
             recorded=session.recorded,
             base_max_ctx=base_max_ctx,
             what_if=what_if,
+            warnings=session.warnings + notes,
         )
         if isinstance(outcome, ContextCriticalOverflow):
+            sizes = [p.section.tokens if p.section.tokens is not None else counter.count(p.text) if p.text else 0
+                     for p in assembly.parts]
             sections = tuple(
                 SectionResult(
                     section=p.section,
-                    tokens_before=counter.count(p.text) if p.text else 0,
-                    tokens_after=counter.count(p.text) if p.text else 0,
-                    allotment=counter.count(p.text) if p.text else 0,
+                    tokens_before=size,
+                    tokens_after=size,
+                    allotment=size,
                     action="skipped" if p.skipped else "kept",
                     lenses=(),
                     text_before=p.text,
                     text_after=p.text,
                 )
-                for p in assembly.parts
+                for p, size in zip(assembly.parts, sizes, strict=True)
             )
-            total = counter.count_joined([p.text for p in assembly.parts if p.text])
+            total = counter.count_joined([p.text for p in assembly.parts if p.text and p.section.tokens is None]) + fixed_tokens(assembly.parts)
             return Plan(
                 sections=sections,
                 steps=(),
@@ -186,15 +218,27 @@ class Engine:
             **common,
         )
 
-    def _assemble(self, session: Session, assembler: Assembler) -> tuple[Assembly, _PartsKey]:
-        """The assembled turn and its layout key; kept for the last few session objects (what-if plans)."""
+    def _assemble(self, session: Session, assembler: Assembler, counter: TokenCounter) -> tuple[Assembly, _PartsKey, tuple[str, ...]]:
+        """The assembled turn, its layout key and notes; kept for the last session object (what-if plans)."""
         memo = self._assembled.get(id(assembler))
         if memo is not None and memo[0] is session:
-            return memo[1], memo[2]
+            return memo[1], memo[2], memo[3]
         assembly = assembler.assemble(session, assembler.replay(session.history))
+        notes = _size_inferred(session, assembly, counter)
         parts_key = _PartsKey(assembly.parts)
-        self._assembled[id(assembler)] = (session, assembly, parts_key)
-        return assembly, parts_key
+        self._assembled[id(assembler)] = (session, assembly, parts_key, notes)
+        return assembly, parts_key, notes
+
+    def _scaled_counter(self, key: str, scale: float) -> TokenCounter:
+        """The counter of the estimate at ``scale``; only the few newest scales are kept."""
+        counter = self._counters.pop(key, None)
+        if counter is None:
+            counter = TokenCounter(EstimateTokenizer(scale, self._estimate_bases))
+            scaled = [k for k in self._counters if k.startswith(ESTIMATE + "×")]
+            for old in scaled[: max(0, len(scaled) - _SCALED_COUNTERS + 1)]:
+                self._counters.pop(old)
+        self._counters[key] = counter  # newest last
+        return counter
 
     def _remember_layout(self, key: tuple, outcome: LayoutResult | ContextCriticalOverflow, chars: int) -> None:
         """Keep at most ``_LAYOUT_CACHE_LIMIT`` layouts and about ``_LAYOUT_CACHE_CHARS`` characters of their text."""
@@ -210,6 +254,65 @@ class Engine:
         """Plan every turn of a log in order (each with the earlier ones as history)."""
         plans = []
         for index, turn in enumerate(turns):
-            session = turn if turn.history or index == 0 else replace(turn, history=tuple(turns[:index]))
+            session = turn if turn.history or index == 0 else replace(turn, history=TurnHistory(turns, index))
             plans.append(self.plan(session, **options))
         return plans
+
+
+def _size_inferred(session: Session, assembly: Assembly, counter: TokenCounter) -> tuple[str, ...]:
+    """Resize the ``inferred`` part so that the untrimmed total is the session's headline (CONTRACT §7).
+
+    The importer sizes it with the thread's calibrated estimate; another tokenizer (a flag) counts the
+    visible parts differently, and the hidden part is what is left of the same recorded total.
+    """
+    target = session.context_tokens
+    if target is None:
+        return ()
+    parts = assembly.parts
+    index = next((i for i, p in enumerate(parts) if p.section.kind == "inferred"), None)
+    if index is None:
+        return ()
+    others = [p for i, p in enumerate(parts) if i != index]
+    visible = counter.count_joined([p.text for p in others if p.text and p.section.tokens is None]) + fixed_tokens(others)
+    need = target - visible
+    notes: tuple[str, ...] = ()
+    if need < 0:
+        notes = (f"the visible parts count {visible} tokens with {counter.tokenizer.name}, more than the {target} "
+                 "the request cost; the hidden part is shown as 0",)
+        need = 0
+    section = parts[index].section
+    if section.tokens != need:
+        parts[index] = replace(parts[index], section=_resized(section, need))
+    return notes
+
+
+def _resized(section: Section, tokens: int) -> Section:
+    return replace(section, tokens=tokens)
+
+
+MAX_TEXT_CHARS = 256 * 1024 * 1024  # the text one plan may hold: refused before any counting
+
+
+def _check_arguments(session: object, budget: object, tokenizer: object, trimming: object, reserve_out: object) -> None:
+    """Wrong types and values through the API are typed errors, never a raw exception or a default."""
+    from tokenbox.core.errors import ConfigError, SessionError
+    from tokenbox.core.model import TRIMMING_POLICIES
+
+    if not isinstance(session, Session):
+        raise SessionError(f"Engine.plan needs a Session, not {type(session).__name__}",
+                           "load one with load_session(path) or session_from_dict(mapping)")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= 10**9):
+        raise ConfigError(f"budget={budget!r} is not a whole number of tokens from 1 to 1000000000", "pass e.g. budget=16384")
+    if reserve_out is not None and (isinstance(reserve_out, bool) or not isinstance(reserve_out, int)
+                                    or not 0 <= reserve_out <= 10**9):
+        raise ConfigError(f"reserve_out={reserve_out!r} is not a whole number of tokens from 0", "pass e.g. reserve_out=1024")
+    if tokenizer is not None and (not isinstance(tokenizer, str) or not tokenizer):
+        raise ConfigError(f"tokenizer={tokenizer!r} is not a tokenizer name", "pass a name from `tokenbox tokenizers`")
+    if trimming is not None and trimming not in TRIMMING_POLICIES:
+        raise ConfigError(f"trimming={trimming!r} is not a trimming policy", f"use one of {', '.join(TRIMMING_POLICIES)}")
+    chars = sum(len(s.text or "") for s in session.sections)
+    if chars > MAX_TEXT_CHARS:
+        raise SessionError(
+            f"the session holds {chars // (1024 * 1024)} MiB of text, over the {MAX_TEXT_CHARS // (1024 * 1024)} MiB a plan "
+            "may hold", "split the session, or trim its parts before planning", session.path,
+        )

@@ -60,6 +60,10 @@ class NotYetComplete(SessionError):
     """The file holds no complete turn yet (an agent is still writing it): a state to wait in, not a fault."""
 
 
+class UnsupportedFormat(SessionError):
+    """The file is another tool's format that tokenbox does not read (told apart by its content)."""
+
+
 class FileTooLarge(SessionError):
     """The file is bigger than the configured size limit; it was not read."""
 

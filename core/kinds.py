@@ -8,13 +8,14 @@ COMMON_KEYS = ("id", "kind", "priority", "min", "grow", "shrink", "strategy", "k
 
 # Per kind: the keys that carry its content, and the attribute defaults it presets.
 KIND_CONTENT_KEYS: dict[str, tuple[str, ...]] = {
-    "text": ("text",),
+    "text": ("text", "tokens"),
     "prefix": ("assistant_name", "identity", "feedback", "tools"),
     "user": ("text",),
     "logs": ("text",),
     "mandates": ("text",),
     "context": ("foveal_focus", "scope", "memory", "text"),
     "behaviors": ("budget", "items"),
+    "inferred": ("tokens",),
 }
 
 KIND_PRESETS: dict[str, dict[str, Any]] = {
@@ -25,6 +26,9 @@ KIND_PRESETS: dict[str, dict[str, Any]] = {
     "mandates": {"priority": 2, "shrink": 1, "strategy": ("drop",), "keep": "head"},
     "context": {"priority": 3, "shrink": 1, "strategy": ("summary",), "keep": "head"},
     "behaviors": {"priority": 4, "shrink": 1, "strategy": ("demote",), "keep": "head"},
+    # What a real request held but its file does not (a transcript's system prompt and tools): a
+    # fixed number of tokens, no text, never trimmed (CONTRACT §7).
+    "inferred": {"priority": 0, "shrink": 0, "strategy": (), "keep": "head"},
 }
 
 KINDS = tuple(KIND_PRESETS)

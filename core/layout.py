@@ -73,7 +73,7 @@ class LensCache:
         if self._order is not None and self._order[0] is parts:
             return self._order[1]
         order = sorted(
-            (i for i, p in enumerate(parts) if not p.section.critical and p.text),
+            (i for i, p in enumerate(parts) if not p.section.critical and p.text and p.section.tokens is None),
             key=lambda i: (parts[i].section.priority, -parts[i].section.shrink, i),
         )
         self._order = (parts, order)
@@ -111,8 +111,14 @@ def _replay_block(items, start: list[Tier], moves: list[tuple[int, Tier]], upto:
 
 
 def fixed_load(parts: list[Assembled], counter: TokenCounter) -> int:
-    """Tokens of the critical sections rendered alone (their separators included)."""
-    return counter.count_joined([p.text for p in parts if p.section.critical and p.text])
+    """Tokens of the critical sections rendered alone (their separators included), with the fixed
+    sizes of the parts the file does not hold (``inferred``)."""
+    return counter.count_joined([p.text for p in parts if p.section.critical and p.text and p.section.tokens is None]) + fixed_tokens(parts)
+
+
+def fixed_tokens(parts: list[Assembled]) -> int:
+    """The tokens of the parts that have a size but no text (CONTRACT §7's ``inferred`` part)."""
+    return sum(p.section.tokens for p in parts if p.section.tokens)
 
 
 class _Layout:
@@ -120,15 +126,24 @@ class _Layout:
         self.counter = counter
         self.available = available
         self.cache = cache
-        self.joined = JoinedTotal(counter, [p.text for p in parts])  # measures every text first
-        self.pieces = [_Piece(p, p.text, tokens, p.tiers) for p, tokens in zip(parts, self.joined.counts, strict=True)]
+        # measures every text first; parts of a fixed size (inferred, images, replies) stay out of the join
+        self.joined = JoinedTotal(counter, [p.text if p.section.tokens is None else "" for p in parts])
+        self.pieces = [
+            _Piece(p, p.text, p.section.tokens if p.section.tokens is not None else tokens, p.tiers)
+            for p, tokens in zip(parts, self.joined.counts, strict=True)
+        ]
+        self.fixed = fixed_tokens(parts)  # sized parts without text take no part in the join
         self.steps: list[Step] = []
         # per behaviours piece: its block count, the tiers it matches, and its demotion pointer
         self._blocks: dict[int, tuple] = {}
 
     @property
+    def total(self) -> int:
+        return self.joined.total + self.fixed
+
+    @property
     def deficit(self) -> int:
-        return self.joined.total - self.available
+        return self.total - self.available
 
     def _record(
         self, index: int, op: str, detail: str, before: int, note: str = "", rebuild: Callable[[], str] | None = None
@@ -143,7 +158,7 @@ class _Layout:
                 tokens_before=before,
                 tokens_after=piece.tokens,
                 deficit_after=self.deficit,
-                total_after=self.joined.total,
+                total_after=self.total,
                 text_source=piece.text if rebuild is None else rebuild,
                 note=note,
             )
@@ -290,10 +305,11 @@ def run_layout(
         raise ContextCriticalOverflow(
             critical_load,
             available,
-            [(p.section.id, counter.count(p.text)) for p in parts if p.section.critical and p.text],
+            [(p.section.id, p.section.tokens if p.section.tokens is not None else counter.count(p.text))
+             for p in parts if p.section.critical and (p.text or p.section.tokens)],
         )
     state = _Layout(parts, counter, available, cache)
-    before = state.joined.total
+    before = state.total
     if state.deficit > 0:
         order = cache.order(parts)
         if policy == "progressive":
@@ -313,7 +329,7 @@ def run_layout(
                 state.drop(i)
                 if state.deficit <= 0:
                     break
-    total = state.joined.total
+    total = state.total
     return LayoutResult(_results(state, available, total), state.steps, before, total, critical_load)
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 SENSORS = ("user-input", "tool-output", "heartbeat", "delegation")
 TRIMMING_POLICIES = ("tokenbox", "progressive")
@@ -46,6 +47,8 @@ class Section:
     memory: tuple[str, ...] = ()
     budget: int | None = None
     items: tuple[Behavior, ...] = ()
+    # A fixed size for a part the file does not hold (kind ``inferred``): no text, this many tokens.
+    tokens: int | None = None
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     line: int = 0
     col: int = 0
@@ -86,6 +89,31 @@ class RecordedUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class Calibration:
+    """How the estimates of a real agent's turn were fitted to what its provider recorded (CONTRACT §7).
+
+    ``scale`` multiplies the base estimate of each visible part; ``hidden`` is the part of the request
+    the file does not hold (the ``inferred`` section) as the fit implies it; ``turns`` are the requests
+    of the thread the fit used (1-based, within the thread); ``method`` says in words how.
+    """
+
+    method: str
+    scale: float
+    hidden: int | None
+    turns: tuple[int, ...] = ()
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "scale": round(self.scale, 4),
+            "hidden": self.hidden,
+            "turns": list(self.turns),
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Session:
     """One turn of a prompt session; ``history`` holds the earlier turns of a ``.jsonl`` log."""
 
@@ -101,12 +129,77 @@ class Session:
     turn: int = 1
     turn_count: int = 1
     line: int = 1
-    history: tuple[Session, ...] = field(default=(), compare=False, hash=False)
+    history: Sequence[Session] = field(default=(), compare=False, hash=False)
     recorded: RecordedUsage | None = None
     source_format: str = "tokenbox"
+    # CONTRACT §7: what the request costs (recorded, or predicted when ``pending``), the thread it
+    # belongs to, how its estimates were calibrated, and what the reader could not place.
+    context_tokens: int | None = None
+    pending: bool = False
+    thread: str = "main"
+    calibration: Calibration | None = None
+    warnings: tuple[str, ...] = ()
     positions: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, hash=False)
 
     def position(self, key: str) -> tuple[int | None, int | None]:
         """Line and column of a top-level key as written (``None`` when unknown)."""
         line, col = self.positions.get(key, (None, None))
         return line, col
+
+
+class TurnHistory(Sequence["Session"]):
+    """The first ``upto`` turns of a log, as a read-only view of the loader's list of turns.
+
+    Every turn of a log has the turns before it as ``history``; a view shares the one list instead
+    of copying it per turn (n turns would otherwise hold n²/2 references). The list must only ever
+    grow (a loader starts a new list when the file is re-read from the top). It reads as a tuple:
+    ``len``, indexing, iteration, ``==`` with tuples and other views; a prefix slice is a view too.
+    """
+
+    __slots__ = ("_turns", "_upto")
+
+    def __init__(self, turns: list[Session], upto: int) -> None:
+        if not 0 <= upto <= len(turns):
+            raise ValueError("a history holds turns the list has")
+        self._turns = turns
+        self._upto = upto
+
+    def __len__(self) -> int:
+        return self._upto
+
+    @overload
+    def __getitem__(self, index: int) -> Session: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Session]: ...
+    def __getitem__(self, index: int | slice) -> Session | Sequence[Session]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._upto)
+            if start == 0 and step == 1:
+                return TurnHistory(self._turns, max(stop, 0))
+            return tuple(self._turns[: self._upto][index])
+        if index < 0:
+            index += self._upto
+        if not 0 <= index < self._upto:
+            raise IndexError("history index out of range")
+        return self._turns[index]
+
+    def __iter__(self) -> Iterator[Session]:
+        turns = self._turns
+        for index in range(self._upto):
+            yield turns[index]
+
+    def same(self, other: object) -> bool:
+        """Whether ``other`` is a view of the same list and length (equal without comparing turns)."""
+        return isinstance(other, TurnHistory) and other._turns is self._turns and other._upto == self._upto
+
+    def __eq__(self, other: object) -> bool:
+        if self.same(other):
+            return True
+        if isinstance(other, (TurnHistory, tuple, list)):
+            return len(other) == self._upto and all(a is b or a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"TurnHistory({self._upto} turns)"

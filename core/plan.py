@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenbox.core.counting import SEPARATOR
-from tokenbox.core.model import RecordedUsage, Section, Session
+from tokenbox.core.model import Calibration, RecordedUsage, Section, Session
 
 PLAN_SCHEMA = "tokenbox.plan/1"
+# Request bodies whose headline is counted by the provider's rules (framing included), not recorded.
+COUNTED_FORMATS = ("openai-chat", "openai-responses")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,7 @@ class SectionResult:
             "allotment": self.allotment,
             "action": self.action,
             "lenses": list(self.lenses),
+            **({"label": s.meta["label"]} if "label" in s.meta else {}),
         }
 
 
@@ -162,6 +165,38 @@ class Plan:
     recorded: RecordedUsage | None = None
     base_max_ctx: int | None = None  # max_ctx before a what-if change (None: no what-if)
     what_if: int = 0  # what-if steps of ``WHAT_IF_STEP_PERCENT`` % applied to ``base_max_ctx``
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def pending(self) -> bool:
+        """Whether this is a request about to be sent (its headline is a prediction, CONTRACT §7)."""
+        return self.session.pending
+
+    @property
+    def thread(self) -> str:
+        """The thread of the log this turn belongs to (``main`` or a sub-agent's)."""
+        return self.session.thread
+
+    @property
+    def calibration(self) -> Calibration | None:
+        """How the estimates of a real agent's turn were fitted to its recorded usage."""
+        return self.session.calibration
+
+    @property
+    def headline_kind(self) -> str:
+        """What ``tokens_after`` is: ``exact`` (the tokenizer's count of the render), ``recorded`` (what the
+        provider recorded), ``counted`` (a request body counted by the provider's published rules),
+        ``predicted`` (a pending request) or ``estimated``."""
+        if self.session.context_tokens is not None:
+            if self.recorded is not None and not self.pending:
+                return "recorded"
+            if not self.pending and self.session.source_format in COUNTED_FORMATS:
+                # a request body counted by the provider's published rules (exact unless a warning says)
+                return "counted" if not self.warnings else "estimated"
+            return "predicted"
+        if self.session.calibration is not None:
+            return "estimated"
+        return "exact" if self.tokenizer.exact else "estimated"
 
     @property
     def ok(self) -> bool:
@@ -200,6 +235,10 @@ class Plan:
 
     def state_at(self, step: int) -> LayoutState:
         """The layout after the first ``step`` steps (clamped to the trace)."""
+        if isinstance(step, bool) or not isinstance(step, int):
+            from tokenbox.core.errors import ConfigError
+
+            raise ConfigError(f"step={step!r} is not a whole number", f"pass 0..{len(self.steps)}")
         step = max(0, min(step, len(self.steps)))
         states = {
             s.id: SectionState(s.id, s.text_before, s.tokens_before, "skipped" if s.action == "skipped" else "kept")
@@ -232,6 +271,10 @@ class Plan:
             "sections": [s.to_dict() for s in self.sections],
             "steps": [s.to_dict() for s in self.steps],
         }
+        data["pending"] = self.pending
+        data["thread"] = self.thread
+        data["calibration"] = self.calibration.to_dict() if self.calibration is not None else None
+        data["warnings"] = list(self.warnings)
         if self.session.source_format != "tokenbox" or self.recorded is not None:
             data["recorded"] = self.recorded.to_dict() if self.recorded else None
         return data

@@ -8,7 +8,7 @@ from tokenbox.core.textsafe import printable
 
 def plan_table(plan: Plan) -> str:
     """A fixed-width summary: header, one row per section, the trim trace."""
-    approx = "" if plan.tokenizer.exact else "≈"
+    approx = "" if plan.headline_kind in ("exact", "recorded", "counted") else "≈"
     b = plan.budget
     lines = []
     title = printable(plan.session.name or plan.session.path, 80)
@@ -23,17 +23,32 @@ def plan_table(plan: Plan) -> str:
         f"tokens {approx}{plan.tokens_before} → {approx}{plan.tokens_after} (joins {plan.joins})  usage {usage}  "
         f"prefix cache {plan.prefix_cache}  context {plan.context_cache}  policy {plan.trimming}"
     )
-    if plan.recorded is not None:
+    kind = plan.headline_kind
+    if kind == "recorded":
         r = plan.recorded
-        ratio = f"{plan.tokens_before / r.context_tokens:.3f}" if r.context_tokens else "-"
-        lines.append(f"recorded context {r.context_tokens} tokens; estimate {approx}{plan.tokens_before} (ratio {ratio})")
+        lines.append(
+            f"context {r.context_tokens} tokens as recorded (input {r.input_tokens} + cache write "  # type: ignore[union-attr]
+            f"{r.cache_creation_input_tokens} + cache read {r.cache_read_input_tokens}); parts ≈, calibrated"  # type: ignore[union-attr]
+        )
+    elif kind == "predicted":
+        what = "pending request, about to be sent" if plan.pending else "no usage recorded for this request"
+        lines.append(f"context ≈{plan.tokens_before} tokens predicted ({what})")
+    if plan.thread != "main":
+        lines.append(f"thread {printable(plan.thread, 80)}")
+    if plan.calibration is not None:
+        lines.append(f"calibration: {printable(plan.calibration.method, 200)}")
+    for warning in plan.warnings[:20]:
+        lines.append(f"warning: {printable(warning, 300)}")
+    if len(plan.warnings) > 20:
+        lines.append(f"warning: … {len(plan.warnings) - 20} more (see --json)")
     if not plan.ok:
         lines.append(f"OVERFLOW: {printable(plan.error['message'], 300)}")  # type: ignore[index]
     lines.append("")
-    headers = ("id", "kind", "prio", "crit", "before", "after", "allot", "action", "lenses")
+    labelled = any("label" in s.section.meta for s in plan.sections)
+    headers = ("id", "kind", "prio", "crit", "before", "after", "allot", "action", "lenses") + (("part",) if labelled else ())
     rows = [
         (
-            s.id,
+            printable(s.id, 60),
             s.kind,
             str(s.section.priority),
             "*" if s.critical else "",
@@ -42,7 +57,7 @@ def plan_table(plan: Plan) -> str:
             str(s.allotment),
             s.action,
             ",".join(s.lenses),
-        )
+        ) + ((printable(str(s.section.meta.get("label", "")), 70),) if labelled else ())
         for s in plan.sections
     ]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]

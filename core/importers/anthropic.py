@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tokenbox.core.importers import images
 from tokenbox.core.importers.common import (
     CALL,
     MEDIA,
@@ -56,9 +57,71 @@ def detect(node: Node) -> bool:
     return request_format(node) == SOURCE
 
 
+# Tokens of the system prompt the API adds when a request has tools, by model and ``tool_choice``
+# (auto/none, any/tool), as Anthropic publishes them ("Tool use system prompt token count"). Model ids
+# are matched by their longest listed prefix.
+TOOL_SYSTEM_PROMPT: dict[str, tuple[int, int]] = {
+    "claude-opus-4-8": (290, 410),
+    "claude-opus-4-7": (675, 804),
+    "claude-opus-4-6": (497, 589),
+    "claude-opus-4-5": (496, 588),
+    "claude-opus-4-1": (313, 315),
+    "claude-opus-4": (313, 315),
+    "claude-sonnet-5": (354, 474),
+    "claude-sonnet-4-6": (497, 589),
+    "claude-sonnet-4-5": (496, 588),
+    "claude-sonnet-4": (313, 315),
+    "claude-haiku-4-5": (496, 588),
+    "claude-3-7-sonnet": (346, 313),
+    "claude-3-5-sonnet-20241022": (346, 313),
+    "claude-3-5-sonnet": (294, 261),
+    "claude-3-5-haiku": (264, 355),
+    "claude-3-opus": (530, 281),
+    "claude-3-sonnet": (159, 235),
+    "claude-3-haiku": (264, 340),
+}
+
+
+def tool_prompt_tokens(model: str | None, tool_choice: Any, has_tools: bool) -> int | None:
+    """The published size of the tool-use system prompt for ``model`` (``None`` for an unknown model)."""
+    choice = tool_choice.get("type") if isinstance(tool_choice, dict) else tool_choice
+    if not has_tools:
+        return 0
+    if not isinstance(model, str):
+        return None
+    key = max((k for k in TOOL_SYSTEM_PROMPT if model.startswith(k)), key=len, default=None)
+    if key is None:
+        return None
+    auto, forced = TOOL_SYSTEM_PROMPT[key]
+    return forced if choice in ("any", "tool") else auto
+
+
 def convert(node: Node, path: str) -> list[Session]:
-    """The request as one turn."""
-    return [build_session(conversation(node, path), path)]
+    """The request as one turn, with the tool-use system prompt the API adds (Anthropic's published size)."""
+    return [with_tool_prompt(build_session(conversation(node, path), path), node.plain())]
+
+
+def with_tool_prompt(session: Session, body: dict[str, Any]) -> Session:
+    """``session`` with the tool-use system prompt the API adds for ``body`` (Anthropic's published size)."""
+    from dataclasses import replace
+
+    from tokenbox.core.model import Section
+
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    size = tool_prompt_tokens(body.get("model"), body.get("tool_choice"), bool(tools))
+    if size:
+        added = Section(
+            id="tool_use_system_prompt", kind="text", priority=0, shrink=0, tokens=size, text="",
+            meta={"category": "system", "role": "system", "source": SOURCE,
+                  "label": f"tool-use system prompt (added by the API: {size} tokens, Anthropic's published size)"},
+        )
+        # after the tool definitions (the API's prefix order is tools, system, messages)
+        count = sum(1 for x in session.sections if x.meta.get("category") == "tool")
+        session = replace(session, sections=(*session.sections[:count], added, *session.sections[count:]))
+    elif size is None:
+        session = replace(session, warnings=(f"the tool-use system prompt of model {body.get('model')!r} has no "
+                                             "published size; it is not counted",))
+    return session
 
 
 def conversation(node: Node, path: str) -> Conversation:
@@ -108,6 +171,7 @@ def tool_def(node: Node, path: str, index: int) -> ToolDef:
     meta: dict[str, Any] = {"path": f"tools[{index}]"}
     if isinstance(value.get("type"), str):
         meta["type"] = value["type"]
+    meta["definition"] = {k: v for k, v in value.items() if k != "cache_control"}  # as sent, for packing
     return ToolDef(name, tool_text(name, description, extra), meta, value.get("cache_control"), node.line, node.col)
 
 
@@ -143,45 +207,73 @@ def content_block(node: Node, path: str) -> Block:
         raise fail(
             node, path, "a content block has no `type`", 'write blocks as objects with a type, e.g. {"type": "text", "text": "…"}'
         )
-    btype = type_node.value
-    value = node.plain()
+    if type_node.value == "text" and "text" in fields:
+        as_str(fields["text"], path, "a text block's text")
+    return plain_block(node.plain(), node.line, node.col)
+
+
+def plain_block(value: dict[str, Any], line: int = 0, col: int = 0) -> Block:
+    """A content block given as plain JSON values (a transcript line read with ``json.loads``)."""
+    btype = value["type"]
     cache = value.get("cache_control")
     meta: dict[str, Any] = {}
     if btype == "text":
-        text = as_str(fields["text"], path, "a text block's text") if "text" in fields else ""
+        text = value.get("text")
+        text = text if isinstance(text, str) else compact(text) if text is not None else ""
         if isinstance(value.get("citations"), list) and value["citations"]:
             meta["citations"] = len(value["citations"])
-        return Block(btype, TEXT, text, None, meta, cache, node.line, node.col)
+        return Block(btype, TEXT, text, None, meta, cache, line, col)
     if btype == "thinking":
         text = value.get("thinking") if isinstance(value.get("thinking"), str) else ""
-        return Block(btype, THINKING, text, None, meta, cache, node.line, node.col)
+        return Block(btype, THINKING, text, None, meta, cache, line, col)
     if btype == "redacted_thinking":
         data = value.get("data")
         size = len(data) if isinstance(data, str) else 0
-        return Block(
-            btype, THINKING, f"[redacted thinking: {size} characters of encrypted data]", None, meta, cache, node.line, node.col
-        )
+        return Block(btype, THINKING, f"[redacted thinking: {size} characters of encrypted data]", None, meta, cache, line, col)
     if btype in ("image", "document"):
-        return Block(btype, MEDIA, media_text(btype, value), None, meta, cache, node.line, node.col)
+        size = images.block_size(value) if btype == "image" else None
+        if size is not None:
+            meta["width"], meta["height"] = size
+            meta["tokens"] = images.anthropic_tokens(*size)
+        return Block(btype, MEDIA, media_text(btype, value), None, meta, cache, line, col)
     if btype == "search_result":
-        return Block(btype, RESULT, search_result_text(value), None, meta, cache, node.line, node.col)
+        return Block(btype, RESULT, search_result_text(value), None, meta, cache, line, col)
     if btype == "tool_use" or btype.endswith("_tool_use"):
         name = value.get("name") if isinstance(value.get("name"), str) else btype
         if isinstance(value.get("id"), str):
             meta["tool_use_id"] = value["id"]
         if isinstance(value.get("server_name"), str):
             meta["server_name"] = value["server_name"]
-        text = f"[{btype} {name}]\n{compact(value.get('input', {}))}"
-        return Block(btype, CALL, text, name, meta, cache, node.line, node.col)
+        meta["tool_input"] = value.get("input", {})
+        text = call_text(btype, name, value.get("input", {}))
+        return Block(btype, CALL, text, name, meta, cache, line, col)
     if btype == "tool_result" or btype.endswith("_tool_result"):
         if isinstance(value.get("tool_use_id"), str):
             meta["tool_use_id"] = value["tool_use_id"]
         if value.get("is_error") is True:
             meta["is_error"] = True
-        return Block(btype, RESULT, result_text(value.get("content")), None, meta, cache, node.line, node.col)
+        content = value.get("content")
+        if isinstance(content, list):
+            sizes = [images.block_size(item) for item in content if isinstance(item, dict) and item.get("type") == "image"]
+            image_tokens = sum(images.anthropic_tokens(*s) for s in sizes if s is not None)
+            if image_tokens:
+                meta["image_tokens"] = image_tokens
+        return Block(btype, RESULT, result_text(content), None, meta, cache, line, col)
     meta["unknown"] = True
     body = {k: v for k, v in value.items() if k != "cache_control"}
-    return Block(btype, OTHER, compact(body), None, meta, cache, node.line, node.col)
+    return Block(btype, OTHER, compact(body), None, meta, cache, line, col)
+
+
+def call_text(btype: str, name: str, arguments: Any) -> str:
+    """A tool call as text: a ``[tool_use NAME]`` line, then each argument as ``key: value`` with string
+    values as written (a command reads as the command), other values as compact JSON."""
+    lines = [f"[{btype} {name}]"]
+    if isinstance(arguments, dict):
+        for key, item in arguments.items():
+            lines.append(f"{key}: {item if isinstance(item, str) else compact(item)}")
+    else:
+        lines.append(compact(arguments))
+    return "\n".join(lines)
 
 
 def result_text(content: Any) -> str:

@@ -23,12 +23,14 @@ if TYPE_CHECKING:
     from tokenbox.core.plan import Plan
 
 CATEGORY_LABELS = {
+    "inferred": "not in the file (inferred)",
     "tool": "tool definitions",
     "system": "system prompt",
     "history": "history",
     "tool_result": "tool results",
     "other": "other blocks",
     "latest": "latest message",
+    "reply": "the reply (output)",
 }
 
 
@@ -71,6 +73,40 @@ def tool_totals(plan: Plan) -> list[Total]:
             name = str(result.section.meta.get("tool", result.id))
             totals.append(Total(name, name, 1, result.tokens_before, result.tokens_after))
     return totals
+
+
+def group_of(tool: str) -> str:
+    """The group a tool is counted in: ``mcp: SERVER`` for ``mcp__SERVER__tool``, else the tool's name."""
+    if tool.startswith("mcp__") and tool.count("__") >= 2:
+        return "mcp: " + tool.split("__")[1]
+    return tool
+
+
+def tool_result_totals(plan: Plan) -> list[Total]:
+    """Tokens of tool results (history and latest) per tool, MCP tools grouped by server, largest first."""
+    sums: dict[str, list[int]] = {}
+    for result in plan.sections:
+        section = result.section
+        if section.meta.get("category") not in ("tool_result", "latest") or "tool_use_id" not in section.meta:
+            continue
+        key = group_of(str(section.meta.get("tool") or "?"))
+        entry = sums.setdefault(key, [0, 0, 0])
+        entry[0] += 1
+        entry[1] += result.tokens_before
+        entry[2] += result.tokens_after
+    return sorted((Total(k, k, *v) for k, v in sums.items()), key=lambda t: (-t.tokens_after, t.key))
+
+
+def mcp_server_totals(plan: Plan) -> list[Total]:
+    """Tool definitions of MCP servers (``mcp__SERVER__tool``) summed per server."""
+    sums: dict[str, list[int]] = {}
+    for total in tool_totals(plan):
+        if total.key.startswith("mcp__"):
+            entry = sums.setdefault(group_of(total.key), [0, 0, 0])
+            entry[0] += 1
+            entry[1] += total.tokens_before
+            entry[2] += total.tokens_after
+    return [Total(k, k, *sums[k]) for k in sorted(sums)]
 
 
 def cache_breakpoints(session: Session) -> tuple[str, ...]:

@@ -23,15 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenbox.core.errors import SessionError, TokenizerError
+from tokenbox.core.estimate import ESTIMATE
 from tokenbox.core.model import BudgetSpec, RecordedUsage, Section, Session
 from tokenbox.core.models import lookup_model
 from tokenbox.core.nodes import Node
 
 SectionCache = dict[tuple[int, bool], tuple[list[Section], list[str]]]
 
-# Section categories (``section.meta["category"]``): the prefix (tools and system; Anthropic puts
-# tools first, OpenAI the system messages), then history, tool results, unknown blocks, the latest input.
-CATEGORIES = ("tool", "system", "history", "tool_result", "other", "latest")
+# Section categories (``section.meta["category"]``): what the file does not hold (``inferred``), the
+# prefix (tools and system; Anthropic puts tools first, OpenAI the system messages), then history, tool
+# results, unknown blocks, the latest input, and a request's own reply (0 context tokens).
+CATEGORIES = ("inferred", "tool", "system", "history", "tool_result", "other", "latest", "reply")
 
 # Block roles in the layout.
 TEXT, CALL, RESULT, THINKING, MEDIA, OTHER = "text", "call", "result", "thinking", "media", "other"
@@ -41,6 +43,8 @@ RESULT_LINES = (40, 10)
 # Output of tools whose name contains one of these keeps its end (errors and summaries come last).
 TAIL_TOOL_WORDS = ("bash", "shell", "terminal", "exec", "command", "test", "lint", "build")
 HEURISTIC = "heuristic"
+# Formats whose provider strips earlier turns' thinking blocks from the context (Anthropic's API).
+THINKING_STRIPPED = ("claude-code", "anthropic-messages")
 TRIMMING = "progressive"
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _ID_MAX = 80
@@ -175,6 +179,7 @@ class Conversation:
 def link_tool_names(messages: list[Message]) -> None:
     """Give each tool result the name of the call it answers (matched by ``tool_use_id``)."""
     names: dict[str, str] = {}
+    arguments: dict[str, str] = {}
     for message in messages:
         for block in message.blocks:
             call_id = block.meta.get("tool_use_id")
@@ -182,9 +187,13 @@ def link_tool_names(messages: list[Message]) -> None:
                 continue
             if block.role == CALL and block.tool:
                 names[call_id] = block.tool
-            elif block.role == RESULT and block.tool is None and call_id in names:
-                block.tool = names[call_id]
-                block.meta["tool"] = block.tool
+                arguments[call_id] = call_argument(block.tool, block.meta.get("tool_input"))
+            elif block.role == RESULT and call_id in names:
+                if block.tool is None:
+                    block.tool = names[call_id]
+                    block.meta["tool"] = block.tool
+                if arguments.get(call_id):
+                    block.meta["call_argument"] = arguments[call_id]
 
 
 # ---------------------------------------------------------------- sections
@@ -288,14 +297,21 @@ def build_session(conv: Conversation, path: str, cache: SectionCache | None = No
     breakpoints = [s.id for s in sections if s.meta.get("cache_breakpoint")]
     cache = {} if cache is None else cache
     latest = _latest_start(conv.messages)
+    strip_before = _thinking_cut(conv) if conv.source_format in THINKING_STRIPPED else 0
+    stripped = 0
     for position, message in enumerate(conv.messages):
-        key = (id(message), position >= latest)
+        strip = position < strip_before and message.role == "assistant"
+        key = (id(message), position >= latest, strip)
         entry = cache.get(key)
         if entry is None:
-            entry = cache[key] = _message_sections(conv, message, position >= latest)
+            entry = cache[key] = _message_sections(conv, message, position >= latest, strip)
         sections.extend(entry[0])
         breakpoints.extend(entry[1])
+        if strip:
+            stripped += sum(1 for b in message.blocks if b.role == THINKING)
     meta = dict(conv.meta)
+    if stripped:
+        meta["stripped_thinking"] = stripped
     if breakpoints:
         meta["cache_breakpoints"] = breakpoints
     latest_results = any(b.role == RESULT for m in conv.messages[latest:] for b in m.blocks)
@@ -315,12 +331,47 @@ def build_session(conv: Conversation, path: str, cache: SectionCache | None = No
     )
 
 
-def _message_sections(conv: Conversation, message: Message, is_latest: bool) -> tuple[list[Section], list[str]]:
+def _thinking_cut(conv: Conversation) -> int:
+    """Index of the last user message with content other than tool results: Anthropic's API strips the
+    thinking blocks of assistant messages before it (they do not count toward the context)."""
+    for position in range(len(conv.messages) - 1, -1, -1):
+        message = conv.messages[position]
+        if message.role == "user" and any(b.role != RESULT for b in message.blocks):
+            return position
+    return 0
+
+
+def _message_sections(
+    conv: Conversation, message: Message, is_latest: bool, strip_thinking: bool = False
+) -> tuple[list[Section], list[str]]:
     """A message's sections and the ids of those with a cache mark. Ids start with ``m<index>.``, so
     they are unique across messages and need deduplicating only within one message."""
     ids = IdMaker()
-    sections = [_block_section(conv, ids, message, block, is_latest) for block in message.blocks]
+    blocks = [b for b in message.blocks if not (strip_thinking and b.role == THINKING)]
+    sections = [_block_section(conv, ids, message, block, is_latest) for block in blocks]
     return sections, [s.id for s in sections if s.meta.get("cache_breakpoint")]
+
+
+def reply_sections(conv: Conversation, blocks: list[Block], index: int) -> list[Section]:
+    """A request's own reply, shown with its turn: it is output, not part of the request's context, so
+    each part counts 0 context tokens (it becomes context on the next request)."""
+    ids = IdMaker()
+    message = Message("assistant", blocks, index)
+    out = []
+    for block in blocks:
+        section = _block_section(conv, ids, message, block, False)
+        meta = dict(section.meta)
+        meta["category"] = "reply"
+        meta["label"] = "reply " + meta.get("label", "")
+        out.append(
+            Section(id="reply." + section.id.split(".", 1)[1], kind="text", priority=0, shrink=0, tokens=0,
+                    text=section.text, meta=meta, line=section.line, col=section.col)
+        )
+    return out
+
+
+_ROLE_WORDS = {CALL: "call", RESULT: "result", THINKING: "thinking"}
+_LABEL_CHARS = 60
 
 
 def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Block, is_latest: bool) -> Section:
@@ -337,11 +388,26 @@ def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Bl
     )
     if block.tool:
         meta["tool"] = block.tool
+        if block.tool.startswith("mcp__") and block.tool.count("__") >= 2:
+            meta["mcp_server"] = block.tool.split("__")[1]
     meta.update(block.meta)
     meta.update(message.meta)
+    meta.pop("estimate", None)
+    meta["label"] = block_label(message.role, block)
     _with_cache(meta, block.cache_control)
-    sid = ids.make(f"m{message.index:02d}", message.role, block.type, block.tool, cache=block.cache_control is not None)
+    if block.role in (TEXT,):
+        word = message.role
+    elif block.role == MEDIA:
+        word = block.type
+    else:
+        word = _ROLE_WORDS.get(block.role, block.type)
+    tool = block.tool if block.role in (CALL, RESULT) else None
+    sid = ids.make(f"m{message.index:02d}", word, tool, cache=block.cache_control is not None)
     common = dict(id=sid, kind="text", priority=message.index + 1, text=block.text, meta=meta, line=block.line, col=block.col)
+    fixed = block.meta.get("tokens") if block.role == MEDIA else None
+    if isinstance(fixed, int):
+        # an image costs what the provider's size rule says, not what its placeholder text would
+        return Section(shrink=0 if is_latest else 1, tokens=fixed, **{**common, "text": ""})
     if is_latest:
         return Section(shrink=0, **common)
     if block.role == RESULT:
@@ -352,21 +418,69 @@ def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Bl
     return Section(shrink=1, **common)
 
 
+def _first_line(text: str, limit: int = _LABEL_CHARS) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def call_argument(tool: str | None, arguments: Any) -> str:
+    """The argument that says what a tool call does (a command, a file, a pattern), shortened."""
+    if not isinstance(arguments, dict):
+        return ""
+    for key in ("command", "file_path", "notebook_path", "pattern", "url", "query", "description", "prompt", "path"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            if key in ("file_path", "path", "notebook_path"):
+                value = value.rstrip("/").rsplit("/", 1)[-1] or value
+            return _first_line(value, 48)
+    if tool == "TodoWrite" and isinstance(arguments.get("todos"), list):
+        return f"{len(arguments['todos'])} todos"
+    first = next((v for v in arguments.values() if isinstance(v, str) and v.strip()), "")
+    return _first_line(first, 48)
+
+
+def block_label(role: str, block: Block) -> str:
+    """A label a person recognises: ``user: /init …``, ``assistant → Bash(git status)``,
+    ``tool result · Read app.py (42 lines)``, ``thinking``, ``image 1024×768``."""
+    if block.role == CALL:
+        return f"{role} → {block.tool or block.type}({call_argument(block.tool, block.meta.get('tool_input'))})"
+    if block.role == RESULT:
+        lines = block.text.count("\n") + 1 if block.text else 0
+        argument = block.meta.get("call_argument") or ""
+        error = " error" if block.meta.get("is_error") else ""
+        return f"tool result{error} · {block.tool or block.type}{' ' + argument if argument else ''} ({lines} lines)"
+    if block.role == THINKING:
+        return "thinking"
+    if block.role == MEDIA:
+        if "width" in block.meta:
+            return f"{block.type} {block.meta['width']}×{block.meta['height']}"
+        return block.type
+    if block.role == OTHER:
+        return f"{block.type} block"
+    if block.meta.get("is_compact_summary"):
+        return f"compaction summary: {_first_line(block.text)}"
+    if block.meta.get("is_meta"):
+        return f"{role} (expanded command): {_first_line(block.text)}"
+    return f"{role}: {_first_line(block.text)}"
+
+
 def pick_model(model: str | None) -> tuple[str | None, str | None]:
     """``(session.model, session.tokenizer)`` for a request's model name.
 
-    Models in the table keep their exact tokenizer; Claude's tokenizer is not public, so Claude
-    models (and models the table does not know) get the named approximation ``heuristic``, which
+    Models in the table keep their exact tokenizer; Claude's tokenizer is not public, so Claude models
+    get the calibrated approximation ``claude-estimate`` and models the table does not know the named
+    approximation ``heuristic``, either of which
     a ``--tokenizer`` flag or ``TOKENBOX_TOKENIZER`` still overrides. Unknown models are not set as
     ``model`` (the table would refuse them); the importer keeps the name in the session's meta.
     """
+    fallback = ESTIMATE if model and model.startswith("claude") else HEURISTIC
     if not model:
         return None, HEURISTIC
     try:
         info = lookup_model(model)
     except TokenizerError:
-        return None, HEURISTIC
-    return model, None if info.tokenizer else HEURISTIC
+        return None, fallback
+    return model, None if info.tokenizer else fallback
 
 
 def reserve_for(model: str | None, max_tokens: int | None) -> int | None:
@@ -472,3 +586,22 @@ def request_format(node: Any) -> str | None:
     if anthropic == openai:
         return "anthropic-messages" if isinstance(model, str) and model.startswith("claude") else "openai-chat"
     return "anthropic-messages" if anthropic > openai else "openai-chat"
+
+
+def with_recorded_headline(session: Session, hidden_label: str, warnings: list[str]) -> Session:
+    """A foreign log's turn with CONTRACT §7's fields: ``pending``, ``thread``, ``warnings`` from its meta,
+    and, when its usage was recorded, that context as the headline with an ``inferred`` part for what
+    the file does not hold (the engine sizes it to what the counted sections leave of the total)."""
+    from dataclasses import replace
+
+    from tokenbox.core.truth import inferred_section
+
+    fields: dict[str, Any] = dict(
+        pending=bool(session.meta.get("pending")),
+        thread=str(session.meta.get("thread", "main")),
+        warnings=tuple(warnings),
+    )
+    if session.recorded is not None:
+        fields["sections"] = (inferred_section(0, hidden_label), *session.sections)
+        fields["context_tokens"] = session.recorded.context_tokens
+    return replace(session, **fields)

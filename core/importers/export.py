@@ -17,6 +17,7 @@ from tokenbox.core.textsafe import printable
 
 FORMAT_LABELS = {
     "claude-code": "Claude Code transcript",
+    "inferred": "inferred",
     "anthropic-messages": "Anthropic Messages request",
     "openai-chat": "OpenAI Chat Completions request",
     "tokenbox": "tokenbox session",
@@ -73,8 +74,10 @@ def header(session: Session) -> str:
             where += f": assistant request {printable(meta['message_id'], 80)}"
         if isinstance(meta.get("line"), int):
             where += f", line {meta['line']}"
-        if meta.get("sidechain") is True:
-            where += " (sidechain)"
+        if session.thread != "main":
+            where += f" (thread {printable(session.thread, 80)})"
+        if session.pending:
+            where += " (pending: the request about to be sent)"
         lines.append(where)
     r = session.recorded
     if r is not None:
@@ -88,6 +91,9 @@ def header(session: Session) -> str:
         lines.append(f"not in the file: {printable(meta['not_recorded'])}")
     if session.tokenizer == "heuristic":
         lines.append("tokenizer: heuristic, an approximation (Claude's tokenizer is not public); --tokenizer overrides it")
+    elif session.tokenizer == "claude-estimate":
+        lines.append("tokenizer: claude-estimate, an approximation calibrated to the recorded usage (`calibration`); "
+                     "--tokenizer overrides it")
     lines.append("edit priority, shrink, strategy, keep and min by hand; `tokenbox plan` reads this file")
     return "".join(f"# {line}\n" for line in lines)
 
@@ -119,6 +125,10 @@ def session_document(session: Session) -> dict[str, Any]:
         doc["budget"] = budget
     doc["sensor"] = session.sensor
     doc["trimming"] = session.trimming
+    if session.context_tokens is not None:
+        doc["context_tokens"] = session.context_tokens
+    if session.calibration is not None:
+        doc["calibration"] = session.calibration.to_dict()
     doc["sections"] = [section_document(s) for s in session.sections]
     return doc
 
@@ -141,6 +151,8 @@ def section_document(section: Section) -> dict[str, Any]:
         doc["summary"] = section.summary
     if section.meta:
         doc["meta"] = section.meta
+    if section.tokens is not None:
+        doc["tokens"] = section.tokens
     kind = section.kind
     if kind in _TEXT_KINDS:
         doc["text"] = section.text or ""

@@ -41,7 +41,8 @@ from tokenbox.core.importers.common import (
     reserve_for,
     tool_text,
 )
-from tokenbox.core.model import Session
+from tokenbox.core.importers.openai_framing import functions_text
+from tokenbox.core.model import Calibration, Session
 from tokenbox.core.nodes import Node
 
 SOURCE = "openai-chat"
@@ -54,8 +55,43 @@ def detect(node: Node) -> bool:
 
 
 def convert(node: Node, path: str) -> list[Session]:
-    """The request as one turn."""
-    return [build_session(conversation(node, path), path)]
+    """The request as one turn, its headline the prompt tokens the API counts (framing included)."""
+    session = build_session(conversation(node, path), path)
+    return [with_framing(session, node.plain())]
+
+
+def with_framing(session: Session, body: dict[str, Any]) -> Session:
+    """``session`` with the API's message and tool framing as a sized part, so that its headline is the
+    request's prompt tokens as OpenAI counts them (CONTRACT §7). Models without a public tokenizer keep
+    the estimate."""
+    from dataclasses import replace
+
+    from tokenbox.core.errors import TokenizerError
+    from tokenbox.core.importers.openai_framing import prompt_tokens
+    from tokenbox.core.models import lookup_model
+    from tokenbox.core.tokenizers import default_registry
+    from tokenbox.core.truth import inferred_section
+
+    if session.model is None:
+        return session
+    try:
+        name = lookup_model(session.model).tokenizer
+        tokenizer = default_registry().get(name) if name else None
+    except TokenizerError:
+        return session
+    if tokenizer is None or not tokenizer.exact:
+        return session
+    target, warnings = prompt_tokens(body, tokenizer.count)
+    framing = inferred_section(0, "message and tool framing (as the API counts it)")
+    method = ("OpenAI Chat framing: 3 tokens per message and 1 per name, 3 priming the reply, tools written as a "
+              "TypeScript namespace plus 9; the framing part is what the sections' exact counts leave of that total")
+    return replace(
+        session,
+        sections=(framing, *session.sections),
+        context_tokens=target,
+        calibration=Calibration(method, 1.0, None),
+        warnings=tuple(warnings),
+    )
 
 
 def conversation(node: Node, path: str) -> Conversation:
@@ -103,11 +139,17 @@ def tool_def(node: Node, path: str, key: str, index: int) -> ToolDef:
     if not isinstance(name, str):
         raise fail(node, path, f"{key}[{index}] has no name", 'write {"type": "function", "function": {"name": …}}')
     description = inner.get("description") if isinstance(inner.get("description"), str) else None
-    extra = [(k, v) for k, v in inner.items() if k not in ("name", "description")]
     meta: dict[str, Any] = {"path": f"{key}[{index}]"}
     if isinstance(value.get("type"), str):
         meta["type"] = value["type"]
-    return ToolDef(name, tool_text(name, description, extra), meta, None, node.line, node.col)
+    if isinstance(inner.get("parameters", {}), dict) and value.get("type", "function") == "function":
+        # as the API writes it into the prompt: a TypeScript type in the `functions` namespace
+        text = functions_text([inner]).removeprefix("namespace functions {\n\n").removesuffix("\n\n} // namespace functions")
+    else:
+        extra = [(k, v) for k, v in inner.items() if k not in ("name", "description")]
+        text = tool_text(name, description, extra)
+    meta["definition"] = value  # as sent, for packing
+    return ToolDef(name, text, meta, None, node.line, node.col)
 
 
 def message(node: Node, path: str, index: int) -> Message:

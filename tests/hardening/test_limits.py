@@ -155,7 +155,7 @@ def test_missing_file(tmp_path, home):
 
 
 def test_empty_path(home):
-    assert one_line_error(run_cli("plan", "", home=home)) == ": no such file (check the path)"
+    assert one_line_error(run_cli("plan", "", home=home)) == "the session path is empty or holds a NUL character (pass the file's path)"
 
 
 def test_directory(tmp_path, home):
@@ -268,7 +268,7 @@ def test_unknown_command(home):
 
 def test_unknown_tokenizer_flag(valid, home):
     assert one_line_error(run_cli("plan", str(valid), "--tokenizer", "nope", home=home)) == (
-        "unknown tokenizer 'nope' (known tokenizers: o200k_base, cl100k_base, heuristic, floop-estimate)"
+        "unknown tokenizer 'nope' (known tokenizers: o200k_base, cl100k_base, heuristic, floop-estimate, claude-estimate)"
     )
 
 
@@ -294,7 +294,7 @@ def test_turn_out_of_range_in_a_single_session(valid, home):
         ({"TOKENBOX_MAX_CTX": "lots"}, "TOKENBOX_MAX_CTX='lots' is not a whole number from 1 to 1000000000 (unset TOKENBOX_MAX_CTX or fix its value)"),
         ({"CONTEXT_MAX_TOKENS": "-1"}, "CONTEXT_MAX_TOKENS='-1' is not a whole number from 1 to 1000000000 (unset CONTEXT_MAX_TOKENS or fix its value)"),
         ({"TOKENBOX_MAX_FILE_SIZE": "64M"}, "TOKENBOX_MAX_FILE_SIZE='64M' is not a whole number from 1 to 1000000000 (unset TOKENBOX_MAX_FILE_SIZE or fix its value)"),
-        ({"TOKENBOX_TOKENIZER": "nope"}, "unknown tokenizer 'nope' (from TOKENBOX_TOKENIZER) (known tokenizers: o200k_base, cl100k_base, heuristic, floop-estimate)"),
+        ({"TOKENBOX_TOKENIZER": "nope"}, "unknown tokenizer 'nope' (from TOKENBOX_TOKENIZER) (known tokenizers: o200k_base, cl100k_base, heuristic, floop-estimate, claude-estimate)"),
     ],
 )
 def test_bad_environment(valid, home, env, message):

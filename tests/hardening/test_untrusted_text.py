@@ -176,7 +176,7 @@ def test_error_in_an_unknown_key_made_of_escapes(tmp_path, home):
     path.write_text('{"tokenbox": 1, "\\u001b]0;pwned\\u0007": 1, "sections": []}')
     assert one_line_error(run_cli("plan", str(path), home=home)) == (
         f"{path}:1:17: unknown key '\\x1b]0;pwned\\x07' in the session (known keys: tokenbox, name, meta, model, "
-        "tokenizer, budget, sensor, trimming, sections; free-form data goes under meta)"
+        "tokenizer, budget, sensor, trimming, context_tokens, calibration, sections; free-form data goes under meta)"
     )
 
 

@@ -64,17 +64,17 @@ def test_cli_import_output_plans_like_the_original(tmp_path, path, turn):
 
 
 def test_import_header_says_where_the_session_came_from():
-    text = run_cli("import", str(TRANSCRIPT_B), "--turn", "4").stdout.decode("utf-8")
+    text = run_cli("import", str(TRANSCRIPT_B), "--thread", "sidechain-1", "--turn", "1").stdout.decode("utf-8")
     header = [line for line in text.splitlines() if line.startswith("#")]
-    assert header[1] == "# turn 4 of 20: assistant request msg_012hC6NGVaHocF7Tsc4z4cA2, line 17 (sidechain)"
+    assert header[1] == "# turn 1 of 3: assistant request msg_012hC6NGVaHocF7Tsc4z4cA2, line 17 (thread sidechain-1)"
     assert header[2] == "# recorded usage: context 12806 tokens = input 4 + cache write 12802 + cache read 0; output 107"
-    assert any("heuristic" in line for line in header)
+    assert any("claude-estimate" in line for line in header)
     assert "Claude Code transcript" in header[0]
 
 
 def test_multi_line_texts_are_block_scalars():
     text = session_yaml(load_session(OPENAI))
-    section = text.split("- id: m04.tool.tool_result.run_tests", 1)[1].split("- id:", 1)[0]
+    section = text.split("- id: m04.result.run_tests", 1)[1].split("- id:", 1)[0]
     assert "  text: |-\n    ============================= test session starts" in section
     assert 'text: "' not in section
     assert "strategy: ['tail_lines:40', 'tail_lines:10']" in section
@@ -85,13 +85,13 @@ def test_multi_line_texts_are_block_scalars():
 def test_edits_to_the_exported_layout_take_effect(tmp_path):
     text = session_yaml(load_session(OPENAI))
     edited = text.replace(
-        "id: m05.assistant.text\n  kind: text\n  priority: 6\n  shrink: 1",
-        "id: m05.assistant.text\n  kind: text\n  priority: 6\n  shrink: 0",
+        "id: m05.assistant\n  kind: text\n  priority: 6\n  shrink: 1",
+        "id: m05.assistant\n  kind: text\n  priority: 6\n  shrink: 0",
     )
     assert edited != text
     path = tmp_path / "edited.yaml"
     path.write_text(edited, encoding="utf-8")
-    assert load_session(path).sections[9].critical
+    assert load_session(path).sections[10].critical  # [0] is the framing part
 
 
 TEXTS = st.text(

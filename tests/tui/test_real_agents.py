@@ -277,7 +277,7 @@ async def test_request_at_budget_20000_compresses_tool_results_first(tmp_path):
         assert "✂" in next(row for row in breakdown_text(app).splitlines() if "tool results" in row)
         await pilot.press("v")
         trace = "\n".join(app.query_one(TraceView).plain_lines())
-        assert "1 m04.user.tool_result.LS head_lines:10" in trace
+        assert "1 m04.result.LS head_lines:10" in trace
         await pilot.press("home", "right")
         assert app.step == 1
         assert_adds_up(app)
@@ -591,8 +591,8 @@ def test_snapshot_anthropic_request_trimmed(snap_compare, tmp_path):
     async def run_before(pilot):
         await wait_plan(pilot)
         await pilot.press("v")  # the trim trace in the sidebar
-        await pilot.press(*["down"] * 19)  # m00.user.text, truncated at step 2
+        await pilot.press(*["down"] * 19)  # m00.user, truncated at step 2
         await wait_idle(pilot)
-        assert pilot.app.plan.sections[pilot.app.selected].id == "m00.user.text"
+        assert pilot.app.plan.sections[pilot.app.selected].id == "m00.user"
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
