@@ -20,7 +20,7 @@ import os
 import threading
 
 from tokenbox.core import session as _session
-from tokenbox.core.errors import SessionError
+from tokenbox.core.errors import NotYetComplete, SessionError
 from tokenbox.core.model import Session, TurnHistory
 from tokenbox.core.tail import FileTail
 
@@ -107,7 +107,7 @@ class LogReader:
             return self._turns
         entries = self._entries if partial is None else [*self._entries, partial]
         if not entries:
-            raise SessionError("no complete session line", "append one JSON session object per line", path, 1, 1)
+            raise NotYetComplete("no complete session line", "append one JSON session object per line", path, 1, 1)
         turns = self._convert(entries)
         self._turns = turns
         return turns

@@ -554,7 +554,9 @@ def _usage(value: Any) -> RecordedUsage | None:
 
 
 def no_request_error(path: str) -> SessionError:
-    return SessionError(
+    from tokenbox.core.errors import NotYetComplete
+
+    return NotYetComplete(
         "the Claude Code transcript has no message yet",
         "wait until the agent has written its first message",
         path,

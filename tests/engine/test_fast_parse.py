@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenbox.core import nodes, session
-from tokenbox.core.errors import SessionError
+from tokenbox.core.errors import NotYetComplete, SessionError
 from tokenbox.core.kinds import KINDS
 from tokenbox.core.logreader import LogReader, with_histories
 from tokenbox.core.nodes import fast_json, parse_json
@@ -59,7 +59,7 @@ def reference_turns(text: str, path: str, fmt: str) -> list[session.Session]:
                     break
                 raise
         if not parsed:
-            raise SessionError("no complete session line", "append one JSON session object per line", path, 1, 1)
+            raise NotYetComplete("no complete session line", "append one JSON session object per line", path, 1, 1)
         for detect, convert in session._LINE_IMPORTERS:
             if detect(parsed):
                 return convert(parsed, path)
