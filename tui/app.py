@@ -337,7 +337,9 @@ class TokenboxApp(App[None]):
         ``markup=False``, and messages quote file names and user values; so every toast of this
         app (and of its subclasses) goes through ``plain`` here. Line breaks are kept.
         """
-        if markup:  # Textual's own notifications (the palette, ctrl+q): trusted text with markup
+        if markup and _called_by_textual():
+            # Textual's own notifications (the palette, ctrl+q) are trusted text written with markup;
+            # any other caller's text may quote a file name or session text, so it stays inert
             super().notify(message, title=title, severity=severity, timeout=timeout, markup=True)
             return
         text = "\n".join(plain(line, TOAST_LIMIT) for line in str(message).split("\n"))
@@ -617,3 +619,11 @@ def _main(argv: list[str]) -> int:
         except KeyboardInterrupt:
             return 130
     return 0
+
+
+def _called_by_textual() -> bool:
+    """Whether ``notify`` was called from Textual's own code (two frames up: past our override)."""
+    import sys
+
+    frame = sys._getframe(2)
+    return str(frame.f_globals.get("__name__", "")).startswith("textual.")

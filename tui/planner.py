@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError, load_turns
 from tokenbox.core.config import load_settings
 from tokenbox.core.errors import ConfigError, NotYetComplete, SessionError, WhatIfTooSmall
+from tokenbox.core.estimate import ESTIMATE
 from tokenbox.core.session import read_text, turns_of
 from tokenbox.core.textsafe import printable
 from tokenbox.tui.claude import waiting_note
@@ -171,7 +172,8 @@ class Planner:
                 load_error = PlanError("load", f"{printable(request.path)}: cannot load: {printable(str(exc), 200)}")
         self._warnings = warnings
         turns = self._turns
-        names = tuple(engine.registry.names())
+        # claude-estimate is fitted per transcript thread: it is not one to cycle through
+        names = tuple(n for n in engine.registry.names() if n != ESTIMATE)
         if turns is None:
             return Outcome(request, None, load_error, tokenizers=names)
         index = len(turns) - 1 if request.turn is None else max(0, min(request.turn, len(turns)) - 1)
