@@ -422,7 +422,10 @@ class TokenboxApp(App[None]):
     def _layout_sidebar(self) -> None:
         """Below ``NARROW`` columns the sidebar narrows, below ``HIDDEN`` it hides unless ``s`` shows it."""
         width = self.size.width
-        sidebar = self.query_one("#sidebar")
+        found = self.query("#sidebar")
+        if not found:
+            return  # a resize before the screen is composed (or after it is gone)
+        sidebar = found.first()
         shown = self._sidebar_shown if self._sidebar_shown is not None else width >= HIDDEN
         sidebar.display = shown
         sidebar.set_class(width < NARROW, "-narrow")

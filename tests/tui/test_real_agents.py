@@ -20,14 +20,12 @@ from tokenbox.core.importers import category_totals, load_turn_usages, tool_tota
 from tokenbox.tui import app as app_module
 from tokenbox.tui.breakdown import BreakdownView, breakdown
 from tokenbox.tui.claude import (
-    WAITING_REPLY,
     Discovery,
     DiscoveryError,
     SessionWatch,
     config_dir,
     discover,
     project_folder_name,
-    waiting_note,
 )
 from tokenbox.tui.claude_app import ClaudeApp
 from tokenbox.tui.messages import FileChanged
@@ -153,10 +151,10 @@ async def test_turns_keys_move_timeline_and_breakdown(tmp_path):
 
 
 async def test_what_if_on_a_transcript(tmp_path):
-    app = make_app(copy_fixture(SHORT, tmp_path, "transcript.jsonl"), watch=False, budget=1500)
+    app = make_app(copy_fixture(SHORT, tmp_path, "transcript.jsonl"), watch=False, budget=17000)
     async with app.run_test(size=SIZE) as pilot:
         await wait_plan(pilot)
-        assert app.plan.ok and app.plan.steps  # ≈1712 tokens do not fit 1500
+        assert app.plan.ok and app.plan.steps  # the recorded 17437 tokens do not fit 17000
         first = next(s for s in app.plan.sections if s.id == app.plan.steps[0].section)
         assert first.section.meta["category"] == "history" and first.section.meta["message"] == 0  # oldest first
         assert_adds_up(app)
@@ -164,7 +162,7 @@ async def test_what_if_on_a_transcript(tmp_path):
         await pilot.press("home")
         assert_adds_up(app)  # at step 0 too
         await pilot.press("end", "minus")
-        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 1425, what="what-if -5%")
+        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 16150, what="what-if -5%")
         await wait_idle(pilot)
         assert_adds_up(app)
 
@@ -265,11 +263,11 @@ async def test_request_shows_per_tool_costs(tmp_path):
 
 
 async def test_request_at_budget_20000_compresses_tool_results_first(tmp_path):
-    app = make_app(copy_fixture(REQUEST, tmp_path, "request.json"), watch=False, budget=20000, reserve_out=4000)
+    app = make_app(copy_fixture(REQUEST, tmp_path, "request.json"), watch=False, budget=19500, reserve_out=4000)
     async with app.run_test(size=SIZE) as pilot:
         await wait_plan(pilot)
         plan = app.plan
-        assert plan.ok and plan.budget.available == 16000 and plan.tokens_after <= 16000
+        assert plan.ok and plan.budget.available == 15500 and plan.tokens_after <= 15500
         first = plan.steps[0]
         section = next(s.section for s in plan.sections if s.id == first.section)
         assert first.op == "lens" and section.meta["category"] == "tool_result"
@@ -295,24 +293,22 @@ async def test_request_budget_below_its_reply_reserve_is_explained(tmp_path):
 # ---------------------------------------------------------------- following a transcript
 
 
-async def test_waiting_for_the_first_assistant_reply(tmp_path):
+async def test_before_the_first_reply_the_pending_request_shows(tmp_path):
     lines = fixture_lines(SHORT)
     path = tmp_path / "transcript.jsonl"
     path.write_text("".join(lines[:2]), encoding="utf-8")  # two user lines, no reply yet
     app = make_app(path, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.outcome is not None, what="the first outcome")
-        await wait_idle(pilot)
-        assert app.plan is None and waiting_note(app.file_error) == WAITING_REPLY
-        assert WAITING_REPLY in detail_text(app) and "cannot show" not in detail_text(app)
-        assert WAITING_REPLY in status_text(app) and "✗" not in status_text(app)
-        assert not app._notifications  # no "reload failed" toast
-        with path.open("a", encoding="utf-8") as handle:
-            handle.writelines(lines[2:5])
-        app.post_message(FileChanged("modified"))  # as the watcher reports it
         await wait_plan(pilot)
-        assert app.plan.session.turn == 1 and app.file_error is None
-        assert WAITING_REPLY not in status_text(app)
+        # CONTRACT §7: the request about to be sent, its hidden part unknown (no request recorded yet)
+        assert app.plan.pending and app.file_error is None
+        assert any("no request has recorded" in w for w in app.plan.warnings)
+        assert "✗" not in status_text(app)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.writelines(lines[2:4])  # the reply's two lines: the request is recorded
+        app.post_message(FileChanged("modified"))  # as the watcher reports it
+        await wait_for(pilot, lambda: app.plan is not None and not app.plan.pending, what="the first recorded request")
+        assert app.plan.session.turn == 1 and app.plan.tokens_after == 15553  # its recorded context
 
 
 async def test_empty_transcript_waits_for_a_line(tmp_path):
@@ -341,17 +337,18 @@ async def test_transcript_growing_line_by_line(tmp_path):
                 with path.open("a", encoding="utf-8") as handle:
                     handle.write(piece)
                 await reload(pilot)
-                complete = "".join(written).splitlines(keepends=True)
-                turns = request_turns(complete)
+                complete = "".join(written)
                 shown = "\n".join([detail_text(app), status_text(app), breakdown_text(app), usage_text(app)])
                 assert "Traceback" not in shown and "internal error" not in shown
-                if turns == 0:
-                    assert app.plan is None and waiting_note(app.file_error) is not None
+                if not complete.endswith("\n") or not complete.strip():
                     continue
+                turns = len(load_turns(path))  # requests, and the pending one (CONTRACT §7)
                 assert app.file_error is None, app.file_error
                 assert app.turn_count == turns and app.plan.session.turn == turns
+                assert app.plan.pending == load_turns(path)[-1].pending
                 assert len(app.timeline) == turns
-                assert f"Turns {turns}/{turns} following" in usage_text(app)
+                if turns > 1:
+                    assert f"Turns {turns}/{turns} following" in usage_text(app)
                 assert_adds_up(app)
         assert app.turn_count == 7
         assert [p.recorded for p in app.timeline] == [u.recorded.context_tokens for u in load_turn_usages(path)]
@@ -372,8 +369,8 @@ async def test_transcript_followed_by_the_real_watcher(tmp_path):
             expected = len(load_turns(path))
             await wait_for(pilot, lambda n=expected: app.turn_count == n and app.plan.session.turn == n,
                            what=f"{expected} turns")
-        assert app.turn_count == 20 and app.file_error is None
-        assert "Turns 20/20" in usage_text(app)
+        assert app.turn_count == 10 and app.file_error is None  # the main thread's requests
+        assert "Turns 10/10" in usage_text(app)
 
 
 # ---------------------------------------------------------------- --claude discovery
@@ -545,11 +542,12 @@ async def test_claude_app_switches_to_a_new_session(claude_home):
         await wait_for(pilot, lambda: app.path == str(newer), what="the switch")
         await wait_for(pilot, lambda: app.outcome is not None and app.outcome.request.path == str(newer),
                        what="the new session's first outcome")
-        assert app.plan is None and WAITING_REPLY in detail_text(app)
+        await wait_plan(pilot)
+        assert app.plan.pending  # the new session's first request, about to be sent
         assert any("next-session.jsonl" in n.message for n in app._notifications)
         with newer.open("a", encoding="utf-8") as handle:
             handle.writelines(lines[1:])
-        await wait_for(pilot, lambda: app.turn_count == 20, what="the new session's turns")
+        await wait_for(pilot, lambda: app.turn_count == 10, what="the new session's main-thread turns")
         assert app.plan.session.path == str(newer) and app.file_error is None
 
 
@@ -563,7 +561,7 @@ async def test_claude_app_says_when_it_falls_back(claude_home, monkeypatch, tmp_
         await wait_plan(pilot)
         assert "fallback: newest session of any project" in status_text(app)
         assert any(str(elsewhere) in n.message for n in app._notifications)
-        assert app.turn_count == 20
+        assert app.turn_count == 10  # the main thread's requests
 
 
 def test_discovery_note_names_the_other_project(tmp_path):
