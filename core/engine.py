@@ -8,13 +8,15 @@ turn replays the assembly of every earlier turn first, so its cache states are t
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import replace
 
+from tokenbox.core import apicheck
 from tokenbox.core.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.config import Resolved, Settings, load_settings, resolve
 from tokenbox.core.counting import TokenCounter
-from tokenbox.core.errors import BadInput, ContextCriticalOverflow, TokenizerError
+from tokenbox.core.errors import BadInput, ConfigError, ContextCriticalOverflow, TokenizerError
 from tokenbox.core.estimate import ESTIMATE, BaseEstimates, EstimateTokenizer
 from tokenbox.core.layout import LayoutResult, LensCache, fixed_tokens, run_layout
 from tokenbox.core.model import Section, Session
@@ -64,8 +66,11 @@ class Engine:
         *,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        _check_engine_args(registry, settings, environ)
         self.registry = registry or default_registry()
         self.settings = settings if settings is not None else load_settings(os.environ if environ is None else environ)
+        # Plans from several threads share the caches below; one lock keeps their eviction consistent.
+        self._lock = threading.RLock()
         self._counters: dict[str, TokenCounter] = {}
         self._assemblers: dict[str, Assembler] = {}
         self._lens_cache = LensCache()
@@ -77,10 +82,12 @@ class Engine:
 
     def counter(self, tokenizer: str) -> TokenCounter:
         """The cached counter of tokenizer ``tokenizer`` (loading it on first use)."""
-        counter = self._counters.get(tokenizer)
-        if counter is None:
-            counter = self._counters[tokenizer] = TokenCounter(self.registry.get(tokenizer))
-        return counter
+        apicheck.check_tokenizer(tokenizer)
+        with self._lock:
+            counter = self._counters.get(tokenizer)
+            if counter is None:
+                counter = self._counters[tokenizer] = TokenCounter(self.registry.get(tokenizer))
+            return counter
 
     def resolve(self, session: Session, **overrides) -> Resolved:
         """Budget and tokenizer for ``session`` after the precedence rules (errors carry the file position)."""
@@ -118,8 +125,17 @@ class Engine:
         """Plan one turn. ``budget`` overrides ``max_ctx``; ``tokenizer`` overrides the tokenizer name.
 
         Raises ``BadInput`` subclasses for unusable settings; critical overflow is reported in the
-        plan (``plan.ok`` false, ``plan.error`` set), not raised.
+        plan (``plan.ok`` false, ``plan.error`` set), not raised. Safe to call from several threads.
         """
+        apicheck.check_session(session)
+        apicheck.check_budget(budget)
+        apicheck.check_tokenizer(tokenizer)
+        apicheck.check_trimming(trimming)
+        apicheck.check_reserve_out(reserve_out)
+        with self._lock:
+            return self._plan(session, budget, tokenizer, trimming, reserve_out)
+
+    def _plan(self, session: Session, budget: int | None, tokenizer: str | None, trimming: str | None, reserve_out: int | None) -> Plan:
         resolved = self.resolve(session, budget=budget, tokenizer=tokenizer, trimming=trimming, reserve_out=reserve_out)
         counter_key = resolved.tokenizer
         calibration = session.calibration
@@ -235,6 +251,18 @@ class Engine:
             session = turn if turn.history or index == 0 else replace(turn, history=tuple(turns[:index]))
             plans.append(self.plan(session, **options))
         return plans
+
+
+def _check_engine_args(registry: object, settings: object, environ: object) -> None:
+    """``Engine(...)`` from Python: a wrong type is a typed error, not a later ``AttributeError``."""
+    from collections.abc import Mapping as MappingABC
+
+    if registry is not None and not isinstance(registry, TokenizerRegistry):
+        raise ConfigError(f"registry must be a TokenizerRegistry, not {type(registry).__name__}", "leave it out for the default registry")
+    if settings is not None and not isinstance(settings, Settings):
+        raise ConfigError(f"settings must be a Settings, not {type(settings).__name__}", "leave it out, or pass tokenbox.core.config.Settings(...)")
+    if environ is not None and not (isinstance(environ, MappingABC) and all(isinstance(k, str) and isinstance(v, str) for k, v in environ.items())):
+        raise ConfigError("environ must be a mapping of str to str", "pass e.g. dict(os.environ), or leave it out")
 
 
 def _size_inferred(session: Session, assembly: Assembly, counter: TokenCounter) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tokenbox.core import kinds
-from tokenbox.core.errors import FileTooLarge, SessionError
+from tokenbox.core.errors import ConfigError, FileTooLarge, SessionError
 from tokenbox.core.lensspec import parse_lens
 from tokenbox.core.model import (
     BEHAVIOR_KINDS,
@@ -669,6 +669,18 @@ def is_transcript(text: str) -> bool:
     return found
 
 
+def _check_load_args(path: object, max_bytes: object, **optional: object) -> None:
+    """The loaders' arguments from Python: a wrong type is a typed error, not a ``TypeError``."""
+    from tokenbox.core import apicheck
+
+    apicheck.check_path(path)
+    apicheck.check_positive_size(max_bytes, "max_bytes")
+    if max_bytes is None:
+        raise ConfigError("max_bytes must be a positive whole number of bytes, not None", "leave it out for the default")
+    if "turn" in optional:
+        apicheck.check_turn(optional["turn"])
+
+
 def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Sequence[Session]]:
     """Every thread of a log (CONTRACT §7): ``main`` and each sub-agent's, each a sequence of turns.
 
@@ -677,6 +689,7 @@ def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_F
     """
     from tokenbox.core.importers import claude_code
 
+    _check_load_args(path, max_bytes)
     path = os.fspath(path)
     text = read_text(path, max_bytes)
     if _format_of(path, text) != "jsonl" or not is_transcript(text):
@@ -761,6 +774,9 @@ def load_session(
     ``thread`` picks a sub-agent's thread of a log (CONTRACT §7; ``load_threads`` lists them); the
     default is the main thread.
     """
+    _check_load_args(path, max_bytes, turn=turn)
+    if thread is not None and not isinstance(thread, str):
+        raise SessionError(f"thread must be a name (str), not {type(thread).__name__}", "pass e.g. thread='main'")
     path = os.fspath(path)
     if thread is not None:
         threads = load_threads(path, max_bytes=max_bytes)
@@ -773,6 +789,7 @@ def load_session(
 
 def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Session]:
     """Every turn of a session file, each with its history, oldest first."""
+    _check_load_args(path, max_bytes)
     path = os.fspath(path)
     turns = parse_turns(read_text(path, max_bytes), path)
     if not isinstance(turns, list):
