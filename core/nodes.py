@@ -23,6 +23,8 @@ from tokenbox.core.errors import SessionError
 MAX_DEPTH = 64
 MAX_NODES = 2_000_000
 MAX_INT = 2**53
+MAX_INT_DIGITS = 20  # the longest whole number a session may hold (as in JSON: a 64-bit seed fits)
+MAX_EXPANDED_CHARS = 256 * 1024 * 1024  # scalar text a YAML document may expand to through its aliases
 
 try:
     _YAML_LOADER: type = yaml.CSafeLoader
@@ -65,6 +67,15 @@ class _Lines:
         if index == 0:
             col += self.first_col - 1
         return self.first_line + index, col
+
+
+def _mark_at(lines: _Lines, mark: Any) -> tuple[int, int]:
+    """1-based line and column of a YAML mark, counted as everywhere in tokenbox: lines end at ``\n``.
+
+    libyaml also ends lines at U+0085, U+2028, U+2029 (and a lone ``\r``); its character ``index``
+    is exact, so the position is recomputed from it (editors and the JSON reader agree with this).
+    """
+    return lines.at(mark.index)
 
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -487,14 +498,14 @@ _YAML_TAGS = {
 
 
 class _YamlConverter:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, lines: _Lines) -> None:
         self.path = path
+        self.lines = lines
         self.count = 0
         self.constructor = yaml.constructor.SafeConstructor()
 
     def fail(self, node: yaml.Node, problem: str, remedy: str) -> SessionError:
-        mark = node.start_mark
-        return SessionError(problem, remedy, self.path, mark.line + 1, mark.column + 1)
+        return SessionError(problem, remedy, self.path, *_mark_at(self.lines, node.start_mark))
 
     def convert(self, node: yaml.Node, depth: int, active: tuple[int, ...] = ()) -> Node:
         self.count += 1
@@ -504,7 +515,7 @@ class _YamlConverter:
             raise self.fail(node, f"nesting deeper than {MAX_DEPTH} levels", "flatten the document")
         if node.tag not in _YAML_TAGS:
             raise self.fail(node, f"YAML tag {node.tag} is not allowed", "remove the tag; plain values only")
-        line, col = node.start_mark.line + 1, node.start_mark.column + 1
+        line, col = _mark_at(self.lines, node.start_mark)
         if isinstance(node, yaml.MappingNode):
             if id(node) in active:
                 raise self.fail(node, "recursive alias", "remove the self-reference")
@@ -519,7 +530,7 @@ class _YamlConverter:
                 if key in result:
                     raise self.fail(key_node, f"duplicate key {key!r}", "each key may appear once")
                 result[key] = self.convert(value_node, depth + 1, (*active, id(node)))
-                keys[key] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                keys[key] = _mark_at(self.lines, key_node.start_mark)
             return Node(result, line, col, keys)
         if isinstance(node, yaml.SequenceNode):
             if id(node) in active:
@@ -530,13 +541,21 @@ class _YamlConverter:
             return Node(node.value, line, col)
         if tag == "tag:yaml.org,2002:timestamp":
             return Node(node.value, line, col)  # keep dates as the text the user wrote
+        if tag == "tag:yaml.org,2002:int":
+            digits = node.value.replace("_", "")
+            if ":" in digits:
+                # YAML 1.1 base 60 (``1:30``): PyYAML builds it in quadratic time, so refuse it unbuilt.
+                raise self.fail(node, f"base-60 number {node.value[:40]!r} is not supported", "quote it to keep it as text")
+            if len(digits.lstrip("+-")) > MAX_INT_DIGITS:
+                raise self.fail(node, f"number {node.value[:40]}{'…' if len(node.value) > 40 else ''} is too large", "use a smaller number")
         try:
             value = self.constructor.construct_object(node, deep=True)
-        except (ValueError, OverflowError, yaml.YAMLError) as exc:
-            raise self.fail(node, f"bad value {node.value!r}: {exc}", "fix the value") from None
+        except (ValueError, OverflowError, KeyError, IndexError, TypeError, yaml.YAMLError):
+            # e.g. ``!!bool maybe`` (KeyError) or ``!!int ""`` (IndexError) inside PyYAML
+            raise self.fail(node, f"bad {tag.rsplit(':', 1)[-1]} value {node.value[:40]!r}", "fix the value or quote it as text") from None
         if isinstance(value, float) and not math.isfinite(value):
             raise self.fail(node, f"{node.value} is not a finite number", "use a finite number")
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
+        if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) > MAX_INT_DIGITS:
             raise self.fail(node, f"number {node.value[:40]} is too large", "use a smaller number")
         return Node(value, line, col)
 
@@ -553,34 +572,40 @@ def _check_shape(text: str, path: str) -> None:
     the C stack (a crash, not an exception), and a billion-laughs alias bomb is caught here in
     proportion to the file's size rather than to its expansion.
     """
-    open_nodes: list[tuple[str | None, int]] = []  # per open collection: its anchor, the count at its start
-    sizes: dict[str, int] = {}  # anchor → number of values it expands to
+    open_nodes: list[tuple[str | None, int, int]] = []  # per open collection: its anchor, count and chars at its start
+    sizes: dict[str, tuple[int, int]] = {}  # anchor → number of values and scalar characters it expands to
     count = 0
+    chars = 0  # scalar text after expansion: one big scalar aliased many times is a bomb by size
 
     def fail(event: yaml.Event, problem: str, remedy: str) -> SessionError:
-        mark = event.start_mark
-        return SessionError(problem, remedy, path, mark.line + 1, mark.column + 1)
+        return SessionError(problem, remedy, path, *_mark_at(_Lines(text), event.start_mark))
 
     for event in yaml.parse(text, Loader=_YAML_LOADER):
         if isinstance(event, _END_EVENTS):
-            anchor, start = open_nodes.pop()
+            anchor, start, start_chars = open_nodes.pop()
             if anchor is not None:
-                sizes[anchor] = count - start
+                sizes[anchor] = (count - start, chars - start_chars)
             continue
         if not isinstance(event, yaml.NodeEvent):
             continue
         if len(open_nodes) > MAX_DEPTH:
             raise fail(event, f"nesting deeper than {MAX_DEPTH} levels", "flatten the document")
         if isinstance(event, yaml.AliasEvent):
-            if any(anchor == event.anchor for anchor, _ in open_nodes):
+            if any(anchor == event.anchor for anchor, _, _ in open_nodes):
                 raise fail(event, f"recursive alias *{event.anchor}", "remove the self-reference")
-            count += sizes.get(event.anchor, 1)
+            values, size = sizes.get(event.anchor, (1, 0))
+            count += values
+            chars += size
         else:
             count += 1
             if isinstance(event, _START_EVENTS):
-                open_nodes.append((event.anchor, count - 1))
-            elif event.anchor is not None:
-                sizes[event.anchor] = 1
+                open_nodes.append((event.anchor, count - 1, chars))
+            else:
+                chars += len(event.value)
+                if event.anchor is not None:
+                    sizes[event.anchor] = (1, len(event.value))
+        if chars > MAX_EXPANDED_CHARS:
+            raise fail(event, f"aliases expand the text past {MAX_EXPANDED_CHARS // 2**20} MiB (an alias bomb?)", "write the text out once instead of repeating aliases")
         if count > MAX_NODES:
             raise fail(event, f"more than {MAX_NODES} values (an alias bomb?)", "write the values out instead of repeating aliases")
 
@@ -620,7 +645,7 @@ def parse_yaml(text: str, path: str) -> Node:
         mark = exc.problem_mark or exc.context_mark
         problem = _syntax_message(exc)
         if mark is not None:
-            raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path, mark.line + 1, mark.column + 1) from None
+            raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path, *_mark_at(_Lines(text), mark)) from None
         raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path) from None
     except yaml.reader.ReaderError as exc:
         # libyaml (the C loader) counts this offset in bytes of the UTF-8 text, PyYAML in characters.
@@ -639,4 +664,4 @@ def parse_yaml(text: str, path: str) -> Node:
         raise SessionError("YAML nesting is too deep", "flatten the document", path) from None
     if root is None:
         raise SessionError("empty document", "write a mapping with `tokenbox: 1`", path, 1, 1)
-    return _YamlConverter(path).convert(root, 0)
+    return _YamlConverter(path, _Lines(text)).convert(root, 0)

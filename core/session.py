@@ -467,7 +467,13 @@ def _format_of(path: str, text: str) -> str:
         return FORMATS[ext]
     stripped = text.lstrip()
     if stripped.startswith("{") and "\n{" in stripped.rstrip():
-        return "jsonl"
+        # A pipe or a device (``/dev/stdin``) has no extension: a pretty-printed JSON document has
+        # lines starting with ``{`` too, so the whole text parsing as JSON decides (a log never does).
+        try:
+            json.loads(stripped)
+        except (ValueError, RecursionError):
+            return "jsonl"
+        return "json"
     if stripped.startswith(("{", "[")):
         return "json"
     return "yaml"
