@@ -16,7 +16,7 @@ from tokenbox.core import apicheck
 from tokenbox.core.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.config import Resolved, Settings, load_settings, resolve
 from tokenbox.core.counting import TokenCounter
-from tokenbox.core.errors import BadInput, ConfigError, ContextCriticalOverflow, TokenizerError
+from tokenbox.core.errors import BadInput, ConfigError, ContextCriticalOverflow, SessionError, TokenizerError
 from tokenbox.core.estimate import ESTIMATE, BaseEstimates, EstimateTokenizer
 from tokenbox.core.layout import LayoutResult, LensCache, fixed_tokens, run_layout
 from tokenbox.core.model import Section, Session
@@ -25,6 +25,7 @@ from tokenbox.core.tokenizers import TokenizerRegistry, default_registry
 
 _LAYOUT_CACHE_LIMIT = 64
 _LAYOUT_CACHE_CHARS = 64 * 1024 * 1024  # text held by cached layouts (their sessions' texts, roughly)
+MAX_PLAN_CHARS = 128 * 1024 * 1024  # text one plan may count: twice the default file limit
 _SCALED_COUNTERS = 4  # calibrated estimate counters kept (one per scale; a followed thread refits each turn)
 
 
@@ -132,6 +133,7 @@ class Engine:
         apicheck.check_tokenizer(tokenizer)
         apicheck.check_trimming(trimming)
         apicheck.check_reserve_out(reserve_out)
+        _check_size(session)
         with self._lock:
             return self._plan(session, budget, tokenizer, trimming, reserve_out)
 
@@ -251,6 +253,24 @@ class Engine:
             session = turn if turn.history or index == 0 else replace(turn, history=tuple(turns[:index]))
             plans.append(self.plan(session, **options))
         return plans
+
+
+def _check_size(session: Session) -> None:
+    """Refuse a turn holding more than ``MAX_PLAN_CHARS`` of text before counting any of it.
+
+    A session built in Python skips the file size limit; hundreds of MB of text would exhaust memory
+    inside the tokenizer (a native panic there can leave the process hung), so it is refused by size.
+    """
+    chars = 0
+    for section in session.sections:
+        text = getattr(section, "text", None)
+        if isinstance(text, str):
+            chars += len(text)
+    if chars > MAX_PLAN_CHARS:
+        raise SessionError(
+            f"the turn holds {chars // 2**20} MiB of text, more than the {MAX_PLAN_CHARS // 2**20} MiB tokenbox plans",
+            "split the text into several sessions or summarise it", session.path, None, None,
+        )
 
 
 def _check_engine_args(registry: object, settings: object, environ: object) -> None:

@@ -610,7 +610,7 @@ def _check_shape(text: str, path: str) -> None:
             raise fail(event, f"more than {MAX_NODES} values (an alias bomb?)", "write the values out instead of repeating aliases")
 
 
-def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
+def _syntax_message(exc: yaml.MarkedYAMLError, lines: _Lines) -> str:
     """One readable sentence from libyaml's problem and context (which may point elsewhere)."""
     problem = (exc.problem or "").strip()
     context = (exc.context or "").strip()
@@ -619,7 +619,8 @@ def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
         return context or "invalid YAML"
     if not context or where is None:
         return problem
-    at = f"line {where.line + 1}, column {where.column + 1}"
+    line, col = _mark_at(lines, where)
+    at = f"line {line}, column {col}"
     if context.startswith("while "):
         return f"{problem} {context} that starts at {at}"
     if "duplicate anchor" in context:
@@ -643,7 +644,7 @@ def parse_yaml(text: str, path: str) -> Node:
         root = yaml.compose(text, Loader=_YAML_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        problem = _syntax_message(exc)
+        problem = _syntax_message(exc, _Lines(text))
         if mark is not None:
             raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path, *_mark_at(_Lines(text), mark)) from None
         raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path) from None
