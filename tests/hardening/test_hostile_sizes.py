@@ -67,3 +67,21 @@ def test_a_huge_turn_from_python_is_refused_by_size_before_counting(monkeypatch)
     with pytest.raises(BadInput) as info:
         Engine(settings=Settings()).plan(big)
     assert "MiB of text" in info.value.problem and info.value.remedy
+
+
+def test_import_round_trips_a_64_bit_seed(tmp_path):
+    """`tokenbox import` output plans again when a value exceeds 10^18 (an OpenAI `seed` under `meta`)."""
+    import json
+
+    from tests.inprocess import run_main
+
+    source = tmp_path / "s.json"
+    seed = 2**64 - 1
+    source.write_text(json.dumps({"tokenbox": 1, "tokenizer": "o200k_base", "meta": {"seed": seed},
+                                  "sections": [{"id": "a", "kind": "user", "text": "hi"}]}), encoding="utf-8")
+    exported = run_main(["import", str(source)])
+    assert exported.returncode == 0, exported.stderr
+    again = tmp_path / "again.yaml"
+    again.write_bytes(exported.stdout)
+    assert load_session(str(again)).meta["seed"] == seed
+    assert run_main(["plan", str(again)]).returncode == 0
