@@ -117,7 +117,23 @@ async def write_to_screen(bench, sections: int, repeats: int) -> tuple[float, fl
         started = time.perf_counter()
         engine.plan(bench.load(other))
         plan_times.append(time.perf_counter() - started)
+    # the bare watchfiles follower on the same edits, same spacing, same watch settings
+    from benchmarks.follower import bare_latencies
+
+    step_ms, debounce_ms = watch_settings()
+    bare = bare_latencies(path, edits, max(0.05, reload_interval * 1.5), step_ms, debounce_ms)
+    bench.bare = statistics.median(bare[2:] or bare)
     return statistics.median(latencies), statistics.median(plan_times[2:]), len(latencies)
+
+
+def watch_settings() -> tuple[int, int]:
+    """The app's watchfiles ``step`` and ``debounce`` (ms), for the bare follower to use the same."""
+    try:
+        from tokenbox.tui import watcher
+
+        return int(watcher.STEP_MS), int(watcher.DEBOUNCE_MS)
+    except Exception:  # pragma: no cover - depends on the TUI's state
+        return 30, 300
 
 
 async def stepping(bench, repeats: int) -> tuple[float, float]:
@@ -168,6 +184,8 @@ async def run(bench) -> list:
         rows.append(Row("8", f"TUI file write -> new plan on screen, {sections} sections", value,
                         "load + plan of the same edits (warm engine)", engine_time,
                         limit=limit, target_text=f"<= {limit * 1000:.0f} ms", note=f"{runs} edits"))
+        rows.append(Row("8", f"  the same, against a bare watchfiles follower ({sections} sections)", value,
+                        "bare follower: watchfiles + read + json.loads", bench.bare, target=1.3))
     value, idle = await stepping(bench, sizes.tui_repeats)
     rows.append(Row("8", "TUI step one trace step (200 sections)", value, "a screen refresh with nothing to do", idle))
     return rows

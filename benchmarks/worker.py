@@ -8,6 +8,8 @@ Run by ``benchmarks.run`` as ``python -m benchmarks.worker MODE ...``; prints on
   tokenizer load (``/proc/self/clear_refs``) so that the transient of building the BPE tables does
   not count against the plan; when that is not permitted the peak since start is reported instead.
 * ``startup FILE`` — wall times from process start: imports done, tokenizer loaded, first plan done.
+* ``follow FILE MORE`` — RSS growth while the requests in MORE are appended to a transcript and followed.
+* ``plan-peak FILE`` — peak RSS (``VmHWM``) of ``tokenbox plan FILE --json`` in a fresh process.
 * ``tui-start FILE`` — the TUI, headless: prints ``frame`` at its first frame and ``plan`` once the
   first plan is on screen, so that the parent can time them from the moment it started the process.
 """
@@ -21,6 +23,7 @@ import sys
 import time
 
 _T0 = time.perf_counter()
+FOLLOW_WARM_UP = 80  # requests followed before RSS is read (caches fill up, then stay bounded)
 
 
 def _status(field: str) -> int:
@@ -124,6 +127,47 @@ def tui_start(path: str) -> dict:
     return times
 
 
+def follow(path: str, more_path: str) -> dict:
+    """RSS growth while following a transcript: the requests listed in ``more_path`` (a JSON list of
+    texts; the first ``FOLLOW_WARM_UP`` fill the bounded caches) appended one at a time, each followed by what a follower does
+    (``load_turns`` of the file, then a plan of the newest turn)."""
+    from tokenbox.core import Engine, load_turns
+
+    with open(more_path, encoding="utf-8") as handle:
+        more = json.load(handle)
+    engine = Engine()
+    engine.plan(load_turns(path, max_bytes=1 << 40)[-1])
+    rss = 0
+    started = 0.0
+    for index, text in enumerate(more):
+        if index == FOLLOW_WARM_UP:  # the engine's bounded caches (64 layouts) are full: steady state
+            gc.collect()
+            rss = _status("VmRSS")
+            started = time.perf_counter()
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+        engine.plan(load_turns(path, max_bytes=1 << 40)[-1])
+    seconds = time.perf_counter() - started
+    gc.collect()
+    after = _status("VmRSS")
+    return {"rss_before": rss, "rss_after": after, "growth": after - rss, "turns": len(more) - FOLLOW_WARM_UP,
+            "seconds": seconds}
+
+
+def plan_peak(path: str) -> dict:
+    """Peak RSS of ``tokenbox plan FILE --json`` run in this process (the CLI's own code path)."""
+    import contextlib
+    import io
+
+    from tokenbox.core.cli import main as cli_main
+
+    started = time.perf_counter()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli_main(["plan", path, "--json", "--max-file-size", str(1 << 40)])
+    return {"seconds": time.perf_counter() - started, "peak": _status("VmHWM"), "code": code, "json_bytes": len(out.getvalue())}
+
+
 def main(argv: list[str]) -> int:
     mode = argv[0]
     if mode == "tui-start":
@@ -132,6 +176,10 @@ def main(argv: list[str]) -> int:
         result = memory(argv[1], int(argv[2]) if len(argv) > 2 and argv[2] != "-" else None)
     elif mode == "startup":
         result = startup(argv[1])
+    elif mode == "follow":
+        result = follow(argv[1], argv[2])
+    elif mode == "plan-peak":
+        result = plan_peak(argv[1])
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     sys.stdout.write(json.dumps(result) + "\n")

@@ -9,20 +9,71 @@ Pure logic: no UI, no network, no global state beyond the loaded tokenizer table
 
 from __future__ import annotations
 
-from tokenbox.core.engine import Engine
-from tokenbox.core.errors import (
-    BadInput,
-    ConfigError,
-    ContextCriticalOverflow,
-    FileTooLarge,
-    SessionError,
-    TokenboxError,
-    TokenizerError,
-)
-from tokenbox.core.model import Behavior, BudgetSpec, Calibration, RecordedUsage, Section, Session
-from tokenbox.core.plan import Plan, SectionResult, Step
-from tokenbox.core.session import load_session, load_threads, load_turns
-from tokenbox.core.tokenizers import Tokenizer, TokenizerRegistry, default_registry
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# Where each public name lives. They load on first use: importing one submodule (the status line's
+# reader) must not load the engine, the tokenizer registry or YAML.
+_EXPORTS = {
+    "Engine": "engine",
+    "SessionLog": "agent",
+    "session_from_dict": "agent",
+    "BadInput": "errors",
+    "ConfigError": "errors",
+    "ContextCriticalOverflow": "errors",
+    "FileTooLarge": "errors",
+    "SessionError": "errors",
+    "TokenboxError": "errors",
+    "TokenizerError": "errors",
+    "UnsupportedFormat": "errors",
+    "Behavior": "model",
+    "BudgetSpec": "model",
+    "Calibration": "model",
+    "RecordedUsage": "model",
+    "Section": "model",
+    "Session": "model",
+    "Plan": "plan",
+    "SectionResult": "plan",
+    "Step": "plan",
+    "load_session": "session",
+    "load_threads": "session",
+    "load_turns": "session",
+    "Tokenizer": "tokenizers",
+    "TokenizerRegistry": "tokenizers",
+    "default_registry": "tokenizers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tokenbox.core' has no attribute {name!r}")
+    value = getattr(import_module(f"tokenbox.core.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:
+    from tokenbox.core.agent import SessionLog, session_from_dict
+    from tokenbox.core.engine import Engine
+    from tokenbox.core.errors import (
+        BadInput,
+        ConfigError,
+        ContextCriticalOverflow,
+        FileTooLarge,
+        SessionError,
+        TokenboxError,
+        TokenizerError,
+        UnsupportedFormat,
+    )
+    from tokenbox.core.model import Behavior, BudgetSpec, Calibration, RecordedUsage, Section, Session
+    from tokenbox.core.plan import Plan, SectionResult, Step
+    from tokenbox.core.session import load_session, load_threads, load_turns
+    from tokenbox.core.tokenizers import Tokenizer, TokenizerRegistry, default_registry
 
 __all__ = [
     "BadInput",
@@ -39,13 +90,16 @@ __all__ = [
     "SectionResult",
     "Session",
     "SessionError",
+    "SessionLog",
     "Step",
     "TokenboxError",
     "Tokenizer",
     "TokenizerError",
     "TokenizerRegistry",
+    "UnsupportedFormat",
     "default_registry",
     "load_session",
     "load_threads",
     "load_turns",
+    "session_from_dict",
 ]

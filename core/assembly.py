@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tokenbox.core import behaviors
-from tokenbox.core.model import Section, Session
+from tokenbox.core.model import Section, Session, TurnHistory
 
 SKIPPING_SENSORS = ("heartbeat", "delegation")
 
@@ -100,7 +100,8 @@ class Assembler:
         Remembered for the last few histories: planning the turns of a log one after the other (a
         timeline) replays one more turn each time instead of the whole log again.
         """
-        history = tuple(history)
+        if not isinstance(history, TurnHistory):
+            history = tuple(history)  # a view stays a view: comparing two of one list is O(1)
         if not history:
             return AssemblyState()
         found = self._replayed.get((len(history), id(history[-1])))

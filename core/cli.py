@@ -1,4 +1,4 @@
-"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``, ``import``.
+"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``, ``import``, ``record``.
 
 Exit codes: 0 fits (or ok), 1 critical overflow / over the gate, 2 bad input. Every error is one
 line on stderr, ``tokenbox: error: FILE:LINE:COL: problem (remedy)``, never a traceback.
@@ -54,9 +54,15 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--trimming", choices=("tokenbox", "progressive"), help="override the trimming policy")
     render = session_command("render", "print the rendered context, byte-exact")
     render.add_argument("--trimming", choices=("tokenbox", "progressive"), help="override the trimming policy")
+    render.add_argument("--format", choices=("text", "anthropic", "openai"), default="text",
+                        help="text: the rendered context (default); anthropic/openai: the trimmed request body")
     check = session_command("check", "pre-send gate: untrimmed tokens + reserve_out must fit max_ctx × (1 - headroom)")
     check.add_argument("--reserve-out", type=non_negative_int, metavar="N", help="tokens kept free for the reply")
     check.add_argument("--allow-over-context", action="store_true", help="warn instead of failing when over")
+    check.add_argument("--stable-prefix", action="store_true",
+                       help="also fail when the prompt prefix changed between the last two turns (a cache break)")
+    check.add_argument("--max-growth", type=non_negative_int, metavar="N",
+                       help="also fail when the newest turn grew by more than N tokens over the one before")
     commands.add_parser("tokenizers", help="list the tokenizers", description="List every tokenizer.")
     commands.add_parser("models", help="list the model table", description="List the built-in model table: window and tokenizer.")
     imported = commands.add_parser(
@@ -67,6 +73,19 @@ def build_parser() -> argparse.ArgumentParser:
     imported.add_argument("--turn", type=turn_number, metavar="K", help="turn to write (1-based; -1 = newest)")
     imported.add_argument("--thread", metavar="NAME", help="thread of an agent's log: main (default) or a sub-agent's")
     imported.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M)")
+    record = commands.add_parser(
+        "record", help="run a capture proxy in front of an LLM API and log every request it forwards",
+        description="Forward requests to the upstream unchanged and append each captured request with its "
+                    "recorded usage to a capture log (see README, 'Capturing any agent').",
+    )
+    from tokenbox.core.record.run import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url
+
+    record.add_argument("--listen", type=listen_address, default=listen_address(DEFAULT_LISTEN), metavar="HOST:PORT",
+                        help=f"address to listen on (default {DEFAULT_LISTEN}; other hosts get a warning)")
+    record.add_argument("--upstream", type=upstream_url, default=DEFAULT_UPSTREAM, metavar="URL",
+                        help=f"API to forward to (default {DEFAULT_UPSTREAM}; e.g. https://api.openai.com)")
+    record.add_argument("--out", metavar="FILE", help="capture file to create (default: a new file under "
+                        "$XDG_STATE_HOME/tokenbox/captures/)")
     return parser
 
 
@@ -81,7 +100,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(AttributeError, ValueError):
                 stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-    code = _main(list(sys.argv[1:] if argv is None else argv))
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["statusline"]:
+        # Claude Code runs this every few hundred ms: dispatched before anything heavy is imported
+        from tokenbox.core.statusline import run
+
+        code = run(args[1:], sys.stdin, sys.stdout, os.environ)
+        if argv is None:
+            sys.exit(code)
+        return code
+    code = _main(args)
     if argv is None:
         sys.exit(code)
     return code
@@ -102,6 +130,10 @@ def _main(argv: list[str]) -> int:
             return _models()
         if args.command == "import":
             return _import(args)
+        if args.command == "record":
+            from tokenbox.core.record.run import run
+
+            return run(args.listen, args.upstream, args.out)
         return _session_command(args)
     except BadInput as exc:
         return _fail(str(exc))
@@ -142,6 +174,13 @@ def _session_command(args: argparse.Namespace) -> int:
         if not plan.ok:
             sys.stderr.write(f"tokenbox: {printable(session.path)}: ContextCriticalOverflow: {printable(plan.error['message'])}\n")  # type: ignore[index]
             return EXIT_OVER
+        if args.format != "text":
+            from tokenbox.core.pack import pack
+
+            body = json.dumps(pack(plan, args.format), ensure_ascii=False, indent=2) + "\n"
+            sys.stdout.buffer.write(body.encode("utf-8"))
+            sys.stdout.flush()
+            return EXIT_OK
         sys.stdout.buffer.write(plan.render().encode("utf-8"))
         sys.stdout.flush()
         return EXIT_OK
@@ -188,8 +227,40 @@ def _check(engine, session, args: argparse.Namespace) -> int:
             return EXIT_OK
         sys.stderr.write(f"tokenbox: check failed: {where}: over context: {numbers} (trim the session or pass --allow-over-context)\n")
         return EXIT_OVER
+    if args.stable_prefix or args.max_growth is not None:
+        failed = _history_gates(engine, session, args, where)
+        if failed:
+            return EXIT_OVER
     sys.stdout.write(f"ok: {where}: {numbers}\n")
     return EXIT_OK
+
+
+def _history_gates(engine, session, args: argparse.Namespace, where: str) -> bool:
+    """``--stable-prefix`` and ``--max-growth`` on the last two turns; True when one failed."""
+    from tokenbox.core import gates
+    from tokenbox.core.session import load_threads, load_turns
+
+    turns = load_threads(args.file)[args.thread] if args.thread else load_turns(args.file)
+    index = session.turn - 1 if 0 < session.turn <= len(turns) else len(turns) - 1
+    if index < 1:
+        sys.stdout.write(f"note: {where}: one turn only, nothing to compare with\n")
+        return False
+    earlier, newest = turns[index - 1], turns[index]
+    failed = False
+    if args.stable_prefix:
+        reason = gates.prefix_break(engine, earlier, newest)
+        if reason is not None:
+            sys.stderr.write(f"tokenbox: check failed: {where}: turn {index + 1}: {printable(reason)}\n")
+            failed = True
+    if args.max_growth is not None:
+        before, after = gates.growth(engine, earlier, newest)
+        if after - before > args.max_growth:
+            sys.stderr.write(
+                f"tokenbox: check failed: {where}: turn {index + 1} grew by {after - before} tokens "
+                f"({before} → {after}), more than --max-growth {args.max_growth}\n"
+            )
+            failed = True
+    return failed
 
 
 def _models() -> int:

@@ -23,6 +23,7 @@ SEPARATOR = "\n\n"
 # Characters of text per cache generation (two are kept: about 2 x 32M characters at most).
 _GENERATION_CHARS = 32 * 1024 * 1024
 _JOIN_SNAPSHOTS = 8  # initial JoinedTotal states kept for reuse (what-if plans start from the same texts)
+_PATCH_LIMIT = 8  # a new join is patched from a kept one when at most this many texts changed
 # Below this many characters of new text a batch is measured in the calling thread only.
 PARALLEL_MIN_CHARS = 96 * 1024
 
@@ -185,6 +186,22 @@ class TokenCounter:
     def _snapshot(self, texts: tuple[str, ...]) -> tuple | None:
         return self._joins.get(texts)
 
+    def _similar(self, texts: tuple[str, ...], limit: int) -> tuple[tuple[str, ...], tuple, list[int]] | None:
+        """The newest kept join of as many texts, at most ``limit`` of them changed (all non-empty)."""
+        for old in reversed(self._joins):
+            if len(old) != len(texts):
+                continue
+            changed = []
+            for i, (a, b) in enumerate(zip(old, texts, strict=True)):
+                if a is not b and a != b:
+                    if not a or not b or len(changed) >= limit:
+                        break
+                    changed.append(i)
+            else:
+                if changed:
+                    return old, self._joins[old], changed
+        return None
+
     def _keep_snapshot(self, texts: tuple[str, ...], state: tuple) -> None:
         if len(self._joins) >= _JOIN_SNAPSHOTS:
             self._joins.pop(next(iter(self._joins)))
@@ -254,6 +271,8 @@ class JoinedTotal:
             self.prev, self.next, self.cuts, self.body = list(prev), list(nxt), list(cuts), list(body)
             self.glue_after = dict(glue_after)
             return
+        if self._patched(key):
+            return
         counter.prepare(self.texts)
         count = counter.count
         # the initial count of every item (0 when empty), for the layout's pieces
@@ -293,6 +312,32 @@ class JoinedTotal:
             (tuple(self.prev), tuple(self.next), tuple(self.cuts), tuple(self.body), dict(self.glue_after), self.first, self.total,
              self.counts),
         )
+
+    def _patched(self, key: tuple[str, ...]) -> bool:
+        """Start from a kept state whose texts differ from ``key`` in a few items, replacing just those.
+
+        An edit of one section re-plans with one text changed: patching the previous join costs
+        that text and the glue around it, not a pass over every item.
+        """
+        found = self.counter._similar(key, _PATCH_LIMIT)
+        if found is None:
+            return False
+        old, state, changed = found
+        prev, nxt, cuts, body, glue_after, self.first, self.total, counts = state
+        self.prev, self.next, self.cuts, self.body = list(prev), list(nxt), list(cuts), list(body)
+        self.glue_after = dict(glue_after)
+        self.texts = list(old)
+        counts = list(counts)
+        for i in changed:
+            self.replace(i, key[i])
+            counts[i] = self.counter.count(key[i])
+        self.counts = tuple(counts)
+        self.counter._keep_snapshot(
+            key,
+            (tuple(self.prev), tuple(self.next), tuple(self.cuts), tuple(self.body), dict(self.glue_after), self.first, self.total,
+             self.counts),
+        )
+        return True
 
     # -- pieces
 

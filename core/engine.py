@@ -12,20 +12,18 @@ import threading
 from collections.abc import Mapping
 from dataclasses import replace
 
-from tokenbox.core import apicheck
 from tokenbox.core.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.config import Resolved, Settings, load_settings, resolve
 from tokenbox.core.counting import TokenCounter
-from tokenbox.core.errors import BadInput, ConfigError, ContextCriticalOverflow, SessionError, TokenizerError
+from tokenbox.core.errors import BadInput, ContextCriticalOverflow, TokenizerError
 from tokenbox.core.estimate import ESTIMATE, BaseEstimates, EstimateTokenizer
 from tokenbox.core.layout import LayoutResult, LensCache, fixed_tokens, run_layout
-from tokenbox.core.model import Section, Session
+from tokenbox.core.model import Section, Session, TurnHistory
 from tokenbox.core.plan import Budget, Plan, SectionResult, TokenizerInfo
 from tokenbox.core.tokenizers import TokenizerRegistry, default_registry
 
 _LAYOUT_CACHE_LIMIT = 64
 _LAYOUT_CACHE_CHARS = 64 * 1024 * 1024  # text held by cached layouts (their sessions' texts, roughly)
-MAX_PLAN_CHARS = 128 * 1024 * 1024  # text one plan may count: twice the default file limit
 _SCALED_COUNTERS = 4  # calibrated estimate counters kept (one per scale; a followed thread refits each turn)
 
 
@@ -67,13 +65,20 @@ class Engine:
         *,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        _check_engine_args(registry, settings, environ)
+        from tokenbox.core.errors import ConfigError
+
+        if registry is not None and not isinstance(registry, TokenizerRegistry):
+            raise ConfigError(f"registry must be a TokenizerRegistry, not {type(registry).__name__}", "pass default_registry()")
+        if settings is not None and not isinstance(settings, Settings):
+            raise ConfigError(f"settings must be a Settings, not {type(settings).__name__}", "leave it out to read the environment")
+        if environ is not None and not (isinstance(environ, Mapping)
+                                        and all(isinstance(k, str) and isinstance(v, str) for k, v in environ.items())):
+            raise ConfigError("environ must be a mapping of str to str", "pass a dict of strings")
         self.registry = registry or default_registry()
         self.settings = settings if settings is not None else load_settings(os.environ if environ is None else environ)
-        # Plans from several threads share the caches below; one lock keeps their eviction consistent.
-        self._lock = threading.RLock()
         self._counters: dict[str, TokenCounter] = {}
         self._assemblers: dict[str, Assembler] = {}
+        self._lock = threading.RLock()
         self._lens_cache = LensCache()
         self._estimate_bases = BaseEstimates()  # shared by the calibrated counters of every scale
         self._layouts: dict[tuple, LayoutResult | ContextCriticalOverflow] = {}
@@ -83,12 +88,14 @@ class Engine:
 
     def counter(self, tokenizer: str) -> TokenCounter:
         """The cached counter of tokenizer ``tokenizer`` (loading it on first use)."""
-        apicheck.check_tokenizer(tokenizer)
-        with self._lock:
-            counter = self._counters.get(tokenizer)
-            if counter is None:
-                counter = self._counters[tokenizer] = TokenCounter(self.registry.get(tokenizer))
-            return counter
+        if not isinstance(tokenizer, str) or not tokenizer:
+            from tokenbox.core.errors import ConfigError
+
+            raise ConfigError(f"tokenizer={tokenizer!r:.40} is not a tokenizer name", "pass a name from `tokenbox tokenizers`")
+        counter = self._counters.get(tokenizer)
+        if counter is None:
+            counter = self._counters[tokenizer] = TokenCounter(self.registry.get(tokenizer))
+        return counter
 
     def resolve(self, session: Session, **overrides) -> Resolved:
         """Budget and tokenizer for ``session`` after the precedence rules (errors carry the file position)."""
@@ -126,18 +133,13 @@ class Engine:
         """Plan one turn. ``budget`` overrides ``max_ctx``; ``tokenizer`` overrides the tokenizer name.
 
         Raises ``BadInput`` subclasses for unusable settings; critical overflow is reported in the
-        plan (``plan.ok`` false, ``plan.error`` set), not raised. Safe to call from several threads.
+        plan (``plan.ok`` false, ``plan.error`` set), not raised.
         """
-        apicheck.check_session(session)
-        apicheck.check_budget(budget)
-        apicheck.check_tokenizer(tokenizer)
-        apicheck.check_trimming(trimming)
-        apicheck.check_reserve_out(reserve_out)
-        _check_size(session)
-        with self._lock:
+        _check_arguments(session, budget, tokenizer, trimming, reserve_out)
+        with self._lock:  # the caches are shared: one plan at a time per engine (identical results)
             return self._plan(session, budget, tokenizer, trimming, reserve_out)
 
-    def _plan(self, session: Session, budget: int | None, tokenizer: str | None, trimming: str | None, reserve_out: int | None) -> Plan:
+    def _plan(self, session: Session, budget, tokenizer, trimming, reserve_out) -> Plan:
         resolved = self.resolve(session, budget=budget, tokenizer=tokenizer, trimming=trimming, reserve_out=reserve_out)
         counter_key = resolved.tokenizer
         calibration = session.calibration
@@ -250,39 +252,9 @@ class Engine:
         """Plan every turn of a log in order (each with the earlier ones as history)."""
         plans = []
         for index, turn in enumerate(turns):
-            session = turn if turn.history or index == 0 else replace(turn, history=tuple(turns[:index]))
+            session = turn if turn.history or index == 0 else replace(turn, history=TurnHistory(turns, index))
             plans.append(self.plan(session, **options))
         return plans
-
-
-def _check_size(session: Session) -> None:
-    """Refuse a turn holding more than ``MAX_PLAN_CHARS`` of text before counting any of it.
-
-    A session built in Python skips the file size limit; hundreds of MB of text would exhaust memory
-    inside the tokenizer (a native panic there can leave the process hung), so it is refused by size.
-    """
-    chars = 0
-    for section in session.sections:
-        text = getattr(section, "text", None)
-        if isinstance(text, str):
-            chars += len(text)
-    if chars > MAX_PLAN_CHARS:
-        raise SessionError(
-            f"the turn holds {chars // 2**20} MiB of text, more than the {MAX_PLAN_CHARS // 2**20} MiB tokenbox plans",
-            "split the text into several sessions or summarise it", session.path, None, None,
-        )
-
-
-def _check_engine_args(registry: object, settings: object, environ: object) -> None:
-    """``Engine(...)`` from Python: a wrong type is a typed error, not a later ``AttributeError``."""
-    from collections.abc import Mapping as MappingABC
-
-    if registry is not None and not isinstance(registry, TokenizerRegistry):
-        raise ConfigError(f"registry must be a TokenizerRegistry, not {type(registry).__name__}", "leave it out for the default registry")
-    if settings is not None and not isinstance(settings, Settings):
-        raise ConfigError(f"settings must be a Settings, not {type(settings).__name__}", "leave it out, or pass tokenbox.core.config.Settings(...)")
-    if environ is not None and not (isinstance(environ, MappingABC) and all(isinstance(k, str) and isinstance(v, str) for k, v in environ.items())):
-        raise ConfigError("environ must be a mapping of str to str", "pass e.g. dict(os.environ), or leave it out")
 
 
 def _size_inferred(session: Session, assembly: Assembly, counter: TokenCounter) -> tuple[str, ...]:
@@ -314,3 +286,31 @@ def _size_inferred(session: Session, assembly: Assembly, counter: TokenCounter) 
 
 def _resized(section: Section, tokens: int) -> Section:
     return replace(section, tokens=tokens)
+
+
+MAX_TEXT_CHARS = 256 * 1024 * 1024  # the text one plan may hold: refused before any counting
+
+
+def _check_arguments(session: object, budget: object, tokenizer: object, trimming: object, reserve_out: object) -> None:
+    """Wrong types and values through the API are typed errors, never a raw exception or a default."""
+    from tokenbox.core.errors import ConfigError, SessionError
+    from tokenbox.core.model import TRIMMING_POLICIES
+
+    if not isinstance(session, Session):
+        raise SessionError(f"Engine.plan needs a Session, not {type(session).__name__}",
+                           "load one with load_session(path) or session_from_dict(mapping)")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= 10**9):
+        raise ConfigError(f"budget={budget!r} is not a whole number of tokens from 1 to 1000000000", "pass e.g. budget=16384")
+    if reserve_out is not None and (isinstance(reserve_out, bool) or not isinstance(reserve_out, int)
+                                    or not 0 <= reserve_out <= 10**9):
+        raise ConfigError(f"reserve_out={reserve_out!r} is not a whole number of tokens from 0", "pass e.g. reserve_out=1024")
+    if tokenizer is not None and (not isinstance(tokenizer, str) or not tokenizer):
+        raise ConfigError(f"tokenizer={tokenizer!r} is not a tokenizer name", "pass a name from `tokenbox tokenizers`")
+    if trimming is not None and trimming not in TRIMMING_POLICIES:
+        raise ConfigError(f"trimming={trimming!r} is not a trimming policy", f"use one of {', '.join(TRIMMING_POLICIES)}")
+    chars = sum(len(s.text or "") for s in session.sections)
+    if chars > MAX_TEXT_CHARS:
+        raise SessionError(
+            f"the session holds {chars // (1024 * 1024)} MiB of text, over the {MAX_TEXT_CHARS // (1024 * 1024)} MiB a plan "
+            "may hold", "split the session, or trim its parts before planning", session.path,
+        )

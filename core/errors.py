@@ -56,6 +56,10 @@ class SessionError(BadInput):
     """The session file is malformed: syntax, shape, types, values."""
 
 
+class UnsupportedFormat(SessionError):
+    """The file is another tool's format that tokenbox does not read (told apart by its content)."""
+
+
 class FileTooLarge(SessionError):
     """The file is bigger than the configured size limit; it was not read."""
 

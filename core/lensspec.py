@@ -10,12 +10,26 @@ LENS_NAMES = LENSES_WITH_COUNT + LENSES_PLAIN
 MAX_LINES_ARG = 10**9
 
 
+# Specs parsed already (valid ones only): the layout asks again at every step of a long trim.
+_PARSED: dict[str, tuple[str, int | None]] = {}
+
+
 def parse_lens(spec: str) -> tuple[str, int | None]:
     """Split ``"tail_lines:5"`` into ``("tail_lines", 5)``; raise ``SessionError`` on a bad spec."""
+    found = _PARSED.get(spec)
+    if found is None:
+        found = _parse(spec)
+        if len(_PARSED) >= 1024:
+            _PARSED.clear()
+        _PARSED[spec] = found
+    return found
+
+
+def _parse(spec: str) -> tuple[str, int | None]:
     name, sep, arg = spec.partition(":")
     name = name.strip()
-    known = ", ".join(f"{n}:N" if n in LENSES_WITH_COUNT else n for n in LENS_NAMES)
     if name not in LENS_NAMES:
+        known = ", ".join(f"{n}:N" if n in LENSES_WITH_COUNT else n for n in LENS_NAMES)
         raise SessionError(f"unknown lens {spec!r}", f"known lenses: {known}")
     if name in LENSES_WITH_COUNT:
         arg = arg.strip()

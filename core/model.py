@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 SENSORS = ("user-input", "tool-output", "heartbeat", "delegation")
 TRIMMING_POLICIES = ("tokenbox", "progressive")
@@ -128,7 +129,7 @@ class Session:
     turn: int = 1
     turn_count: int = 1
     line: int = 1
-    history: tuple[Session, ...] = field(default=(), compare=False, hash=False)
+    history: Sequence[Session] = field(default=(), compare=False, hash=False)
     recorded: RecordedUsage | None = None
     source_format: str = "tokenbox"
     # CONTRACT §7: what the request costs (recorded, or predicted when ``pending``), the thread it
@@ -144,3 +145,61 @@ class Session:
         """Line and column of a top-level key as written (``None`` when unknown)."""
         line, col = self.positions.get(key, (None, None))
         return line, col
+
+
+class TurnHistory(Sequence["Session"]):
+    """The first ``upto`` turns of a log, as a read-only view of the loader's list of turns.
+
+    Every turn of a log has the turns before it as ``history``; a view shares the one list instead
+    of copying it per turn (n turns would otherwise hold n²/2 references). The list must only ever
+    grow (a loader starts a new list when the file is re-read from the top). It reads as a tuple:
+    ``len``, indexing, iteration, ``==`` with tuples and other views; a prefix slice is a view too.
+    """
+
+    __slots__ = ("_turns", "_upto")
+
+    def __init__(self, turns: list[Session], upto: int) -> None:
+        if not 0 <= upto <= len(turns):
+            raise ValueError("a history holds turns the list has")
+        self._turns = turns
+        self._upto = upto
+
+    def __len__(self) -> int:
+        return self._upto
+
+    @overload
+    def __getitem__(self, index: int) -> Session: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Session]: ...
+    def __getitem__(self, index: int | slice) -> Session | Sequence[Session]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._upto)
+            if start == 0 and step == 1:
+                return TurnHistory(self._turns, max(stop, 0))
+            return tuple(self._turns[: self._upto][index])
+        if index < 0:
+            index += self._upto
+        if not 0 <= index < self._upto:
+            raise IndexError("history index out of range")
+        return self._turns[index]
+
+    def __iter__(self) -> Iterator[Session]:
+        turns = self._turns
+        for index in range(self._upto):
+            yield turns[index]
+
+    def same(self, other: object) -> bool:
+        """Whether ``other`` is a view of the same list and length (equal without comparing turns)."""
+        return isinstance(other, TurnHistory) and other._turns is self._turns and other._upto == self._upto
+
+    def __eq__(self, other: object) -> bool:
+        if self.same(other):
+            return True
+        if isinstance(other, (TurnHistory, tuple, list)):
+            return len(other) == self._upto and all(a is b or a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"TurnHistory({self._upto} turns)"

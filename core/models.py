@@ -20,6 +20,15 @@ _TABLE = [
     ModelInfo("gpt-5", 400_000, "o200k_base"),
     ModelInfo("gpt-5-mini", 400_000, "o200k_base"),
     ModelInfo("gpt-5-nano", 400_000, "o200k_base"),
+    # Models Codex CLI runs (its rollouts also record the window it uses, which wins over these).
+    ModelInfo("gpt-5-codex", 400_000, "o200k_base"),
+    ModelInfo("gpt-5.1", 400_000, "o200k_base"),
+    ModelInfo("gpt-5.1-codex", 400_000, "o200k_base"),
+    ModelInfo("gpt-5.1-codex-mini", 400_000, "o200k_base"),
+    ModelInfo("gpt-5.1-codex-max", 400_000, "o200k_base"),
+    ModelInfo("gpt-5.2", 400_000, "o200k_base"),
+    ModelInfo("gpt-5.2-codex", 400_000, "o200k_base"),
+    ModelInfo("codex-mini-latest", 200_000, "o200k_base"),
     ModelInfo("gpt-4.1", 1_047_576, "o200k_base"),
     ModelInfo("gpt-4.1-mini", 1_047_576, "o200k_base"),
     ModelInfo("gpt-4.1-nano", 1_047_576, "o200k_base"),
@@ -54,6 +63,9 @@ _TABLE = [
     ModelInfo("claude-3-haiku", 200_000, None),
     ModelInfo("gemini-2.5-pro", 1_048_576, None),
     ModelInfo("gemini-2.5-flash", 1_048_576, None),
+    ModelInfo("gemini-2.0-flash", 1_048_576, None),
+    ModelInfo("gemini-3-pro", 1_048_576, None),  # gemini-3-pro-preview, as Gemini CLI names it
+    ModelInfo("gemini-3-flash", 1_048_576, None),
 ]
 MODELS: dict[str, ModelInfo] = {m.name: m for m in _TABLE}
 

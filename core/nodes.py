@@ -14,22 +14,15 @@ import bisect
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 from tokenbox.core.errors import SessionError
 
 MAX_DEPTH = 64
 MAX_NODES = 2_000_000
 MAX_INT = 2**53
-MAX_INT_DIGITS = 20  # the longest whole number a session may hold (as in JSON: a 64-bit seed fits)
-MAX_EXPANDED_CHARS = 256 * 1024 * 1024  # scalar text a YAML document may expand to through its aliases
 
-try:
-    _YAML_LOADER: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - libyaml missing
-    _YAML_LOADER = yaml.SafeLoader
 
 
 @dataclass(slots=True)
@@ -67,15 +60,6 @@ class _Lines:
         if index == 0:
             col += self.first_col - 1
         return self.first_line + index, col
-
-
-def _mark_at(lines: _Lines, mark: Any) -> tuple[int, int]:
-    """1-based line and column of a YAML mark, counted as everywhere in tokenbox: lines end at ``\n``.
-
-    libyaml also ends lines at U+0085, U+2028, U+2029 (and a lone ``\r``); its character ``index``
-    is exact, so the position is recomputed from it (editors and the JSON reader agree with this).
-    """
-    return lines.at(mark.index)
 
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -296,6 +280,10 @@ class FastDocument:
 
     root: Node  # the root object; its values are ShallowNodes, ``sections`` a Node of ShallowNodes
     value: dict[str, Any]
+    # each item of ``sections``: (start offset, end offset, value, values it holds), for ``Reuse``
+    items: list[tuple[int, int, Any, int]] = field(default_factory=list)
+    strings: bool = False  # whether strings were checked for surrogates
+    list_end: int = -1  # offset just after the ``sections`` list's closing bracket (-1: no items)
 
     def view(self) -> Node:
         """The whole document as (unpositioned) nodes, for content detectors."""
@@ -375,7 +363,117 @@ def _value_size(value: Any, depth: int, strings: bool) -> int:
     return 1
 
 
-def fast_json(text: str, first_line: int = 1, first_col: int = 1) -> FastDocument | None:
+class Reuse:
+    """What a new version of a document can take from the previous one, read by ``fast_json``.
+
+    The two texts are compared once (common prefix and suffix, found chunk by chunk); a ``sections``
+    item whose text lies wholly in the unchanged prefix, or wholly in the unchanged suffix, is taken
+    as it was (its value object, its end, its size) instead of being scanned and checked again: the
+    scanner's result depends on the item's text alone, and that text was accepted before.
+    """
+
+    __slots__ = ("delta", "ends", "index", "items", "list_end", "prefix", "spans", "strings", "suffix_start")
+
+    _CHUNK = 4096
+
+    def __init__(self, old_text: str, old: FastDocument, new_text: str) -> None:
+        self.prefix = _common_prefix(old_text, new_text, self._CHUNK)
+        limit = min(len(old_text), len(new_text)) - self.prefix
+        suffix = _common_suffix(old_text, new_text, limit, self._CHUNK)
+        self.suffix_start = len(old_text) - suffix  # in the old text
+        self.delta = len(new_text) - len(old_text)
+        self.items = {start: (end, value, size) for start, end, value, size in old.items}
+        self.spans = old.items
+        self.index = {span[0]: k for k, span in enumerate(old.items)}
+        self.ends = [span[1] for span in old.items]
+        self.list_end = old.list_end
+        self.strings = old.strings
+
+    def run(self, pos: int) -> tuple[list[tuple[int, int, Any, int]], int, bool] | None:
+        """Several unchanged items from ``pos`` on, with the separators between them: ``(spans in the
+        new text, where to go on, whether that is past the list's closing bracket)``, or ``None``."""
+        if pos < self.prefix:
+            k = self.index.get(pos)
+            if k is None:
+                return None
+            m = bisect.bisect_left(self.ends, self.prefix, k) - 1  # the last item ending before the change
+            if m == len(self.spans) - 1 and 0 <= self.list_end <= self.prefix:
+                return self.spans[k : m + 1], self.list_end, True
+            if m - 1 <= k:
+                return None
+            return self.spans[k:m], self.spans[m][0], False  # item m (and what follows) the usual way
+        old = pos - self.delta
+        if old < self.suffix_start or self.list_end < 0:
+            return None
+        k = self.index.get(old)
+        if k is None:
+            return None
+        delta = self.delta
+        moved = [(start + delta, end + delta, value, size) for start, end, value, size in self.spans[k:]]
+        return moved, self.list_end + delta, True
+
+    def take(self, pos: int) -> tuple[int, Any, int] | None:
+        """``(end, value, size)`` for an unchanged item starting at ``pos`` of the new text, else ``None``."""
+        if pos < self.prefix:
+            found = self.items.get(pos)
+            if found is not None and found[0] < self.prefix:  # the character after it is unchanged too
+                return found
+            return None
+        old = pos - self.delta
+        if old >= self.suffix_start:
+            found = self.items.get(old)
+            if found is not None:
+                return found[0] + self.delta, found[1], found[2]
+        return None
+
+
+def _common_prefix(a: str, b: str, chunk: int) -> int:
+    """Length of the common start of ``a`` and ``b`` (growing chunks, then halving to the difference)."""
+    n = min(len(a), len(b))
+    lo = 0
+    while lo < n and a[lo : lo + chunk] == b[lo : lo + chunk]:
+        lo += chunk
+        chunk *= 2
+    if lo >= n:
+        return n
+    hi = min(lo + chunk, n)  # the first difference is in [lo, hi), if any
+    while hi - lo > 64:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    while lo < hi and a[lo] == b[lo]:
+        lo += 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int, chunk: int) -> int:
+    """Length of the common end of ``a`` and ``b``, at most ``limit``."""
+    la, lb = len(a), len(b)
+    k = 0
+    step = 0
+    while k < limit:
+        step = min(chunk, limit - k)
+        if a[la - k - step : la - k] != b[lb - k - step : lb - k]:
+            break
+        k += step
+        chunk *= 2
+    if k >= limit:
+        return limit
+    lo, hi = k, k + step  # the common end is at least lo and less than hi characters long
+    while hi - lo > 64:
+        mid = (lo + hi) // 2
+        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+            lo = mid
+        else:
+            hi = mid
+    while lo < hi and a[la - lo - 1] == b[lb - lo - 1]:
+        lo += 1
+    return lo
+
+
+def fast_json(text: str, first_line: int = 1, first_col: int = 1, reuse: Reuse | None = None) -> FastDocument | None:
     """Read a JSON object with the C scanner, or ``None`` when ``parse_json`` has to decide.
 
     A document comes back only when ``parse_json`` would read it without error and to the same
@@ -385,17 +483,21 @@ def fast_json(text: str, first_line: int = 1, first_col: int = 1) -> FastDocumen
     root, each of its values and each item of a ``sections`` list: all that a valid session keeps.
     """
     try:
-        return _fast_json(text, first_line, first_col)
+        return _fast_json(text, first_line, first_col, reuse)
     except Exception:  # whatever the C scanner or a check raised, parse_json decides
         return None
 
 
-def _fast_json(text: str, first_line: int, first_col: int) -> FastDocument | None:
+def _fast_json(text: str, first_line: int, first_col: int, reuse: Reuse | None = None) -> FastDocument | None:
     skip = _WS.match
     scan = _SCAN
     # parse_json refuses a string holding a surrogate only when the string has a \u escape: strings
     # are looked at only when the text has one (and, if all ASCII, one of \ud800-\udfff).
     strings = "\\u" in text and (not text.isascii() or _ESCAPED_SURROGATE.search(text) is not None)
+    if reuse is not None and reuse.strings != strings:
+        reuse = None
+    spans: list[tuple[int, int, Any, int]] = []
+    list_end = -1
     pos = skip(text, 0).end()  # type: ignore[union-attr]
     if not text.startswith("{", pos):
         return None
@@ -428,7 +530,26 @@ def _fast_json(text: str, first_line: int, first_col: int) -> FastDocument | Non
                 else:
                     after = _AFTER_ITEM.match
                     while True:
-                        item, end = scan(text, pos)
+                        run = reuse.run(pos) if reuse is not None else None
+                        if run is not None:  # unchanged items, taken together with the separators between them
+                            taken_items, pos, closed = run
+                            for span in taken_items:
+                                spans.append(span)
+                                count += span[3]
+                                offsets.append(span[0])
+                                value.append(span[2])
+                            if closed:
+                                list_end = pos
+                                break
+                            continue
+                        taken = reuse.take(pos) if reuse is not None else None
+                        if taken is None:
+                            item, end = scan(text, pos)
+                            size = _value_size(item, 2, strings)
+                        else:
+                            end, item, size = taken
+                        spans.append((pos, end, item, size))
+                        count += size
                         offsets.append(pos)
                         value.append(item)
                         match = after(text, end)  # `,` and the space after it, or the closing `]`
@@ -436,10 +557,14 @@ def _fast_json(text: str, first_line: int, first_col: int) -> FastDocument | Non
                             return None
                         pos = match.end()
                         if match.lastindex == 2:
+                            list_end = pos
                             break
             else:
                 value, pos = scan(text, pos)
-            count += 1 + _value_size(value, 1, strings)  # the key, the value and what it holds
+            if listed:  # the key, the list and its items (counted above)
+                count += 2
+            else:
+                count += 1 + _value_size(value, 1, strings)  # the key, the value and what it holds
             members[key] = value
             shallow.append((key, value, listed))
             pos = skip(text, pos).end()  # type: ignore[union-attr]
@@ -461,7 +586,7 @@ def _fast_json(text: str, first_line: int, first_col: int) -> FastDocument | Non
             fields[key] = Node([ShallowNode(item, *next(where)) for item in value], *at)
         else:
             fields[key] = ShallowNode(value, *at)
-    return FastDocument(Node(fields, line, col), members)
+    return FastDocument(Node(fields, line, col), members, spans, strings, list_end)
 
 
 def _positions(text: str, offsets: list[int], first_line: int, first_col: int) -> list[tuple[int, int]]:
@@ -485,184 +610,9 @@ def _positions(text: str, offsets: list[int], first_line: int, first_col: int) -
     return result
 
 
-_YAML_TAGS = {
-    "tag:yaml.org,2002:str",
-    "tag:yaml.org,2002:int",
-    "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:bool",
-    "tag:yaml.org,2002:null",
-    "tag:yaml.org,2002:map",
-    "tag:yaml.org,2002:seq",
-    "tag:yaml.org,2002:timestamp",
-}
-
-
-class _YamlConverter:
-    def __init__(self, path: str, lines: _Lines) -> None:
-        self.path = path
-        self.lines = lines
-        self.count = 0
-        self.constructor = yaml.constructor.SafeConstructor()
-
-    def fail(self, node: yaml.Node, problem: str, remedy: str) -> SessionError:
-        return SessionError(problem, remedy, self.path, *_mark_at(self.lines, node.start_mark))
-
-    def convert(self, node: yaml.Node, depth: int, active: tuple[int, ...] = ()) -> Node:
-        self.count += 1
-        if self.count > MAX_NODES:
-            raise self.fail(node, f"more than {MAX_NODES} values (an alias bomb?)", "do not expand aliases")
-        if depth > MAX_DEPTH:
-            raise self.fail(node, f"nesting deeper than {MAX_DEPTH} levels", "flatten the document")
-        if node.tag not in _YAML_TAGS:
-            raise self.fail(node, f"YAML tag {node.tag} is not allowed", "remove the tag; plain values only")
-        line, col = _mark_at(self.lines, node.start_mark)
-        if isinstance(node, yaml.MappingNode):
-            if id(node) in active:
-                raise self.fail(node, "recursive alias", "remove the self-reference")
-            result: dict[str, Node] = {}
-            keys: dict[str, tuple[int, int]] = {}
-            for key_node, value_node in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    raise self.fail(key_node, "merge keys (`<<`) are not supported", "write the keys out")
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
-                    raise self.fail(key_node, "mapping keys must be plain strings", "quote the key")
-                key = key_node.value
-                if key in result:
-                    raise self.fail(key_node, f"duplicate key {key!r}", "each key may appear once")
-                result[key] = self.convert(value_node, depth + 1, (*active, id(node)))
-                keys[key] = _mark_at(self.lines, key_node.start_mark)
-            return Node(result, line, col, keys)
-        if isinstance(node, yaml.SequenceNode):
-            if id(node) in active:
-                raise self.fail(node, "recursive alias", "remove the self-reference")
-            return Node([self.convert(item, depth + 1, (*active, id(node))) for item in node.value], line, col)
-        tag = node.tag
-        if tag == "tag:yaml.org,2002:str":
-            return Node(node.value, line, col)
-        if tag == "tag:yaml.org,2002:timestamp":
-            return Node(node.value, line, col)  # keep dates as the text the user wrote
-        if tag == "tag:yaml.org,2002:int":
-            digits = node.value.replace("_", "")
-            if ":" in digits:
-                # YAML 1.1 base 60 (``1:30``): PyYAML builds it in quadratic time, so refuse it unbuilt.
-                raise self.fail(node, f"base-60 number {node.value[:40]!r} is not supported", "quote it to keep it as text")
-            if len(digits.lstrip("+-")) > MAX_INT_DIGITS:
-                raise self.fail(node, f"number {node.value[:40]}{'…' if len(node.value) > 40 else ''} is too large", "use a smaller number")
-        try:
-            value = self.constructor.construct_object(node, deep=True)
-        except (ValueError, OverflowError, KeyError, IndexError, TypeError, yaml.YAMLError):
-            # e.g. ``!!bool maybe`` (KeyError) or ``!!int ""`` (IndexError) inside PyYAML
-            raise self.fail(node, f"bad {tag.rsplit(':', 1)[-1]} value {node.value[:40]!r}", "fix the value or quote it as text") from None
-        if isinstance(value, float) and not math.isfinite(value):
-            raise self.fail(node, f"{node.value} is not a finite number", "use a finite number")
-        if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) > MAX_INT_DIGITS:
-            raise self.fail(node, f"number {node.value[:40]} is too large", "use a smaller number")
-        return Node(value, line, col)
-
-
-_START_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-_END_EVENTS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-
-
-def _check_shape(text: str, path: str) -> None:
-    """Refuse documents nested deeper than ``MAX_DEPTH`` or whose aliases expand past ``MAX_NODES``.
-
-    This walks libyaml's event stream, which is iterative, before anything is composed: libyaml's
-    composer recurses in C, so a document nested a few hundred thousand levels deep would overflow
-    the C stack (a crash, not an exception), and a billion-laughs alias bomb is caught here in
-    proportion to the file's size rather than to its expansion.
-    """
-    open_nodes: list[tuple[str | None, int, int]] = []  # per open collection: its anchor, count and chars at its start
-    sizes: dict[str, tuple[int, int]] = {}  # anchor → number of values and scalar characters it expands to
-    count = 0
-    chars = 0  # scalar text after expansion: one big scalar aliased many times is a bomb by size
-
-    def fail(event: yaml.Event, problem: str, remedy: str) -> SessionError:
-        return SessionError(problem, remedy, path, *_mark_at(_Lines(text), event.start_mark))
-
-    for event in yaml.parse(text, Loader=_YAML_LOADER):
-        if isinstance(event, _END_EVENTS):
-            anchor, start, start_chars = open_nodes.pop()
-            if anchor is not None:
-                sizes[anchor] = (count - start, chars - start_chars)
-            continue
-        if not isinstance(event, yaml.NodeEvent):
-            continue
-        if len(open_nodes) > MAX_DEPTH:
-            raise fail(event, f"nesting deeper than {MAX_DEPTH} levels", "flatten the document")
-        if isinstance(event, yaml.AliasEvent):
-            if any(anchor == event.anchor for anchor, _, _ in open_nodes):
-                raise fail(event, f"recursive alias *{event.anchor}", "remove the self-reference")
-            values, size = sizes.get(event.anchor, (1, 0))
-            count += values
-            chars += size
-        else:
-            count += 1
-            if isinstance(event, _START_EVENTS):
-                open_nodes.append((event.anchor, count - 1, chars))
-            else:
-                chars += len(event.value)
-                if event.anchor is not None:
-                    sizes[event.anchor] = (1, len(event.value))
-        if chars > MAX_EXPANDED_CHARS:
-            raise fail(event, f"aliases expand the text past {MAX_EXPANDED_CHARS // 2**20} MiB (an alias bomb?)", "write the text out once instead of repeating aliases")
-        if count > MAX_NODES:
-            raise fail(event, f"more than {MAX_NODES} values (an alias bomb?)", "write the values out instead of repeating aliases")
-
-
-def _syntax_message(exc: yaml.MarkedYAMLError, lines: _Lines) -> str:
-    """One readable sentence from libyaml's problem and context (which may point elsewhere)."""
-    problem = (exc.problem or "").strip()
-    context = (exc.context or "").strip()
-    where = exc.context_mark
-    if not problem:
-        return context or "invalid YAML"
-    if not context or where is None:
-        return problem
-    line, col = _mark_at(lines, where)
-    at = f"line {line}, column {col}"
-    if context.startswith("while "):
-        return f"{problem} {context} that starts at {at}"
-    if "duplicate anchor" in context:
-        return f"duplicate anchor (first defined at {at})"
-    if "single document" in context:
-        return "more than one YAML document in the file"
-    return f"{context} ({at}): {problem}"
-
-
-def _offset_position(text: str, offset: int, byte_offset: bool) -> tuple[int, int]:
-    """1-based line and column (in characters) of ``offset``, given in characters or UTF-8 bytes."""
-    if byte_offset:
-        offset = len(text.encode("utf-8")[:offset].decode("utf-8", errors="ignore"))
-    return _Lines(text).at(offset)
-
-
 def parse_yaml(text: str, path: str) -> Node:
-    """Parse one YAML document (safe subset) into positioned nodes."""
-    try:
-        _check_shape(text, path)
-        root = yaml.compose(text, Loader=_YAML_LOADER)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = _syntax_message(exc, _Lines(text))
-        if mark is not None:
-            raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path, *_mark_at(_Lines(text), mark)) from None
-        raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path) from None
-    except yaml.reader.ReaderError as exc:
-        # libyaml (the C loader) counts this offset in bytes of the UTF-8 text, PyYAML in characters.
-        line, col = _offset_position(text, exc.position, _YAML_LOADER is not yaml.SafeLoader)
-        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
-        raise SessionError(
-            f"YAML does not allow the control character U+{code:04X} in a file",
-            "remove it, or write it as an escape inside double quotes, e.g. \"\\x1b\"",
-            path,
-            line,
-            col,
-        ) from None
-    except yaml.YAMLError as exc:
-        raise SessionError(f"YAML: {exc}", "fix the syntax", path) from None
-    except RecursionError:
-        raise SessionError("YAML nesting is too deep", "flatten the document", path) from None
-    if root is None:
-        raise SessionError("empty document", "write a mapping with `tokenbox: 1`", path, 1, 1)
-    return _YamlConverter(path, _Lines(text)).convert(root, 0)
+    """Parse one YAML document (safe subset) into positioned nodes (``tokenbox.core.yamlnodes``; YAML
+    loads only when a YAML file is read)."""
+    from tokenbox.core.yamlnodes import parse_yaml as parse
+
+    return parse(text, path)

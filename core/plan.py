@@ -243,11 +243,10 @@ class Plan:
 
     def state_at(self, step: int) -> LayoutState:
         """The layout after the first ``step`` steps (clamped to the trace)."""
-        from tokenbox.core.apicheck import is_int
-        from tokenbox.core.errors import ConfigError
+        if isinstance(step, bool) or not isinstance(step, int):
+            from tokenbox.core.errors import ConfigError
 
-        if not is_int(step):
-            raise ConfigError(f"step must be a whole number, not {type(step).__name__}", f"pass 0 to {len(self.steps)}")
+            raise ConfigError(f"step={step!r} is not a whole number", f"pass 0..{len(self.steps)}")
         step = max(0, min(step, len(self.steps)))
         states = {
             s.id: SectionState(s.id, s.text_before, s.tokens_before, "skipped" if s.action == "skipped" else "kept")

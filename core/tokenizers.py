@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
+from typing import Any
 
 from tokenbox.core.errors import TokenizerError
 
@@ -126,6 +126,8 @@ class TiktokenTokenizer(Tokenizer):
 
         self.name = name
         self._encoding, source = build_encoding(name)
+        from importlib import metadata
+
         self.version = f"tiktoken {metadata.version('tiktoken')}; BPE from {source.package} {source.version}, sha256 verified"
         self._buffer = _buffer_encoder(self._encoding)
         self._token_bytes = getattr(getattr(self._encoding, "_core_bpe", None), "decode_single_token_bytes", None)
@@ -363,12 +365,14 @@ class TokenizerRegistry:
         self._built.pop(entry.name, None)
 
     def _load_plugins(self) -> None:
+        from importlib import metadata  # only here: it is slow to import, and most runs need no plug-in
+
         for point in metadata.entry_points(group=ENTRY_POINT_GROUP):
             if point.name in self._entries:
                 self._plugin_errors.append(f"{point.name}: plug-in ignored, the name is built in")
                 continue
 
-            def factory(point: metadata.EntryPoint = point) -> Tokenizer:
+            def factory(point: Any = point) -> Tokenizer:
                 target = point.load()
                 tokenizer = target()
                 if not isinstance(tokenizer, Tokenizer) and not callable(getattr(tokenizer, "count", None)):

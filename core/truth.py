@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
-from tokenbox.core.estimate import ESTIMATE, BaseEstimates, scaled
+from tokenbox.core.charclass import ESTIMATE, BaseEstimates, scaled
 from tokenbox.core.model import Calibration, RecordedUsage, Section, Session
 
 WINDOW = 16  # request pairs the scale is fitted on (the newest up to the turn)
@@ -74,11 +74,11 @@ class ScaleFits:
         self._pairs: list[tuple[int, float, float]] = []  # (request number, ΔR, ΔV)
 
     def update(self, observations: Sequence[Observation]) -> list[tuple[float, tuple[int, ...]]]:
-        start = 0
-        for i in range(min(len(self.observations), len(observations))):
-            if self.observations[i] != observations[i]:
-                break
-            start = i + 1
+        # Requests only change at the end (the newest one while its lines are written): walk back
+        # from there to the last observation that is still the same.
+        start = min(len(self.observations), len(observations))
+        while start > 0 and self.observations[start - 1] != observations[start - 1]:
+            start -= 1
         start = max(0, start - 1)  # the last one seen is refitted anyway
         if start < len(self.observations):
             del self.observations[start:]

@@ -19,9 +19,9 @@ def test_benchmarks_print_every_figure():
     out = done.stdout
     assert done.returncode == 0, done.stderr[-2000:] + out[-2000:]
     assert "machine: nproc" in out
-    assert "| # | figure | median | baseline | baseline median | ratio | target | result |" in out
+    assert "| # | figure | min / median / max | baseline | baseline min / median / max | ratio | target | result |" in out
     table = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| #")]
-    for figure in ("1", "2", "3", "4", "5", "6", "7", "8"):
+    for figure in ("1", "2", "3", "4", "5", "6", "7", "8", "9"):
         assert any(line.startswith(f"| {figure} |") for line in table), f"figure {figure} missing"
     for row in table[1:]:
         assert row.rstrip().endswith(("| PASS |", "| MISS |", "| info |")), row

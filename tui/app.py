@@ -494,6 +494,23 @@ def _main(argv: list[str]) -> int:
             except DiscoveryError as exc:
                 return fail(str(exc))
             app: TokenboxApp = ClaudeApp(found, fallback=fallback, **settings)
+        elif options.codex:
+            from tokenbox.tui.codex import discover as discover_codex
+
+            try:
+                path = discover_codex().path
+            except DiscoveryError as exc:
+                return fail(str(exc))
+            app = TokenboxApp(path, **settings)
+        elif options.record:
+            from tokenbox.core.errors import BadInput
+            from tokenbox.core.record.run import record_for_tui
+
+            try:
+                path = stack.enter_context(record_for_tui(options.listen, options.upstream))
+            except BadInput as exc:
+                return fail(str(exc))
+            app = TokenboxApp(path, **settings)
         else:
             path = options.file or sample_path(stack)
             app = TokenboxApp(path, **settings)

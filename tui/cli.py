@@ -28,6 +28,10 @@ class Options:
     reserve_out: int | None = None
     claude: bool = False  # follow the newest Claude Code transcript of a project
     claude_project: str | None = None  # that project's directory (default: the current one)
+    record: bool = False  # run a capture proxy (tokenbox record) and follow its capture
+    listen: tuple[str, int] | None = None
+    upstream: str | None = None
+    codex: bool = False  # follow the newest Codex CLI rollout of the current directory
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,6 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--claude-project", metavar="DIR",
         help="like --claude, for the project in DIR (or a transcript folder under ~/.claude/projects/)",
     )
+    parser.add_argument(
+        "--codex", action="store_true",
+        help="follow the newest Codex CLI rollout started in the current directory "
+             "(~/.codex/sessions/, or $CODEX_HOME/sessions/)",
+    )
+    from tokenbox.core.record.run import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url
+
+    parser.add_argument("--record", action="store_true",
+                        help="run a capture proxy (as `tokenbox record`) and follow its capture log")
+    parser.add_argument("--listen", type=listen_address, metavar="HOST:PORT", help=f"with --record: address (default {DEFAULT_LISTEN})")
+    parser.add_argument("--upstream", type=upstream_url, metavar="URL", help=f"with --record: API to forward to (default {DEFAULT_UPSTREAM})")
     parser.add_argument("--version", action="version", version=f"tokenbox-tui {package_version()}")
     return parser
 
@@ -82,7 +97,14 @@ def parse_args(argv: Sequence[str]) -> Options:
     claude = args.claude or args.claude_project is not None
     if claude and args.file is not None:
         raise UsageError("FILE and --claude/--claude-project exclude each other (give one of them)")
-    return Options(args.file, args.budget, args.tokenizer, args.trimming, args.reserve_out, claude, args.claude_project)
+    if args.codex and (claude or args.record or args.file is not None):
+        raise UsageError("--codex excludes FILE, --claude/--claude-project and --record (give one of them)")
+    if (args.listen or args.upstream) and not args.record:
+        raise UsageError("--listen and --upstream go with --record")
+    if args.record and (claude or args.file is not None):
+        raise UsageError("--record follows its own capture: give no FILE and no --claude")
+    return Options(args.file, args.budget, args.tokenizer, args.trimming, args.reserve_out, claude, args.claude_project,
+                   args.record, args.listen, args.upstream, args.codex)
 
 
 def sample_path(stack: contextlib.ExitStack, name: str = DEFAULT_SAMPLE) -> str:

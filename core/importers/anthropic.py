@@ -98,12 +98,15 @@ def tool_prompt_tokens(model: str | None, tool_choice: Any, has_tools: bool) -> 
 
 def convert(node: Node, path: str) -> list[Session]:
     """The request as one turn, with the tool-use system prompt the API adds (Anthropic's published size)."""
+    return [with_tool_prompt(build_session(conversation(node, path), path), node.plain())]
+
+
+def with_tool_prompt(session: Session, body: dict[str, Any]) -> Session:
+    """``session`` with the tool-use system prompt the API adds for ``body`` (Anthropic's published size)."""
     from dataclasses import replace
 
     from tokenbox.core.model import Section
 
-    session = build_session(conversation(node, path), path)
-    body = node.plain()
     tools = body.get("tools") if isinstance(body.get("tools"), list) else []
     size = tool_prompt_tokens(body.get("model"), body.get("tool_choice"), bool(tools))
     if size:
@@ -118,7 +121,7 @@ def convert(node: Node, path: str) -> list[Session]:
     elif size is None:
         session = replace(session, warnings=(f"the tool-use system prompt of model {body.get('model')!r} has no "
                                              "published size; it is not counted",))
-    return [session]
+    return session
 
 
 def conversation(node: Node, path: str) -> Conversation:
@@ -168,6 +171,7 @@ def tool_def(node: Node, path: str, index: int) -> ToolDef:
     meta: dict[str, Any] = {"path": f"tools[{index}]"}
     if isinstance(value.get("type"), str):
         meta["type"] = value["type"]
+    meta["definition"] = {k: v for k, v in value.items() if k != "cache_control"}  # as sent, for packing
     return ToolDef(name, tool_text(name, description, extra), meta, value.get("cache_control"), node.line, node.col)
 
 

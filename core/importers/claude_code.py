@@ -33,8 +33,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokenbox.core.charclass import BaseEstimates, base_estimate
 from tokenbox.core.errors import SessionError
-from tokenbox.core.estimate import BaseEstimates, base_estimate
 from tokenbox.core.importers.anthropic import plain_block
 from tokenbox.core.importers.common import CALL, RESULT, THINKING, Block, Message, call_argument
 from tokenbox.core.model import RecordedUsage, Session
@@ -192,6 +192,7 @@ class Thread:
     compactions: list[Compaction] = field(default_factory=list)
     epoch: int = 0
     observations: list = field(default_factory=list)  # per request, for calibration (tokenbox.core.truth)
+    peaks: list = field(default_factory=list)  # per request, the largest recorded context so far
     fits: Any = field(default=None)
 
     def __post_init__(self) -> None:
@@ -577,12 +578,17 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
     thread = reader.threads[thread_name]
     requests = thread.requests  # grows in place as the reader is fed; the count below is fixed
     observations = thread.observations
+    peaks = thread.peaks  # the largest recorded context up to each request (for the window)
     for r in requests[max(0, len(observations) - 1):]:  # only the new requests (and the last one, still growing)
         observation = Observation(recorded_context(r.usage), r.context.estimate if r.context else 0.0, r.epoch)
+        before = peaks[r.number - 2] if r.number >= 2 else 0
+        peak_here = max(before, observation.recorded or 0)
         if r.number <= len(observations):
             observations[r.number - 1] = observation
+            peaks[r.number - 1] = peak_here
         else:
             observations.append(observation)
+            peaks.append(peak_here)
     scales = thread.fits.update(observations)
     requests = requests[: len(observations)] if len(requests) == len(observations) else list(requests)
     pending = thread.pending_state(reader)
@@ -711,8 +717,7 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
 
     def peak(index: int) -> int:
         """The largest context the thread recorded up to request ``index``."""
-        upto = requests[: index + 1] if index < len(requests) else requests
-        return max((r.usage.context_tokens for r in upto if r.usage is not None), default=0)
+        return peaks[min(index, len(peaks) - 1)] if peaks else 0
 
     return LazyTurns(count, build, infos)
 
@@ -785,62 +790,32 @@ def default_thread(reader: TranscriptReader) -> str | None:
 class TranscriptFollower:
     """Follows a transcript as an agent appends to it: each ``read`` feeds only the new complete lines.
 
-    It remembers the file's identity, the offset after the last complete line and that line's bytes;
-    a truncated, rotated or replaced file (or a changed last line) is read again from the start.
-    ``lines_parsed`` counts the lines parsed since it was made (each appended line is parsed once).
+    ``core.tail.FileTail`` finds them (it remembers the file's identity, offset and last line); a
+    truncated, rotated or replaced file is read again from the start with a fresh reader. An
+    unterminated last line is left until its newline arrives. ``lines_parsed`` counts the lines
+    parsed since the follower was made (each appended line is parsed once); ``resets`` the re-reads.
     """
 
     def __init__(self, path: str, max_bytes: int) -> None:
+        from tokenbox.core.tail import FileTail
+
         self.path = path
-        self.max_bytes = max_bytes
         self.reader = TranscriptReader(path)
         self.lines_parsed = 0
-        self.resets = 0
-        self._identity: tuple[int, int] | None = None
-        self._offset = 0
-        self._last_line = b""
-        self._line_number = 0
+        self._tail = FileTail(path, max_bytes=max_bytes)
+
+    @property
+    def resets(self) -> int:
+        """Reads that had to start again from the top (the first read is not one)."""
+        return max(0, self._tail.resets - 1)
 
     def read(self) -> TranscriptReader:
         """Feed what was appended since the last read (everything after a reset); the reader, updated."""
-        from tokenbox.core.errors import FileTooLarge
-
-        with open(self.path, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if info.st_size > self.max_bytes:
-                raise FileTooLarge(f"the file is {info.st_size} bytes, over the {self.max_bytes}-byte limit",
-                                   "raise --max-file-size or TOKENBOX_MAX_FILE_SIZE", self.path)
-            identity = (info.st_dev, info.st_ino)
-            if identity != self._identity or info.st_size < self._offset or not self._same_last_line(handle):
-                self._reset(identity)
-            handle.seek(self._offset)
-            data = handle.read(self.max_bytes - self._offset + 1)
-        end = data.rfind(b"\n")
-        if end < 0:
-            return self.reader
-        chunk = data[: end + 1]
-        lines = chunk.split(b"\n")[:-1]
-        for raw in lines:
-            self._line_number += 1
-            if raw.strip():
+        chunk = self._tail.read()
+        if chunk.reset and self.reader.lines_read:
+            self.reader = TranscriptReader(self.path)
+        for number, line in chunk.numbered():
+            if line.strip():
                 self.lines_parsed += 1
-                self.reader.feed_text(self._line_number, raw.decode("utf-8", "replace"))
-        self._offset += len(chunk)
-        self._last_line = lines[-1] if lines else self._last_line
+            self.reader.feed_text(number, line)
         return self.reader
-
-    def _same_last_line(self, handle) -> bool:
-        if not self._offset:
-            return True
-        start = self._offset - len(self._last_line) - 1
-        handle.seek(max(0, start))
-        return handle.read(len(self._last_line) + 1) == self._last_line + b"\n"
-
-    def _reset(self, identity: tuple[int, int]) -> None:
-        if self._identity is not None:
-            self.resets += 1
-        self._identity = identity
-        self._offset = 0
-        self._last_line = b""
-        self._line_number = 0
-        self.reader = TranscriptReader(self.path)

@@ -586,3 +586,22 @@ def request_format(node: Any) -> str | None:
     if anthropic == openai:
         return "anthropic-messages" if isinstance(model, str) and model.startswith("claude") else "openai-chat"
     return "anthropic-messages" if anthropic > openai else "openai-chat"
+
+
+def with_recorded_headline(session: Session, hidden_label: str, warnings: list[str]) -> Session:
+    """A foreign log's turn with CONTRACT §7's fields: ``pending``, ``thread``, ``warnings`` from its meta,
+    and, when its usage was recorded, that context as the headline with an ``inferred`` part for what
+    the file does not hold (the engine sizes it to what the counted sections leave of the total)."""
+    from dataclasses import replace
+
+    from tokenbox.core.truth import inferred_section
+
+    fields: dict[str, Any] = dict(
+        pending=bool(session.meta.get("pending")),
+        thread=str(session.meta.get("thread", "main")),
+        warnings=tuple(warnings),
+    )
+    if session.recorded is not None:
+        fields["sections"] = (inferred_section(0, hidden_label), *session.sections)
+        fields["context_tokens"] = session.recorded.context_tokens
+    return replace(session, **fields)

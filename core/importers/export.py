@@ -13,7 +13,6 @@ from typing import Any
 
 import yaml
 from tokenbox.core.model import Section, Session
-from tokenbox.core.nodes import MAX_INT_DIGITS
 from tokenbox.core.textsafe import printable
 
 FORMAT_LABELS = {
@@ -56,16 +55,7 @@ def _represent_flow(dumper: yaml.SafeDumper, value: _Flow) -> yaml.SequenceNode:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", list(value), flow_style=True)
 
 
-def _represent_int(dumper: yaml.SafeDumper, value: int) -> yaml.ScalarNode:
-    # A session holds whole numbers of at most MAX_INT_DIGITS digits; a longer one (an API field
-    # tokenbox only carries along) is written as text so that the exported file still loads.
-    if len(str(abs(value))) > MAX_INT_DIGITS:
-        return _represent_str(dumper, str(value))
-    return dumper.represent_int(value)
-
-
 _Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(int, _represent_int)
 _Dumper.add_representer(_Flow, _represent_flow)
 
 

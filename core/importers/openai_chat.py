@@ -148,6 +148,7 @@ def tool_def(node: Node, path: str, key: str, index: int) -> ToolDef:
     else:
         extra = [(k, v) for k, v in inner.items() if k not in ("name", "description")]
         text = tool_text(name, description, extra)
+    meta["definition"] = value  # as sent, for packing
     return ToolDef(name, text, meta, None, node.line, node.col)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from tokenbox.core import nodes, session
 from tokenbox.core.errors import SessionError
 from tokenbox.core.kinds import KINDS
+from tokenbox.core.logreader import LogReader, with_histories
 from tokenbox.core.nodes import fast_json, parse_json
 from tokenbox.core.session import parse_turns, session_from_node
 
@@ -39,7 +41,10 @@ FUZZ = settings(
 
 def reference_turns(text: str, path: str, fmt: str) -> list[session.Session]:
     """``parse_turns`` as it was before the fast path (positional parser for everything)."""
-    import tokenbox.core.importers  # noqa: F401  (registers the foreign formats)
+    from tokenbox.core.importers import ensure_registered
+
+    ensure_registered()
+    from tokenbox.core.importers import foreign
 
     if fmt == "jsonl":
         parsed = []
@@ -58,11 +63,17 @@ def reference_turns(text: str, path: str, fmt: str) -> list[session.Session]:
         for detect, convert in session._LINE_IMPORTERS:
             if detect(parsed):
                 return convert(parsed, path)
+        refusal = foreign.sniff_lines(parsed, path)  # another tool's format, refused by name
+        if refusal is not None:
+            raise refusal
         return [session_from_node(node, path) for node in parsed]
     node = parse_json(text, path)
     for detect, convert in session._IMPORTERS:
         if detect(node):
             return convert(node, path)
+    refusal = foreign.sniff_document(node, path) or foreign.sniff_text(text, path, node)
+    if refusal is not None:
+        raise refusal
     return [session_from_node(node, path)]
 
 
@@ -437,36 +448,23 @@ def test_documents_that_could_trip_the_fast_path(text: str) -> None:
     assert_same(text, "case.jsonl", "jsonl")
 
 
-def test_a_log_that_grows_by_a_line_parses_only_that_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_log_that_grows_by_a_line_parses_only_that_line(tmp_path: Path) -> None:
     lines = [json.dumps({"tokenbox": 1, "sections": [{"id": "a", "text": f"turn {k}"}]}) for k in range(30)]
-    path = "grows-by-one.jsonl"
-    first = parse_turns("\n".join(lines[:29]) + "\n", path)
-    calls: list[str] = []
-    original = session.fast_json
-
-    def counting(text: str, *args: Any) -> Any:
-        calls.append(text)
-        return original(text, *args)
-
-    monkeypatch.setattr(session, "fast_json", counting)
-    again = parse_turns("\n".join(lines) + "\n", path)
-    assert calls == [lines[29]]
-    assert again[:29] == first and all(a is b for a, b in zip(again, first, strict=False))
-    assert again == reference_turns("\n".join(lines) + "\n", path, "jsonl")
-    moved = parse_turns("\n" + "\n".join(lines) + "\n", path)  # every line moved down: positions change
+    log = tmp_path / "grows-by-one.jsonl"
+    log.write_text("\n".join(lines[:29]) + "\n")
+    reader = LogReader(log)
+    first = reader.read()
+    assert reader.lines_parsed == 29
+    with log.open("a") as handle:
+        handle.write(lines[29] + "\n")
+    again = reader.read()
+    assert reader.lines_parsed == 30 and reader.resets == 1
+    assert all(a.sections is b.sections for a, b in zip(again, first, strict=False))  # kept, not rebuilt
+    assert again == with_histories(reference_turns("\n".join(lines) + "\n", str(log), "jsonl"))
+    log.write_text("\n" + "\n".join(lines) + "\n")  # every line moved down: read again from the top
+    moved = reader.read()
     assert [t.line for t in moved] == list(range(2, 32))
-    assert len(calls) == 31
-
-
-def test_the_line_cache_is_bounded() -> None:
-    cache = session._LineCache(max_lines=3, max_chars=10)
-    for k in range(5):
-        cache.put((k, "ab"), object())  # type: ignore[arg-type]
-    assert [key[0] for key in cache._entries] == [2, 3, 4]
-    cache.put((9, "x" * 9), object())  # type: ignore[arg-type]
-    assert cache._chars <= 10 and (9, "x" * 9) in cache._entries
-    cache.put((10, "y" * 11), object())  # type: ignore[arg-type]  (too big to keep)
-    assert (10, "y" * 11) not in cache._entries
+    assert reader.lines_parsed == 60 and reader.resets == 2
 
 
 def test_the_same_lines_in_another_file_name_that_file() -> None:

@@ -56,13 +56,13 @@ def test_file_bombs_end_in_one_line_under_a_2_gib_limit(tmp_path):
     home.mkdir()
     results = run_batch([["plan", str(p)] for p in paths], home=home)
     messages = [one_line_error(r) for r in results]
-    assert messages[0].startswith(f"{paths[0]}:4:12: base-60 number")
+    assert messages[0].startswith(f"{paths[0]}:4:12: a base-60")
     assert messages[1].startswith(f"{paths[1]}:5:") and "alias" in messages[1]
 
 
 def test_a_huge_turn_from_python_is_refused_by_size_before_counting(monkeypatch):
     session = load_session(str(Path(__file__).resolve().parents[2] / "sample_sessions" / "facet_layout.yaml"))
-    monkeypatch.setattr(engine_module, "MAX_PLAN_CHARS", 1000)
+    monkeypatch.setattr(engine_module, "MAX_TEXT_CHARS", 1000)
     big = replace(session, sections=(replace(session.sections[0], text="y" * 5000), *session.sections[1:]))
     with pytest.raises(BadInput) as info:
         Engine(settings=Settings()).plan(big)

@@ -156,7 +156,7 @@ def test_missing_file(tmp_path, home):
 
 
 def test_empty_path(home):
-    assert one_line_error(run_cli("plan", "", home=home)) == ": no such file (check the path)"
+    assert one_line_error(run_cli("plan", "", home=home)) == "the session path is empty or holds a NUL character (pass the file's path)"
 
 
 def test_directory(tmp_path, home):

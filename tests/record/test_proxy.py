@@ -1,0 +1,294 @@
+"""``tokenbox record`` against a fake provider on 127.0.0.1, driven by the real anthropic and openai SDKs.
+
+One proxy (in its background thread, as ``tokenbox-tui --record`` runs it) serves the whole module;
+the last tests check that no credential reached any output or file and plan the capture through the CLI.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import threading
+
+import anthropic
+import openai
+import pytest
+from tokenbox.core.cli import main
+from tokenbox.core.record.run import Recording, start
+
+from tests.record.fake_provider import CACHE_READ, CACHE_WRITE, OUTPUT, FakeProvider, input_tokens
+
+ANTHROPIC_KEY = "sk-test-SECRET-anthropic-0123456789"
+OPENAI_KEY = "sk-test-SECRET-openai-0123456789"
+COOKIE = "session=COOKIE-SECRET-42"
+MCP_TOKEN = "MCP-TOKEN-SECRET-77"
+SECRETS = ("SECRET", "COOKIE-FROM-UPSTREAM")
+WAIT = 30.0  # an upper bound for things that happen in another thread (never a timing assertion)
+
+
+class Env:
+    def __init__(self, fake: FakeProvider, recording: Recording, log: io.StringIO, state: str) -> None:
+        self.fake = fake
+        self.recording = recording
+        self.log = log
+        self.state = state
+        self.errors: list[str] = []  # every error message a client saw
+        self.url = f"http://{recording.address}"
+
+    def anthropic(self, **extra) -> anthropic.Anthropic:
+        return anthropic.Anthropic(base_url=self.url, api_key=ANTHROPIC_KEY, max_retries=0,
+                                   default_headers={"Cookie": COOKIE, "anthropic-beta": "test-beta-1"}, **extra)
+
+    def openai(self) -> openai.OpenAI:
+        return openai.OpenAI(base_url=f"{self.url}/v1", api_key=OPENAI_KEY, max_retries=0, default_headers={"Cookie": COOKIE})
+
+    def records(self) -> list[dict]:
+        with open(self.recording.path, encoding="utf-8") as handle:
+            return [json.loads(line) for line in handle]
+
+    def response_of(self, request_id: int) -> dict:
+        """The response record of ``request_id`` (it is written when the response ends: wait for it)."""
+        done = threading.Event()
+        for _ in range(int(WAIT / 0.05)):
+            found = [r for r in self.records() if r["kind"] == "response" and r["id"] == request_id]
+            if found:
+                return found[0]
+            done.wait(0.05)
+        raise AssertionError(f"no response record for request {request_id}")
+
+    def last_request_id(self) -> int:
+        return max((r["id"] for r in self.records() if r["kind"] == "request"), default=0)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory):
+    state = str(tmp_path_factory.mktemp("state"))
+    old = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = state
+    fake = FakeProvider()
+    log = io.StringIO()
+    try:
+        recording = start(("127.0.0.1", 0), fake.url, None, read_timeout=1.0, log=log)
+    finally:
+        if old is None:
+            os.environ.pop("XDG_STATE_HOME", None)
+        else:
+            os.environ["XDG_STATE_HOME"] = old
+    yield Env(fake, recording, log, state)
+    recording.stop()
+    fake.stop()
+
+
+def _user(text: str) -> list[dict]:
+    return [{"role": "user", "content": text}]
+
+
+def test_capture_file_and_folder_modes(env: Env) -> None:
+    folder = os.path.join(env.state, "tokenbox", "captures")
+    assert os.path.dirname(env.recording.path) == folder
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(env.recording.path).st_mode) == 0o600
+    first = env.records()[0]
+    assert first["tokenbox_capture"] == 1 and first["kind"] == "start" and first["upstream"] == env.fake.url
+
+
+def test_anthropic_non_streamed_forwarded_unchanged_and_recorded(env: Env) -> None:
+    before = len(env.fake.received)
+    reply = env.anthropic().messages.create(model="claude-sonnet-4", max_tokens=50, messages=_user("hi"),
+                                            extra_body={"mcp_servers": [{"type": "url", "url": "https://mcp.example", "name": "x",
+                                                                         "authorization_token": MCP_TOKEN}]})
+    assert reply.content[0].text == "hello" and reply.usage.output_tokens == OUTPUT
+    seen = env.fake.received[before]
+    credential = seen["headers"].get("x-api-key") or seen["headers"]["authorization"]
+    assert ANTHROPIC_KEY in credential  # the credential reaches the upstream, unchanged
+    assert seen["headers"]["cookie"] == COOKIE
+    assert seen["headers"]["host"] == env.fake.url.removeprefix("http://")
+    assert json.loads(seen["body"])["mcp_servers"][0]["authorization_token"] == MCP_TOKEN
+    request_id = env.last_request_id()
+    record = env.response_of(request_id)
+    assert record["status"] == 200 and record["stream"] is False
+    assert record["usage"]["input_tokens"] == input_tokens({"messages": _user("hi")})
+    request = next(r for r in env.records() if r["kind"] == "request" and r["id"] == request_id)
+    assert request["headers"] == {"anthropic-version": request["headers"]["anthropic-version"],
+                                  "anthropic-beta": "test-beta-1", "user-agent": request["headers"]["user-agent"]}
+    assert "SECRET" not in json.dumps(request)
+
+
+def test_anthropic_streamed(env: Env) -> None:
+    messages = [*_user("one"), {"role": "assistant", "content": "two"}, *_user("three")]
+    with env.anthropic().messages.stream(model="claude-sonnet-4", max_tokens=50, messages=messages) as stream:
+        text = stream.get_final_text()
+        final = stream.get_final_message()
+    assert text == "hello" and final.usage.output_tokens == OUTPUT
+    record = env.response_of(env.last_request_id())
+    assert record["stream"] is True and record["stop_reason"] == "end_turn"
+    assert record["usage"] == {"input_tokens": 1030, "cache_creation_input_tokens": CACHE_WRITE,
+                               "cache_read_input_tokens": CACHE_READ, "output_tokens": OUTPUT}
+    assert "POST /v1/messages 200 claude-sonnet-4 context 1,087 tokens" in env.log.getvalue()
+
+
+def test_openai_chat_streamed_and_not(env: Env) -> None:
+    client = env.openai()
+    reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": "be brief"}, *_user("x")])
+    assert reply.choices[0].message.content == "hello"
+    assert env.response_of(env.last_request_id())["usage"]["prompt_tokens"] == 1020
+    chunks = list(client.chat.completions.create(model="gpt-4o", messages=_user("x"), stream=True,
+                                                 stream_options={"include_usage": True}))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "hello"
+    assert chunks[-1].usage.prompt_tokens == 1010
+    record = env.response_of(env.last_request_id())
+    assert record["stream"] is True and record["usage"]["prompt_tokens_details"] == {"cached_tokens": CACHE_READ}
+
+
+def test_openai_responses_streamed_and_not(env: Env) -> None:
+    client = env.openai()
+    reply = client.responses.create(model="gpt-4o", input="hello", instructions="be brief")
+    assert reply.output_text == "hello"
+    assert env.response_of(env.last_request_id())["usage"]["input_tokens"] == 1010
+    events = list(client.responses.create(model="gpt-4o", input=[{"role": "user", "content": "a"}] * 3, stream=True))
+    assert events[-1].type == "response.completed"
+    record = env.response_of(env.last_request_id())
+    assert record["stream"] is True and record["usage"]["input_tokens"] == 1030 and record["stop_reason"] == "completed"
+
+
+def test_error_status_passes_through(env: Env) -> None:
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        env.anthropic().messages.create(model="error-model", max_tokens=5, messages=_user("x"))
+    env.errors.append(str(caught.value))
+    assert caught.value.status_code == 400 and "bad model" in str(caught.value)
+    record = env.response_of(env.last_request_id())
+    assert record["status"] == 400 and record["usage"] is None
+
+
+def test_upstream_timeout_is_a_504_and_the_proxy_goes_on(env: Env) -> None:
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        env.anthropic().messages.create(model="slow-model", max_tokens=5, messages=_user("x"))
+    env.errors.append(str(caught.value))
+    assert caught.value.status_code == 504 and "did not answer" in str(caught.value)
+    record = env.response_of(env.last_request_id())
+    assert record["status"] == 504 and record["error"] == "upstream timeout"
+    assert "(upstream timeout)" in env.log.getvalue()
+    assert env.anthropic().messages.create(model="claude-sonnet-4", max_tokens=5, messages=_user("x")).content[0].text == "hello"
+
+
+def test_client_disconnect_mid_stream(env: Env) -> None:
+    env.fake.endless_stopped.clear()
+    stream = env.anthropic().messages.create(model="endless-model", max_tokens=5, messages=_user("x"), stream=True)
+    first = next(iter(stream))
+    assert first.type == "message_start"
+    request_id = env.last_request_id()
+    stream.close()  # the client goes away while the upstream is still streaming
+    record = env.response_of(request_id)
+    assert record["error"] == "client disconnected"
+    assert record["usage"]["input_tokens"] == 1010  # what the stream reported before the client left
+    assert env.fake.endless_stopped.wait(WAIT)  # the upstream stream was closed too
+    assert env.anthropic().messages.create(model="claude-sonnet-4", max_tokens=5, messages=_user("y")).content[0].text == "hello"
+
+
+def test_uncaptured_path_passes_through(env: Env) -> None:
+    count = len([r for r in env.records() if r["kind"] == "request"])
+    env.openai().models.list()
+    assert env.fake.received[-1]["path"] == "/v1/models"
+    assert "GET /v1/models 200 (not captured)" in env.log.getvalue()
+    assert len([r for r in env.records() if r["kind"] == "request"]) == count
+
+
+def test_ten_megabyte_body(env: Env) -> None:
+    big = "x" * (10 * 1024 * 1024)
+    reply = env.anthropic().messages.create(model="claude-sonnet-4", max_tokens=5, messages=_user(big))
+    assert reply.content[0].text == "hello"
+    assert json.loads(env.fake.received[-1]["body"])["messages"][0]["content"] == big
+    request_id = env.last_request_id()
+    assert env.response_of(request_id)["status"] == 200
+    request = next(r for r in env.records() if r["kind"] == "request" and r["id"] == request_id)
+    stored = request["body"]["messages"] if "body" in request else request["delta"]["append"]
+    assert stored[-1]["content"] == big
+
+
+def test_thirty_requests_grow_the_capture_linearly(env: Env) -> None:
+    """A growing conversation costs about one body plus the new messages of each request."""
+    client = env.anthropic()
+    system = "You are a careful coding agent. " * 600  # ~19 KB
+    tools = [{"name": f"mcp__files__tool{i}", "description": "Does a thing. " * 40,
+              "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}} for i in range(8)]
+    messages: list[dict] = []
+    before = os.path.getsize(env.recording.path)
+    bodies = 0
+    first_id = env.last_request_id() + 1
+    for turn in range(30):
+        messages = [*messages, {"role": "user", "content": f"step {turn}: " + "please look at this file. " * 20}]
+        client.messages.create(model="claude-sonnet-4", max_tokens=100, system=system, tools=tools, messages=messages)
+        bodies += len(env.fake.received[-1]["body"])
+        messages = [*messages, {"role": "assistant", "content": f"done {turn}: " + "I looked. " * 20}]
+    env.response_of(env.last_request_id())
+    growth = os.path.getsize(env.recording.path) - before
+    last_body = len(env.fake.received[-1]["body"])
+    print(f"capture growth {growth} bytes for 30 requests; last body {last_body} bytes; all bodies {bodies} bytes")
+    assert growth < last_body + 30 * 1200, (growth, last_body)  # one body, then ~the new messages per request
+    assert bodies > 10 * growth  # storing every body whole would have cost over ten times as much
+    # The capture plans through the CLI with the recorded total of each turn.
+    for offset in (0, 14, 29):
+        env.__dict__.setdefault("growth_turns", []).append((first_id + offset, 2 * offset + 1))
+
+
+def _expected_context(api: str, usage: dict | None) -> int | None:
+    if not usage:
+        return None
+    if api == "anthropic-messages":
+        return usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
+    return usage["prompt_tokens" if api == "openai-chat" else "input_tokens"]
+
+
+def test_plan_capture_through_the_cli(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every turn of the capture is the request with the context its response recorded (none for errors),
+    and that recorded context is the plan's headline (CONTRACT §7)."""
+    from tokenbox.core.engine import Engine
+    from tokenbox.core.importers import capture
+    from tokenbox.core.session import load_turns
+
+    env.anthropic().messages.create(model="claude-sonnet-4", max_tokens=5, messages=_user("planned"))
+    env.response_of(env.last_request_id())
+    records = env.records()
+    responses = {r["id"]: r for r in records if r["kind"] == "response"}
+    requests = [r for r in records if r["kind"] == "request"
+                and (r["api"] != "openai-responses" or capture.responses_importer() is not None)]
+    turns = load_turns(env.recording.path)
+    assert [t.meta["capture"]["request"] for t in turns] == [r["id"] for r in requests]
+    engine = Engine()
+    for turn, request in zip(turns, requests, strict=True):
+        expected = _expected_context(request["api"], responses[request["id"]]["usage"])
+        assert (turn.recorded.context_tokens if turn.recorded else None) == expected, request["id"]
+        if expected is not None and len(turn.sections) < 100:
+            plan = engine.plan(turn)
+            assert plan.tokens_after == expected and sum(s.tokens_after for s in plan.sections) + plan.joins == expected
+    growth = dict(env.__dict__.get("growth_turns", []))
+    for number, request in enumerate(requests, start=1):
+        if number != 1 and request["id"] not in growth:
+            continue
+        assert main(["plan", env.recording.path, "--turn", str(number), "--json"]) == 0
+        plan = json.loads(capsys.readouterr().out)
+        expected = _expected_context(request["api"], responses[request["id"]]["usage"])
+        assert plan["recorded"]["context_tokens"] == plan["tokens"]["after"] == expected
+        if request["id"] in growth:
+            count = growth[request["id"]]
+            assert expected == 1000 + 10 * count + CACHE_WRITE + CACHE_READ
+            ids = [s["id"] for s in plan["sections"]]
+            assert sum(i.startswith("tool.mcp__files__") for i in ids) == 8 and "system" in ids
+            assert sum(i.startswith("m") for i in ids) == count
+    assert len(growth) == 3
+    assert main(["check", env.recording.path]) in (0, 1)
+    capsys.readouterr()
+
+
+def test_zz_no_credential_anywhere(env: Env) -> None:
+    """After every test above: no key, cookie or MCP token in the capture, the output or an error."""
+    with open(env.recording.path, "rb") as handle:
+        data = handle.read()
+    texts = [data.decode("utf-8"), env.log.getvalue(), *env.errors]
+    for text in texts:
+        for secret in (*SECRETS, ANTHROPIC_KEY, OPENAI_KEY, COOKIE, MCP_TOKEN):
+            assert secret not in text
+    assert b"[redacted]" in data  # the MCP server's authorization_token was there and was redacted
+    assert env.log.getvalue().count("\n") >= 30
