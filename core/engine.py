@@ -71,8 +71,9 @@ class Engine:
             raise ConfigError(f"registry must be a TokenizerRegistry, not {type(registry).__name__}", "pass default_registry()")
         if settings is not None and not isinstance(settings, Settings):
             raise ConfigError(f"settings must be a Settings, not {type(settings).__name__}", "leave it out to read the environment")
-        if environ is not None and not isinstance(environ, Mapping):
-            raise ConfigError(f"environ must be a mapping, not {type(environ).__name__}", "pass a dict of strings")
+        if environ is not None and not (isinstance(environ, Mapping)
+                                        and all(isinstance(k, str) and isinstance(v, str) for k, v in environ.items())):
+            raise ConfigError("environ must be a mapping of str to str", "pass a dict of strings")
         self.registry = registry or default_registry()
         self.settings = settings if settings is not None else load_settings(os.environ if environ is None else environ)
         self._counters: dict[str, TokenCounter] = {}
@@ -87,6 +88,10 @@ class Engine:
 
     def counter(self, tokenizer: str) -> TokenCounter:
         """The cached counter of tokenizer ``tokenizer`` (loading it on first use)."""
+        if not isinstance(tokenizer, str) or not tokenizer:
+            from tokenbox.core.errors import ConfigError
+
+            raise ConfigError(f"tokenizer={tokenizer!r:.40} is not a tokenizer name", "pass a name from `tokenbox tokenizers`")
         counter = self._counters.get(tokenizer)
         if counter is None:
             counter = self._counters[tokenizer] = TokenCounter(self.registry.get(tokenizer))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tokenbox.core import kinds
-from tokenbox.core.errors import FileTooLarge, NotYetComplete, SessionError
+from tokenbox.core.errors import ConfigError, FileTooLarge, NotYetComplete, SessionError
 from tokenbox.core.lensspec import parse_lens
 from tokenbox.core.model import (
     BEHAVIOR_KINDS,
@@ -684,6 +684,19 @@ def _path_argument(path: object) -> str:
     return text
 
 
+def _size_argument(max_bytes: object) -> None:
+    """``max_bytes`` through the API: a positive whole number, else a typed error (not a 0-byte limit)."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise ConfigError(f"max_bytes={max_bytes!r:.40} is not a positive whole number of bytes",
+                          "leave it out for the default, or pass e.g. max_bytes=64 * 1024 * 1024")
+
+
+def _turn_argument(turn: object) -> None:
+    """``turn`` through the API: ``None`` or a whole number (1-based, negative from the newest)."""
+    if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int)):
+        raise SessionError(f"turn={turn!r:.40} is not a whole number", "pass e.g. turn=1, or -1 for the newest")
+
+
 def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Sequence[Session]]:
     """Every thread of a log (CONTRACT §7): ``main`` and each sub-agent's, each a sequence of turns.
 
@@ -693,6 +706,7 @@ def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_F
     from tokenbox.core.importers import claude_code
 
     path = _path_argument(path)
+    _size_argument(max_bytes)
     reader = _followed_transcript(path, max_bytes)
     if reader is None:
         return {"main": load_turns(path, max_bytes=max_bytes)}
@@ -790,6 +804,8 @@ def load_session(
     default is the main thread.
     """
     path = _path_argument(path)
+    _size_argument(max_bytes)
+    _turn_argument(turn)
     if thread is not None:
         threads = load_threads(path, max_bytes=max_bytes)
         if thread not in threads:
@@ -822,6 +838,7 @@ def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FIL
     the least recently used dropped): loading a log again parses only the lines appended since.
     """
     path = _path_argument(path)
+    _size_argument(max_bytes)
     if _followed(path):
         followed = _reader(path, max_bytes).read()
         if followed is not None:  # a tokenbox log

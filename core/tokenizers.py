@@ -199,6 +199,11 @@ class TiktokenTokenizer(Tokenizer):
             return total, None, 0, 0
         first, last = cut
         head = _edge_count(tokens, text[:first], self._token_bytes, self.count, from_end=False) if first else 0
+        if first == last:
+            # One anchor: head and tail split the text at a pre-token boundary, so the tail is the
+            # rest of the tokens (a text with no other anchor, e.g. megabytes without a space, would
+            # otherwise be encoded a second time just to count its tail).
+            return total, cut, head, total - head
         tail = _edge_count(tokens, text[last:], self._token_bytes, self.count, from_end=True)
         return total, cut, head, tail
 

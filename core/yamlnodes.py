@@ -166,7 +166,7 @@ def _check_shape(text: str, path: str, at: _Positions) -> None:
                        "write the values out instead of repeating aliases of large ones")
 
 
-def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
+def _syntax_message(exc: yaml.MarkedYAMLError, at: _Positions) -> str:
     """One readable sentence from libyaml's problem and context (which may point elsewhere)."""
     problem = (exc.problem or "").strip()
     context = (exc.context or "").strip()
@@ -175,14 +175,15 @@ def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
         return context or "invalid YAML"
     if not context or where is None:
         return problem
-    at = f"line {where.line + 1}, column {where.column + 1}"
+    line, col = at(where)  # the position inside the message is counted like the reported one
+    at_text = f"line {line}, column {col}"
     if context.startswith("while "):
-        return f"{problem} {context} that starts at {at}"
+        return f"{problem} {context} that starts at {at_text}"
     if "duplicate anchor" in context:
-        return f"duplicate anchor (first defined at {at})"
+        return f"duplicate anchor (first defined at {at_text})"
     if "single document" in context:
         return "more than one YAML document in the file"
-    return f"{context} ({at}): {problem}"
+    return f"{context} ({at_text}): {problem}"
 
 
 def _offset_position(text: str, offset: int, byte_offset: bool) -> tuple[int, int]:
@@ -200,7 +201,7 @@ def parse_yaml(text: str, path: str) -> Node:
         root = yaml.compose(text, Loader=_YAML_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        problem = _syntax_message(exc)
+        problem = _syntax_message(exc, at)
         if mark is not None:
             raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path, *at(mark)) from None
         raise SessionError(f"YAML syntax: {problem}", "fix the syntax", path) from None

@@ -1,4 +1,7 @@
-"""The headless ``tokenbox`` command through a subprocess: exit codes, output, one-line errors."""
+"""The headless ``tokenbox`` command: exit codes, output, one-line errors.
+
+Runs are in-process (``tokenbox.core.cli.main``); one test runs the installed console script end to end.
+"""
 
 from __future__ import annotations
 
@@ -12,18 +15,26 @@ from pathlib import Path
 import pytest
 
 from tests.engine.helpers import count
+from tests.inprocess import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_sessions"
 
 
 def tokenbox(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "tokenbox.core.cli", *args],
-        capture_output=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
+    return run_main(args, environ={**os.environ, **(env or {})})
+
+
+def test_the_console_script_runs_end_to_end():
+    """The one subprocess sample: the installed ``tokenbox`` script plans and fails like ``main``."""
+    script = Path(sys.executable).parent / "tokenbox"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "tokenbox.core.cli"]
+    path = str(SAMPLES / "facet_layout.yaml")
+    done = subprocess.run([*command, "plan", path, "--json"], capture_output=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == b""
+    assert json.loads(done.stdout) == json.loads(tokenbox("plan", path, "--json").stdout)
+    bad = subprocess.run([*command, "plan", path, "--tokenizer", "nope"], capture_output=True, timeout=120)
+    assert_one_line_error(bad, "unknown tokenizer 'nope'")
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[bytes], *fragments: str) -> str:

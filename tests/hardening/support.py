@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from tests.inprocess import run_main
+
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "bad_inputs"
 TABLE = CORPUS / "expected.yaml"
@@ -62,8 +64,16 @@ def run_cli(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     stdin: bytes | None = None,
+    child: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
-    """``tokenbox ARGS`` in a child limited to ``MEMORY_LIMIT`` bytes and ``TIMEOUT`` seconds."""
+    """``tokenbox ARGS`` isolated from the user's settings (``home``).
+
+    In this process (``tokenbox.core.cli.main`` with swapped streams) unless ``child`` is set, the
+    run reads the real standard input (``stdin``, e.g. ``/dev/stdin``) or depends on the interpreter's
+    start-up (``PYTHONIOENCODING``): then in a child limited to ``MEMORY_LIMIT`` bytes and ``TIMEOUT`` s.
+    """
+    if not child and stdin is None and "PYTHONIOENCODING" not in (env or {}):
+        return run_main(args, environ=isolated_env(home, env), cwd=cwd)
     code = _LAUNCH.format(limit=MEMORY_LIMIT)
     return subprocess.run(
         [sys.executable, "-c", code, *args],
@@ -74,6 +84,43 @@ def run_cli(
         timeout=TIMEOUT,
         check=False,
     )
+
+
+_BATCH = (
+    "import base64, io, json, resource, sys;"
+    "resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}));"
+    "from tests.inprocess import run_main;"
+    "jobs = json.load(sys.stdin); out = [];"
+    "[out.append((r.returncode, base64.b64encode(r.stdout).decode(), base64.b64encode(r.stderr).decode()))"
+    " for r in (run_main(job) for job in jobs)];"
+    "sys.__stdout__.write(json.dumps(out))"
+)
+
+
+def run_batch(
+    jobs: list[list[str]], *, home: Path, cwd: Path | None = None
+) -> list[subprocess.CompletedProcess[bytes]]:
+    """Every ``tokenbox JOB`` in ONE child limited to ``MEMORY_LIMIT`` bytes (a bomb must fail, not swap).
+
+    Each job runs in-process in that child, one after the other, so the limit covers them all at
+    the cost of a single interpreter start.
+    """
+    import base64
+    import json
+
+    done = subprocess.run(
+        [sys.executable, "-c", _BATCH.format(limit=MEMORY_LIMIT)],
+        cwd=cwd,
+        env={**isolated_env(home), "PYTHONPATH": str(ROOT)},
+        input=json.dumps(jobs).encode(),
+        capture_output=True,
+        timeout=TIMEOUT * 10,
+        check=True,
+    )
+    return [
+        subprocess.CompletedProcess(["tokenbox", *job], code, base64.b64decode(out), base64.b64decode(err))
+        for job, (code, out, err) in zip(jobs, json.loads(done.stdout), strict=True)
+    ]
 
 
 def one_line_error(result: subprocess.CompletedProcess[bytes]) -> str:

@@ -7,6 +7,7 @@ the one test of the default limit uses a sparse file, which costs no disk.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -220,6 +221,21 @@ def test_a_pipe_with_a_writer_is_read(home):
     """`tokenbox plan /dev/stdin` (and process substitution) still work."""
     result = run_cli("plan", "/dev/stdin", "--json", home=home, stdin=VALID.encode())
     assert result.returncode == 0, result.stderr
+
+
+PIPED_JSON = '{"tokenbox": 1, "tokenizer": "o200k_base", "sections": [\n{"id": "a", "kind": "text", "text": "x"},\n{"id": "b", "kind": "user", "text": "y"}\n]}\n'
+
+
+def test_json_from_a_pipe_is_json_even_with_lines_starting_with_a_brace(home, tmp_path):
+    """No extension to go by: a text that parses as one JSON document is JSON, not a JSONL log."""
+    result = run_cli("plan", "/dev/stdin", "--json", home=home, stdin=PIPED_JSON.encode())
+    assert result.returncode == 0, result.stderr
+    assert [s["id"] for s in json.loads(result.stdout)["sections"]] == ["a", "b"]
+    path = tmp_path / "noext"
+    path.write_text(PIPED_JSON, encoding="utf-8")
+    assert [s.id for s in load_session(str(path)).sections] == ["a", "b"]
+    path.write_text(LOG_LINE * 3, encoding="utf-8")  # a real log without extension is still a log
+    assert load_session(str(path)).turn_count == 3
 
 
 # ---------------------------------------------------------------- flags

@@ -40,7 +40,9 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     for name in ("TOKENBOX_MAX_CTX", "TOKENBOX_TOKENIZER", "CONTEXT_MAX_TOKENS", "TOKENBOX_MAX_FILE_SIZE"):
         environ.pop(name, None)
     environ.update(env or {})
-    return subprocess.run([*tokenbox_command(), *args], capture_output=True, env=environ, timeout=120, check=False)
+    from tests.inprocess import run_main  # in this process: no interpreter start per run
+
+    return run_main(args, environ=environ)
 
 
 def raw_lines(path: Path) -> list[dict]:
