@@ -47,6 +47,14 @@ def detail_blocks(view: View, index: int) -> list[tuple[str, str | Text]]:
             f"{fmt(state.tokens, approx)} of {fmt(result.tokens_before, approx)} tokens · keep {plain(section.keep)}"
             + (" · critical" if result.critical else ""))
     blocks: list[tuple[str, str | Text]] = [("info", info)]
+    label = section.meta.get("label")
+    if isinstance(label, str) and label:
+        blocks.append(("info", plain(label, FIELD_LIMIT)))  # what a person calls this part
+    if section.tokens is not None and not section.text:
+        what = ("what the request held that the file does not: sized from the recorded usage, so that the parts add "
+                "up to it (CONTRACT §7)" if section.kind == "inferred" else "a part with a fixed size and no text of its own")
+        blocks.append(("info", what))
+        return blocks
     applied = [s for s in plan.steps[: view.step] if s.section == result.id]
     if applied:
         blocks.append(("info", "steps: " + ", ".join(f"{s.index} {plain(s.op)} {plain(s.detail, FIELD_LIMIT)}" for s in applied)))

@@ -61,10 +61,13 @@ def render_gauge(view: View | None, width: int) -> Text:
     colour = LEVEL_COLOURS["crit" if view.state.deficit > 0 or not plan.ok else level(percent)]
     pending = bool(getattr(plan, "pending", False))  # the lead's transcript path: a turn not sent yet
     out.append("Context ", "bold")
-    out.append(f"{'≈' if pending else approx}{percent}%", Style(color=colour, bold=True))
+    out.append(f"{view.headline_approx}{percent}%", Style(color=colour, bold=True))
     if pending:
         out.append(" ")
         out.append("pending", "italic")
+    elif plan.headline_kind == "recorded":
+        out.append(" ")
+        out.append("recorded", "dim")
     if view.last_step:  # the gap is its own segment: a segment never starts with blanks (SVG viewers drop them)
         out.append("  ")
         out.append(f"step {view.step}/{view.last_step}", "dim")
@@ -77,7 +80,7 @@ def render_gauge(view: View | None, width: int) -> Text:
             out.append(char, style)
     out.append("\n")
     b = plan.budget
-    used = Text(f"{fmt(view.total, approx)} / {fmt(b.max_ctx)}", Style(color=colour, bold=True))
+    used = Text(f"{fmt(view.total, view.headline_approx)} / {fmt(b.max_ctx)}", Style(color=colour, bold=True))
     _row(out, "used", used, swatch="section")
     free = b.available - view.total
     _row(out, "available", f"{fmt(b.available)}  " + (f"free {fmt(free, approx)}" if free >= 0 else f"over {fmt(-free, approx)}"),

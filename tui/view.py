@@ -49,6 +49,15 @@ class View:
     def approx(self) -> str:
         return "" if self.plan.tokenizer.exact else "≈"
 
+    @property
+    def headline_approx(self) -> str:
+        """``≈`` unless the total shown is exact: the tokenizer's count, or a request's recorded (or
+        counted) cost before any trimming step (CONTRACT §7)."""
+        kind = self.plan.headline_kind
+        if kind == "exact" or (kind in ("recorded", "counted") and self.state.total == self.plan.tokens_before):
+            return ""
+        return "≈"
+
     def fingerprint(self) -> str:
         """sha256 of the context rendered after this step (the plan's fingerprint at the last step)."""
         if self.step == self.last_step:

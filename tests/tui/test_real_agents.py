@@ -584,12 +584,12 @@ def test_snapshot_anthropic_request(snap_compare, tmp_path):
 
 
 def test_snapshot_anthropic_request_trimmed(snap_compare, tmp_path):
-    app = make_app(copy_fixture(REQUEST, tmp_path, "request.json"), watch=False, budget=20000, reserve_out=4000)
+    app = make_app(copy_fixture(REQUEST, tmp_path, "request.json"), watch=False, budget=19000, reserve_out=4000)
 
     async def run_before(pilot):
         await wait_plan(pilot)
         await pilot.press("v")  # the trim trace in the sidebar
-        await pilot.press(*["down"] * 19)  # m00.user, truncated at step 2
+        await pilot.press(*["down"] * 20)  # m00.user (after the tools and the API's tool prompt), truncated
         await wait_idle(pilot)
         assert pilot.app.plan.sections[pilot.app.selected].id == "m00.user"
 
