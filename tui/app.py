@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from rich.markup import escape
 from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ScreenStackError, App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -354,6 +354,12 @@ class TokenboxApp(App[None]):
         return View.at(self.plan, self.step) if self.plan is not None else None
 
     def _refresh_all(self) -> None:
+        try:
+            composed = bool(self.screen.query("#topbar"))
+        except ScreenStackError:
+            composed = False
+        if not composed:
+            return  # a message that arrives while the screen is not composed (starting or closing)
         view = self.current_view()
         self._layout_sidebar()
         self.query_one(Gauge).show(view)
