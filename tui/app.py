@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from rich.markup import escape
 from rich.text import Text
 from textual import work
-from textual.app import ScreenStackError, App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, ScreenStackError, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
