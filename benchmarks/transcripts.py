@@ -1,13 +1,14 @@
 """Big Claude Code transcripts for the benchmarks, built by repeating a real one.
 
 The source is a real Claude Code session (``tests/fixtures/real_sessions/claude-code_ccviewer_5c0375b4-….jsonl``,
-53 lines, 125 KB). Each repetition gets fresh ``uuid``s and ``message.id``s (lines of one request
-keep sharing theirs), and its first line continues the ``parentUuid`` chain of the one before, so the
-result is one long conversation. Where Claude Code would compact (the conversation since the last
-compaction reaching about ``COMPACT_TOKENS`` tokens, estimated at 4 characters per token) a
-``system`` line with ``subtype: compact_boundary`` and an ``isCompactSummary`` user line are
-inserted, as Claude Code writes them; ``compact=False`` gives one chain that is never compacted
-(far over any budget).
+53 lines, 125 KB, two sub-agent runs). Each repetition gets fresh ``uuid``s and ``message.id``s (lines
+of one request keep sharing theirs) and keeps the source's own ``parentUuid`` links (a sub-agent's lines
+stay a side chain rooted at ``null``, as Claude Code 1.x writes them); its first line continues the main
+chain of the repetition before, so the result is one long conversation. Where Claude Code would compact
+(before the next prompt, once the conversation since the last compaction reaches about
+``COMPACT_TOKENS`` tokens, estimated at 4 characters per token) a ``system`` line with ``subtype:
+compact_boundary`` and an ``isCompactSummary`` user line are inserted, as Claude Code writes them;
+``compact=False`` gives one chain that is never compacted (far over any budget).
 
 Deterministic: the same arguments give the same bytes.
 """
@@ -40,7 +41,8 @@ class Transcript:
         self._records = _source()
         self._seed = seed
         self._serial = 0
-        self._last: str | None = None  # uuid of the newest line in the chain
+        self._last: str | None = None  # uuid of the newest line of the main chain
+        self._mapped: dict[str, str] = {}  # the source's uuids to this repetition's
         self._since_compact = 0  # characters since the last compaction
         self._rep = 0
         self._pos = 0  # next record of the source to copy
@@ -83,8 +85,12 @@ class Transcript:
 
     def _copy(self, record: dict) -> str:
         new = dict(record)
-        new["uuid"] = self._uuid()
-        new["parentUuid"] = self._last
+        new["uuid"] = self._mapped[record["uuid"]] = self._uuid()
+        parent = record.get("parentUuid")
+        if parent is not None:
+            new["parentUuid"] = self._mapped[parent]
+        elif record.get("isSidechain") is not True:
+            new["parentUuid"] = self._last  # the repetition continues the conversation
         new["sessionId"] = "bench-session"
         message = record.get("message")
         if isinstance(message, dict) and "id" in message:
@@ -93,13 +99,15 @@ class Transcript:
             if fresh is None:
                 fresh = self._ids[mid] = f"msg_bench{self._seed}_{self._serial:08d}"
             new["message"] = {**message, "id": fresh}
-        self._last = new["uuid"]
+        if record.get("isSidechain") is not True:
+            self._last = new["uuid"]
         return self._emit(new)
 
     def turn(self) -> list[str]:
         """The lines of the next request: up to and including the next assistant message's lines."""
         out: list[str] = []
-        if self.compact and self._since_compact >= COMPACT_TOKENS * _CHARS_PER_TOKEN:
+        # Claude Code compacts before sending a new prompt: here, at the start of a repetition
+        if self.compact and self._pos in (0, len(self._records)) and self._since_compact >= COMPACT_TOKENS * _CHARS_PER_TOKEN:
             out.extend(self._compaction())
         records = self._records
         seen_assistant = None
@@ -108,6 +116,7 @@ class Transcript:
                 self._pos = 0
                 self._rep += 1
                 self._ids = {}
+                self._mapped = {}
             record = records[self._pos]
             message = record.get("message") if isinstance(record.get("message"), dict) else {}
             if seen_assistant is not None and message.get("id") != seen_assistant:

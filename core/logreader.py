@@ -23,6 +23,7 @@ from tokenbox.core import session as _session
 from tokenbox.core.errors import NotYetComplete, SessionError
 from tokenbox.core.model import Session, TurnHistory
 from tokenbox.core.tail import FileTail
+from tokenbox.core.truth import LazyTurns
 
 
 class LogReader:
@@ -137,10 +138,16 @@ class LogReader:
         for entry in self._entries[len(bare) :]:
             bare.append(entry.session(path))
         count = len(entries)
-        result = [_session._with_history(turn, TurnHistory(bare, index), index + 1, count) for index, turn in enumerate(bare)]
-        if len(entries) > len(self._entries):  # the unterminated last line, a complete turn already
-            result.append(_session._with_history(entries[-1].session(path), TurnHistory(bare, len(bare)), count, count))
-        return result
+        complete = len(bare)
+        last = entries[-1].session(path) if count > complete else None  # the unterminated last line, complete already
+
+        def build(index: int) -> Session:
+            # Each turn says "turn k of count", so a list of them would be rebuilt whole at every append:
+            # the turns are made when asked for (the newest, mostly), and cost nothing otherwise.
+            turn = bare[index] if index < complete else last
+            return _session._with_history(turn, TurnHistory(bare, index), index + 1, count)
+
+        return LazyTurns(count, build)
 
 
 def with_histories(turns: list[Session]) -> list[Session]:

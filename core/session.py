@@ -842,7 +842,7 @@ def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FIL
     if _followed(path):
         followed = _reader(path, max_bytes).read()
         if followed is not None:  # a tokenbox log
-            return list(followed)
+            return followed  # type: ignore[return-value]  (a lazy sequence: turns are built when read)
         transcript = _followed_transcript(path, max_bytes)
         if transcript is not None:
             return _transcript_main(transcript, path)  # type: ignore[return-value]  (a lazy sequence)

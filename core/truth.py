@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
-from tokenbox.core.charclass import ESTIMATE, BaseEstimates, scaled
+from tokenbox.core.charclass import ESTIMATE, BaseEstimates
 from tokenbox.core.model import Calibration, RecordedUsage, Section, Session
 
 WINDOW = 16  # request pairs the scale is fitted on (the newest up to the turn)
@@ -109,32 +109,69 @@ def fit_scales(observations: Sequence[Observation]) -> list[tuple[float, tuple[i
     return list(ScaleFits().update(observations))
 
 
-def visible_tokens(sections: Sequence[Section], scale: float, bases: BaseEstimates | None = None) -> int:
-    """The calibrated count of the visible sections (parts with a fixed size count that size)."""
-    bases = bases if bases is not None else BaseEstimates()
-    total = 0
+def _parts(sections: Sequence[Section], bases: BaseEstimates) -> tuple[int, list[float]]:
+    """The fixed sizes' total and the base estimate of every other non-blank section's text."""
+    fixed = 0
+    estimates: list[float] = []
     for section in sections:
         if section.tokens is not None:
-            total += section.tokens  # a fixed size (an image, a reply's 0)
-        elif section.text:
-            total += scaled(section.text, scale, bases)
-    return total
+            fixed += section.tokens  # a fixed size (an image, a reply's 0)
+        elif section.text and not section.text.isspace():
+            estimates.append(bases(section.text))
+    return fixed, estimates
+
+
+def _total(fixed: int, estimates: list[float], scale: float) -> int:
+    # the same arithmetic as charclass.scaled, section by section (each part is rounded on its own)
+    return fixed + sum(max(1, round(base * scale)) for base in estimates)
+
+
+def visible_tokens(sections: Sequence[Section], scale: float, bases: BaseEstimates | None = None) -> int:
+    """The calibrated count of the visible sections (parts with a fixed size count that size)."""
+    fixed, estimates = _parts(sections, bases if bases is not None else BaseEstimates())
+    return _total(fixed, estimates, scale)
 
 
 def fit_within(sections: Sequence[Section], target: int, scale: float, bases: BaseEstimates | None = None) -> float:
-    """The largest scale (4 decimals) at which the visible sections count at most ``target``."""
-    bases = bases if bases is not None else BaseEstimates()
-    high = scale
-    low = 0.0
-    for _ in range(40):
-        mid = round((low + high) / 2, 4)
-        if mid in (low, high):
-            break
-        if visible_tokens(sections, mid, bases) <= target:
+    """The largest scale (4 decimals, at most ``scale``) at which the visible sections count at most ``target``."""
+    fixed, estimates = _parts(sections, bases if bases is not None else BaseEstimates())
+
+    def fits(step: int) -> bool:
+        return _total(fixed, estimates, step / 10_000) <= target
+
+    top = round(scale * 10_000)
+    if fits(top):
+        return top / 10_000
+    # The count is nearly proportional to the scale: search a narrow bracket around the proportional
+    # guess first (a few sums over thousands of parts instead of a dozen), widening it if it misses.
+    spread = sum(estimates)
+    guess = int(top * max(0, target - fixed) / (spread * scale)) if spread > 0 else 0
+    guess = max(0, min(guess, top - 1))
+    # gallop from the guess to a bracket [low, high) with fits(low) and not fits(high)
+    width = 4
+    if fits(guess):
+        low, high = guess, top
+        while low + width < high and fits(low + width):
+            low += width
+            width *= 4
+        high = min(high, low + width)
+    else:
+        low, high = guess, guess
+        while low > 0:
+            low = max(0, low - width)
+            width *= 4
+            if fits(low):
+                break
+            high = low
+        if low == 0 and not fits(0):
+            return 0.0
+    while high - low > 1:
+        mid = (low + high) // 2
+        if fits(mid):
             low = mid
         else:
             high = mid
-    return low
+    return low / 10_000
 
 
 def inferred_section(tokens: int, label: str, known: bool = True) -> Section:
@@ -211,7 +248,7 @@ class LazyTurns(Sequence[Session]):
     """The turns of one thread, built on first access (a transcript of thousands of requests plans its
     newest turn without materialising every earlier one). ``info(i)`` is cheap per-turn metadata."""
 
-    def __init__(self, count: int, build, infos) -> None:
+    def __init__(self, count: int, build, infos=None) -> None:
         self._count = count
         self._build = build
         self._infos = infos
@@ -243,9 +280,20 @@ class LazyTurns(Sequence[Session]):
         for i in range(self._count):
             yield self[i]
 
+    def __eq__(self, other: object) -> bool:
+        # equal to a list, a tuple or another lazy sequence of the same turns, as a list of them would be
+        if not isinstance(other, list | tuple | LazyTurns):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  (mutable-looking, as a list)
+
+    def __repr__(self) -> str:
+        return f"<{self._count} turns, built when read>"
+
     def info(self, index: int) -> dict:
         """Per-turn facts known without building the turn: recorded usage, pending, thread, line."""
-        return self._infos(index)
+        return self._infos(index) if self._infos is not None else {}
 
 
 def project_hidden(path: str, exclude_session: str | None, limit_files: int = 5, limit_lines: int = 2000) -> tuple[int, str] | None:

@@ -150,6 +150,7 @@ class _Node:
     blocks: list[Block] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)  # tool_use ids, in order (request nodes)
     version: int = 0
+    epoch: int = 0  # compactions of its thread before it
 
 
 @dataclass(slots=True)
@@ -384,8 +385,13 @@ class TranscriptReader:
             thread = self.threads[name] = Thread(name, agent_id=_str(value.get("agentId")))
         return thread
 
+    def _thread_epoch(self, name: str) -> int:
+        thread = self.threads.get(name)
+        return thread.epoch if thread is not None else 0
+
     def _new_node(self, kind: str, thread: str, role: str, parent: int | None, number: int) -> _Node:
-        node = _Node(len(self.nodes), kind, thread, role, parent, [number])
+        owner = self.threads.get(thread)
+        node = _Node(len(self.nodes), kind, thread, role, parent, [number], epoch=owner.epoch if owner else 0)
         self.nodes.append(node)
         return node
 
@@ -440,6 +446,8 @@ class TranscriptReader:
     def _results_line(self, number: int, thread: str, parent: int | None, blocks: list[Block]) -> int:
         owners = {self._call_request.get(b.meta.get("tool_use_id")) for b in blocks}
         owner = owners.pop() if len(owners) == 1 else None
+        if owner is not None and self.nodes[owner].epoch != self._thread_epoch(thread):
+            owner = None  # a compaction came between the call and its result: the line's own parent holds
         if owner is None:
             node = self._new_node("line", thread, "user", parent, number)
             node.blocks = blocks

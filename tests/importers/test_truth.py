@@ -175,6 +175,25 @@ def test_compaction_starts_a_new_context(tmp_path):
     assert list(threads) == ["main"]
 
 
+def test_a_result_written_after_a_compaction_follows_its_own_parent(tmp_path):
+    # Tool results hang off the line of their call, except across a compaction: the context restarted
+    # after the call, so the result continues the new context (its parentUuid), never the old one.
+    t = Transcript()
+    t.user("u1", None, "before the compaction")
+    t.assistant("a1", "u1", "m1", _call("c1", "ls old-folder"), 10_000)
+    t.lines.append({"type": "system", "subtype": "compact_boundary", "uuid": "cb", "parentUuid": None,
+                    "logicalParentUuid": "a1", "isSidechain": False, "sessionId": "s", "version": "2.1.0",
+                    "compactMetadata": {"trigger": "auto", "preTokens": 10_000}})
+    t.user("s1", "cb", "Summary: an old folder was listed.", isCompactSummary=True)
+    t.user("r1", "s1", _result("c1", "old-result"))
+    t.assistant("a2", "r1", "m2", {"type": "text", "text": "done"}, 3_000)
+    turns = load_turns(t.write(tmp_path / "c.jsonl"))
+    text = _texts(turns[-1])
+    assert "Summary: an old folder was listed." in text and "old-result" in text
+    assert "before the compaction" not in text and "ls old-folder" not in text
+    assert Engine().plan(turns[-1]).tokens_after == 3_000
+
+
 @pytest.mark.parametrize(
     ("parent", "warning"),
     [("nowhere", "dangling or a cycle"), ("later", "dangling or a cycle"), ("self", "names the line itself")],
