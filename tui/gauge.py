@@ -110,7 +110,8 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
          crit if broken else "")
     _row(out, "context", plan.context_cache)
     if not plan.ok:
-        overflow = Text("CRITICAL OVERFLOW", styles["gauge--overflow"] + Style(bold=True))
+        overflow = Text()
+        overflow.append("CRITICAL OVERFLOW", styles["gauge--overflow"])  # the badge alone: the count is on the panel
         overflow.append(f" +{fmt(plan.fixed_load - b.available, approx)}", crit)
         _row(out, "overflow", overflow)
     elif view.state.deficit > 0:
