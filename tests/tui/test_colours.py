@@ -9,13 +9,17 @@ from pathlib import Path
 import pytest
 from rich.style import Style
 from tokenbox.tui import styles as styles_module
+from tokenbox.tui.breakdown import BreakdownView
+from tokenbox.tui.detail import DetailView
 from tokenbox.tui.gauge import Gauge
+from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.sections import SectionBars
 from tokenbox.tui.status import StatusLine
 from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.trace import TraceView
+from tokenbox.tui.usage import UsageTimeline
 
-from tests.tui.helpers import copy_sample, make_app, wait_idle, wait_plan
+from tests.tui.helpers import copy_sample, make_app, screen_strips, wait_idle, wait_plan
 
 TUI = Path(styles_module.__file__).parent
 HEX = re.compile(r"#[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?(?:[0-9a-fA-F]{2})?\b")
@@ -66,11 +70,6 @@ def test_every_component_class_is_styled():
     css = (TUI / "app.tcss").read_text(encoding="utf-8")
     styled = set(re.findall(r"\.([a-z]+--[a-z0-9-]+)", css))
     declared = set().union(*(w.COMPONENT_CLASSES for w in (Gauge, SectionBars, StatusLine, Timeline, TraceView)))
-    from tokenbox.tui.breakdown import BreakdownView
-    from tokenbox.tui.detail import DetailView
-    from tokenbox.tui.help import HelpScreen
-    from tokenbox.tui.usage import UsageTimeline
-
     for widget in (BreakdownView, DetailView, HelpScreen, UsageTimeline):
         declared |= widget.COMPONENT_CLASSES
     assert declared - styled == set()
@@ -97,3 +96,48 @@ async def test_theme_switch_restyles_the_views(tmp_path):
         app.theme = "textual-dark"
         await wait_idle(pilot)
         assert (colours(gauge.last_text), colours(timeline.last_text)) == dark
+
+
+def _luminance(colour) -> float:
+    def channel(value: int) -> float:
+        v = value / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(colour.red) + 0.7152 * channel(colour.green) + 0.0722 * channel(colour.blue)
+
+
+def contrast(fg, bg) -> float:
+    """WCAG contrast ratio of two rich ``ColorTriplet``s (1 to 21)."""
+    high, low = sorted((_luminance(fg), _luminance(bg)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+MIN_CONTRAST = 2.4  # the theme's own muted text on its background is about 3; below 2 text is hard to read
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light", "nord", "gruvbox"])
+@pytest.mark.parametrize(("sample", "keys"), [
+    ("facet_layout.yaml", ("home", "right", "right", "right")),  # a dropped section selected, cut text shown
+    ("agent_log.jsonl", ()),
+    ("overflow.yaml", ()),
+])
+async def test_every_text_is_readable(tmp_path, theme, sample, keys):
+    """Every letter on screen (the footer aside: Textual's own) contrasts with its background, cursor rows too."""
+    app = make_app(copy_sample(sample, tmp_path), watch=False)
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait_plan(pilot)
+        if keys:
+            await pilot.press(*keys)
+        app.theme = theme
+        await wait_idle(pilot)
+        low = []
+        strips = screen_strips(app)
+        for row, strip in enumerate(strips[:-1]):
+            for segment in strip:
+                style = segment.style
+                if style is None or style.color is None or style.bgcolor is None or not any(c.isalnum() for c in segment.text):
+                    continue
+                ratio = contrast(style.color.get_truecolor(), style.bgcolor.get_truecolor())
+                if ratio < MIN_CONTRAST:
+                    low.append(f"row {row}: {segment.text.strip()!r} {ratio:.2f}")
+        assert low == []
