@@ -115,7 +115,28 @@ def contrast(fg, bg) -> float:
 MIN_CONTRAST = 2.4  # the theme's own muted text on its background is about 3; below 2 text is hard to read
 
 
-@pytest.mark.parametrize("theme", ["textual-dark", "textual-light", "nord", "gruvbox"])
+def low_contrast(strips, region=None) -> list[str]:
+    """Texts of ``strips`` (within ``region`` if given) whose colour is too close to their background."""
+    low = []
+    for row, strip in enumerate(strips):
+        x = 0
+        for segment in strip:
+            start, x = x, x + segment.cell_length
+            style = segment.style
+            if region is not None and not (region.y <= row < region.bottom and region.x <= start < region.right):
+                continue
+            if style is None or style.color is None or style.bgcolor is None or not any(c.isalnum() for c in segment.text):
+                continue
+            ratio = contrast(style.color.get_truecolor(), style.bgcolor.get_truecolor())
+            if ratio < MIN_CONTRAST:
+                low.append(f"row {row}: {segment.text.strip()!r} {ratio:.2f}")
+    return low
+
+
+THEMES = ["textual-dark", "textual-light", "nord", "gruvbox"]
+
+
+@pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize(("sample", "keys"), [
     ("facet_layout.yaml", ("home", "right", "right", "right")),  # a dropped section selected, cut text shown
     ("agent_log.jsonl", ()),
@@ -130,14 +151,18 @@ async def test_every_text_is_readable(tmp_path, theme, sample, keys):
             await pilot.press(*keys)
         app.theme = theme
         await wait_idle(pilot)
-        low = []
-        strips = screen_strips(app)
-        for row, strip in enumerate(strips[:-1]):
-            for segment in strip:
-                style = segment.style
-                if style is None or style.color is None or style.bgcolor is None or not any(c.isalnum() for c in segment.text):
-                    continue
-                ratio = contrast(style.color.get_truecolor(), style.bgcolor.get_truecolor())
-                if ratio < MIN_CONTRAST:
-                    low.append(f"row {row}: {segment.text.strip()!r} {ratio:.2f}")
-        assert low == []
+        assert low_contrast(screen_strips(app)[:-1]) == []
+
+
+@pytest.mark.parametrize("theme", THEMES)
+async def test_help_is_readable(tmp_path, theme):
+    """The help text (keys in their own colour) on the help panel; the dimmed screen behind it aside."""
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait_plan(pilot)
+        app.theme = theme
+        await pilot.press("question_mark")
+        await wait_idle(pilot)
+        panel = app.screen.query_one("#help-text").parent.region  # the scroll box: the text may run below it
+        assert panel.height > 10
+        assert low_contrast(screen_strips(app)[:-1], panel) == []
