@@ -44,7 +44,7 @@ def styles_of(widget: Widget, names: Iterable[str]) -> Styles:
         try:
             full = widget.get_component_rich_style(name)
             own = widget.get_component_rich_style(name, partial=True)
-        except (KeyError, AttributeError):  # not styled yet (before the stylesheet reached it)
+        except KeyError:  # not styled yet (before the stylesheet reached it)
             continue
         out[name] = own + Style.from_color(full.color if own.color is not None else None, full.bgcolor if own.bgcolor is not None else None)
     return out
@@ -55,7 +55,7 @@ class Themed:
     strips): ``restyle`` rebuilds it once a new theme's styles are in place."""
 
     def component_styles(self) -> Styles:
-        """The rich styles of this widget's own ``COMPONENT_CLASSES`` (and the bar palette)."""
+        """The rich styles of every component class the widget declares (its own and its bases')."""
         names = set().union(*(vars(cls).get("COMPONENT_CLASSES", ()) for cls in type(self).__mro__))
         widget: Any = self
         return styles_of(widget, sorted(names))
