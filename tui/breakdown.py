@@ -10,6 +10,7 @@ shows the recorded context and what the file does not contain (``recorded - esti
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -17,13 +18,12 @@ from textual.widgets import Static
 from tokenbox.core.importers import CATEGORY_LABELS, cache_breakpoints, cached_prefix_tokens, category
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.safe import plain
+from tokenbox.tui.styles import PLAIN, Styles, Themed
 from tokenbox.tui.view import View, fmt
 
 LABEL_WIDTH = 17  # "tool definitions" and a blank
 COUNT_WIDTH = 8  # "≈200 000": rows (with " ✂") stay within 35 cells, the sidebar less a scrollbar
 SHARE_WIDTH = 6  # "100.0%"
-TRIMMED = Style(color="#e06c75")
-RECORDED = Style(color="#61afef")
 NOT_RECORDED = "system prompt + tools"  # what Claude Code transcripts leave out
 UNKNOWN = "not in the file"
 
@@ -145,9 +145,10 @@ def _row(label: str, count: str, tail: str = "", style: Style | str = "", tail_s
     return t
 
 
-def breakdown_lines(view: View) -> list[Text]:
+def breakdown_lines(view: View, styles: Styles = PLAIN) -> list[Text]:
     """The panel's rows: a header, one row per group, joins, the total; recorded usage; tools by cost."""
     b = breakdown(view)
+    trimmed_style = styles["breakdown--trimmed"]
     approx = b.approx
     lines: list[Text] = []
     header = Text(no_wrap=True, end="")
@@ -160,17 +161,17 @@ def breakdown_lines(view: View) -> list[Text]:
         trimmed = group.tokens < group.tokens_before
         row = _row(group.label, fmt(group.tokens, approx), share(group.tokens, b.total))
         if trimmed:
-            row.append(" ✂", TRIMMED)
+            row.append(" ✂", trimmed_style)
         lines.append(row)
     lines.append(_row("joins", fmt(b.joins, approx), share(b.joins, b.total) if b.joins else ""))
     total = _row("total" if b.recorded is None else "estimate", fmt(b.total, approx), share(b.total, b.total), "bold", "bold")
     lines.append(total)
     if b.total != b.total_before:
         lines.append(_row("untrimmed", fmt(b.total_before, approx), f"✂ {fmt(b.total_before - b.total, approx)}",
-                          tail_style=TRIMMED))
+                          tail_style=trimmed_style))
     if b.recorded is not None:
         lines.append(_row("+ unaccounted", fmt(b.unaccounted or 0, approx)))
-        lines.append(_row("= recorded", fmt(b.recorded), style=RECORDED))
+        lines.append(_row("= recorded", fmt(b.recorded), style=styles["breakdown--recorded"]))
         lines.append(Text(f"unaccounted: {b.not_recorded}", "dim", no_wrap=True, end=""))
     if b.cache_prefix is not None:
         lines.append(_row("cache prefix", fmt(b.cache_prefix, approx), f"{b.cache_marks} marks"))
@@ -189,11 +190,17 @@ class BreakdownTitle(Static):
     """The title above the breakdown (the same look as the trim trace's)."""
 
 
-class BreakdownView(LineView, inherit_bindings=False, can_focus=False):
+class BreakdownView(Themed, LineView, inherit_bindings=False, can_focus=False):
     """The breakdown panel of the sidebar (scrolls when the tool list is long)."""
 
     ELLIPSIS = True
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"breakdown--trimmed", "breakdown--recorded"}
+    _view: View | None = None
 
     def show(self, view: View | None) -> None:
-        lines = breakdown_lines(view) if view is not None else [Text("no plan", "dim")]
+        self._view = view
+        lines = breakdown_lines(view, self.component_styles()) if view is not None else [Text("no plan", "dim")]
         self.set_lines(lines)
+
+    def restyle(self) -> None:
+        self.show(self._view)

@@ -19,7 +19,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from tokenbox.tui.lines import LineView
-from tokenbox.tui.safe import FIELD_LIMIT, escaped_before, plain, safe_line
+from tokenbox.tui.safe import ESCAPE_STYLE, FIELD_LIMIT, escaped_before, plain, safe_line
+from tokenbox.tui.styles import Themed
 from tokenbox.tui.view import View, fmt
 
 MAX_LINES = 20_000  # rows of one detail at most (a note says when more were not shown)
@@ -27,14 +28,10 @@ MAX_CHARS = 400_000  # characters shown per block (a note says how many more the
 FIRST_ROWS = 300  # rows built when a section is opened
 MORE_ROWS = 300  # rows built each time scrolling comes near the end of the built ones
 WINDOW = 8192  # characters of one huge line escaped and wrapped at a time
-ERROR_STYLE = Style(color="#e06c75", bold=True)
-CUT_STYLE = Style(color="#e06c75", dim=True)
-MARK_STYLE = Style(color="#e06c75", bold=True)
-INFO_STYLE = Style(color="#61afef")
 
 
-def _mark(text: str) -> Text:
-    return Text(f"✂──── {text} ────", MARK_STYLE, no_wrap=True, end="")
+def _mark(text: str, style: Style | str = "") -> Text:
+    return Text(f"✂──── {text} ────", style, no_wrap=True, end="")
 
 
 def detail_blocks(view: View, index: int) -> list[tuple[str, str | Text]]:
@@ -145,15 +142,15 @@ def wrap(line: Text, width: int) -> list[Text]:
     return list(line.divide(offsets))
 
 
-def iter_wrap(raw: str, width: int, style: Style | str = "") -> Iterator[Text]:
+def iter_wrap(raw: str, width: int, style: Style | str = "", escape_style: Style = ESCAPE_STYLE) -> Iterator[Text]:
     """The rows of one untrusted line: escaped, wrapped at ``width``; a huge line a window at a time."""
     if len(raw) <= WINDOW:
-        yield from wrap(safe_line(raw, style), width)
+        yield from wrap(safe_line(raw, style, escape_style), width)
         return
     carry = Text(style=style, no_wrap=True, end="")
     column = 0
     for start in range(0, len(raw), WINDOW):
-        piece = safe_line(raw[start : start + WINDOW], column=column, after_escape=escaped_before(raw, start))
+        piece = safe_line(raw[start : start + WINDOW], "", escape_style, column=column, after_escape=escaped_before(raw, start))
         column += len(piece.plain)
         carry.append_text(piece)
         rows = wrap(carry, width)
@@ -162,7 +159,7 @@ def iter_wrap(raw: str, width: int, style: Style | str = "") -> Iterator[Text]:
     yield carry
 
 
-class DetailView(LineView, inherit_bindings=False):
+class DetailView(Themed, LineView, inherit_bindings=False):
     """The selected section's text; focus it with Enter, scroll with ↑/↓/PgUp/PgDn, Esc to leave."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -172,6 +169,7 @@ class DetailView(LineView, inherit_bindings=False):
         Binding("pagedown", "move(10)", "Page down", show=False),
         Binding("escape", "leave", "Back to sections", show=True),
     ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"detail--error", "detail--info", "detail--cut", "detail--mark", "detail--escape"}
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -237,9 +235,12 @@ class DetailView(LineView, inherit_bindings=False):
 
     def _rows(self, width: int) -> Iterator[Text]:
         """Every row of the detail, in order, built only when asked for."""
+        styles = self.component_styles()
+        escape = ESCAPE_STYLE + styles["detail--escape"]
+        mark = styles["detail--mark"]
         if self.message:
             for raw in self.message.replace("\r\n", "\n").split("\n"):
-                yield from iter_wrap(raw, width, ERROR_STYLE)
+                yield from iter_wrap(raw, width, styles["detail--error"], escape)
             yield Text("")
         view, index = self.view, self.index
         if view is None or index is None or index >= len(view.plan.sections):
@@ -248,24 +249,27 @@ class DetailView(LineView, inherit_bindings=False):
             return
         for kind, text in detail_blocks(view, index):
             if kind == "info":
-                yield Text(str(text), INFO_STYLE, no_wrap=True, end="")
+                yield Text(str(text), styles["detail--info"], no_wrap=True, end="")
             elif kind == "mark":
-                yield _mark(str(text))
+                yield _mark(str(text), mark)
             else:
-                gutter = Text("✂ " if kind == "cut" else "  ", MARK_STYLE if kind == "cut" else "dim")
-                style = CUT_STYLE if kind == "cut" else ""
+                gutter = Text("✂ " if kind == "cut" else "  ", mark if kind == "cut" else "dim")
+                style = styles["detail--cut"] if kind == "cut" else ""
                 body = str(text)
                 hidden = max(0, len(body) - MAX_CHARS)
                 body = body[:MAX_CHARS]
                 if body.endswith("\n"):
                     body = body[:-1]
                 for raw in body.replace("\r\n", "\n").split("\n"):
-                    for piece in iter_wrap(raw, width - 2, style):
+                    for piece in iter_wrap(raw, width - 2, style, escape):
                         yield Text.assemble(gutter, piece, no_wrap=True, end="")
                 if hidden:
                     yield Text(f"… {hidden} more characters not shown", "dim")
 
     def on_lines_resized(self) -> None:
+        self._rebuild()
+
+    def restyle(self) -> None:
         self._rebuild()
 
     def watch_show_vertical_scrollbar(self, shown: bool) -> None:

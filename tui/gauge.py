@@ -3,40 +3,48 @@ the numbers behind it, tokenizer, caches, overflow state and fingerprint."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 from tokenbox.core.config import WHAT_IF_STEP_PERCENT
 from tokenbox.tui.safe import FIELD_LIMIT, plain
-from tokenbox.tui.view import View, colour_of, fmt, gauge_cells, level
+from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
+from tokenbox.tui.view import View, bar_class, fmt, gauge_cells, level
 
-LEVEL_COLOURS = {"ok": "#98c379", "warn": "#e5c07b", "crit": "#e06c75"}
-CELL_STYLES = {
-    "section": ("█", Style(color="#4ea1ff")),
-    "joins": ("▒", Style(color="#9da5b4")),
-    "free": ("·", Style(color="#5c6370")),
-    "reserve": ("▓", Style(color="#7f848e")),
-    "headroom": ("▚", Style(color="#4b5263")),
-    "over": ("▞", Style(color="#ff5f5f", bold=True)),
-}
+CELLS = {"section": "█", "joins": "▒", "free": "·", "reserve": "▓", "headroom": "▚", "over": "▞"}
 
 
-class Gauge(Static):
+class Gauge(Themed, Static):
     """Context usage gauge (plain ``Text``: nothing shown here is parsed as markup)."""
 
     DEFAULT_CSS = "Gauge { height: auto; }"
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "gauge--ok", "gauge--warn", "gauge--crit", "gauge--info", "gauge--overflow",
+        *(f"gauge--{kind}" for kind in CELLS if kind != "section"), *BAR_CLASSES,
+    }
     last_text: Text = Text()
+    _view: View | None = None
 
     def show(self, view: View | None) -> None:
-        self.last_text = render_gauge(view, max(10, self.content_region.width or 34))
+        self._view = view
+        self.last_text = render_gauge(view, max(10, self.content_region.width or 34), self.component_styles())
         self.update(self.last_text)
 
+    def restyle(self) -> None:
+        self.show(self._view)
 
-def _row(out: Text, label: str, value: str | Text, style: str | Style = "", swatch: str = "") -> None:
+
+def _cell_style(kind: str, styles: Styles) -> Style:
+    """The style of a gauge cell of ``kind`` (the ``section`` swatch has the first bar's colour)."""
+    return styles[bar_class(0) if kind == "section" else f"gauge--{kind}"]
+
+
+def _row(out: Text, label: str, value: str | Text, style: str | Style = "", swatch: str = "", styles: Styles = PLAIN) -> None:
     out.append(f"{label:<12}", "dim")
     if swatch:
-        char, swatch_style = CELL_STYLES[swatch]
-        out.append(char, swatch_style)
+        out.append(CELLS[swatch], _cell_style(swatch, styles))
         out.append(" ")
     else:
         out.append(" ")
@@ -47,8 +55,8 @@ def _row(out: Text, label: str, value: str | Text, style: str | Style = "", swat
     out.append("\n")
 
 
-def render_gauge(view: View | None, width: int) -> Text:
-    """The gauge as text, ``width`` cells wide."""
+def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
+    """The gauge as text, ``width`` cells wide, coloured with ``styles`` (the gauge's component classes)."""
     out = Text(no_wrap=True, overflow="ellipsis", end="")
     if view is None:
         out.append("Context  --%\n", "bold")
@@ -58,10 +66,11 @@ def render_gauge(view: View | None, width: int) -> Text:
     plan, approx = view.plan, view.approx
     percent = view.percent
     # over budget at the shown step is red whatever the percentage of max_ctx says
-    colour = LEVEL_COLOURS["crit" if view.state.deficit > 0 or not plan.ok else level(percent)]
+    headline = styles["gauge--" + ("crit" if view.state.deficit > 0 or not plan.ok else level(percent))] + Style(bold=True)
+    crit, warn = styles["gauge--crit"] + Style(bold=True), styles["gauge--warn"]
     pending = bool(getattr(plan, "pending", False))  # the lead's transcript path: a turn not sent yet
     out.append("Context ", "bold")
-    out.append(f"{view.headline_approx}{percent}%", Style(color=colour, bold=True))
+    out.append(f"{view.headline_approx}{percent}%", headline)
     if pending:
         out.append(" ")
         out.append("pending", "italic")
@@ -74,41 +83,41 @@ def render_gauge(view: View | None, width: int) -> Text:
     out.append("\n")
     for kind, index in gauge_cells(view, width):
         if kind == "section":
-            out.append("█", Style(color=colour_of(index)))
+            out.append(CELLS[kind], styles[bar_class(index)])
         else:
-            char, style = CELL_STYLES[kind]
-            out.append(char, style)
+            out.append(CELLS[kind], _cell_style(kind, styles))
     out.append("\n")
     b = plan.budget
-    used = Text(f"{fmt(view.total, view.headline_approx)} / {fmt(b.max_ctx)}", Style(color=colour, bold=True))
-    _row(out, "used", used, swatch="section")
+    used = Text(f"{fmt(view.total, view.headline_approx)} / {fmt(b.max_ctx)}", headline)
+    _row(out, "used", used, swatch="section", styles=styles)
     free = b.available - view.total
     _row(out, "available", f"{fmt(b.available)}  " + (f"free {fmt(free, approx)}" if free >= 0 else f"over {fmt(-free, approx)}"),
-         "" if free >= 0 else Style(color=LEVEL_COLOURS["crit"], bold=True), swatch="free" if free >= 0 else "over")
-    _row(out, "reserve_out", fmt(b.reserve_out), swatch="reserve")
-    _row(out, "headroom", f"{fmt(b.max_ctx - b.available - b.reserve_out)} ({b.headroom:g})", swatch="headroom")
-    _row(out, "joins", fmt(view.joins, approx), swatch="joins")
+         "" if free >= 0 else crit, swatch="free" if free >= 0 else "over", styles=styles)
+    _row(out, "reserve_out", fmt(b.reserve_out), swatch="reserve", styles=styles)
+    _row(out, "headroom", f"{fmt(b.max_ctx - b.available - b.reserve_out)} ({b.headroom:g})", swatch="headroom", styles=styles)
+    _row(out, "joins", fmt(view.joins, approx), swatch="joins", styles=styles)
     if plan.what_if and plan.base_max_ctx:
         _row(out, "what-if", f"max_ctx {plan.what_if * WHAT_IF_STEP_PERCENT:+d}% of {fmt(plan.base_max_ctx)}",
-             Style(color="#61afef", bold=True))
+             styles["gauge--info"] + Style(bold=True))
     tokenizer = Text(plain(plan.tokenizer.name, FIELD_LIMIT))
     tokenizer.append(" exact" if plan.tokenizer.exact else " ≈ approximate",
-                     "dim" if plan.tokenizer.exact else Style(color=LEVEL_COLOURS["warn"]))
+                     "dim" if plan.tokenizer.exact else warn)
     _row(out, "tokenizer", tokenizer)
     _row(out, "policy", plain(plan.trimming))
     prefix = plan.prefix_cache
     broken = prefix == "miss" and plan.session.turn > 1
     _row(out, "prefix", prefix + ("  ✗ break" if broken else ""),
-         Style(color=LEVEL_COLOURS["crit"], bold=True) if broken else "")
+         crit if broken else "")
     _row(out, "context", plan.context_cache)
     if not plan.ok:
-        overflow = Text("CRITICAL OVERFLOW", Style(color="#ffffff", bgcolor="#be5046", bold=True))
-        overflow.append(f" +{fmt(plan.fixed_load - b.available, approx)}", Style(color=LEVEL_COLOURS["crit"], bold=True))
+        overflow = Text()
+        overflow.append("CRITICAL OVERFLOW", styles["gauge--overflow"])  # the badge alone: the count is on the panel
+        overflow.append(f" +{fmt(plan.fixed_load - b.available, approx)}", crit)
         _row(out, "overflow", overflow)
     elif view.state.deficit > 0:
-        _row(out, "overflow", f"deficit {fmt(view.state.deficit, approx)}", Style(color=LEVEL_COLOURS["warn"]))
+        _row(out, "overflow", f"deficit {fmt(view.state.deficit, approx)}", warn)
     else:
-        _row(out, "overflow", "none (fits)", Style(color=LEVEL_COLOURS["ok"]))
+        _row(out, "overflow", "none (fits)", styles["gauge--ok"])
     fingerprint = view.fingerprint()
     out.append(f"{'fingerprint':<13}", "dim")
     out.append(fingerprint.removeprefix("sha256:")[:12], "bold")

@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 from tokenbox.tui.keys import KEYS
+from tokenbox.tui.styles import PLAIN, Styles, styles_of
 from tokenbox.tui.view import THRESHOLDS
 
 ABOUT = """\
@@ -29,13 +30,15 @@ A broken file keeps the last good plan on screen with the error in the status li
 ctrl+p opens the command palette; Tab moves the focus; q or ctrl+q quits."""
 
 
-def help_text() -> Text:
+def help_text(styles: Styles = PLAIN) -> Text:
+    """The help text; keys in the ``help--key`` style."""
+    key_style = styles["help--key"] + Style(bold=True)
     t = Text(end="")
     t.append("tokenbox-tui — keys\n\n", Style(bold=True))
     for key in KEYS:
-        t.append(f"  {key.shown:<7}", Style(bold=True, color="#61afef"))
+        t.append(f"  {key.shown:<7}", key_style)
         t.append(f"{key.help}\n")
-    t.append("  Esc    ", Style(bold=True, color="#61afef"))
+    t.append("  Esc    ", key_style)
     t.append("Leave the detail / close this help\n\n")
     t.append(ABOUT.format(*THRESHOLDS))
     return t
@@ -47,6 +50,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark", "close", "Close help"),
     ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"help--key"}
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
@@ -58,6 +62,14 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(help_text(), id="help-text")
+
+    def on_mount(self) -> None:
+        self.restyle()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.restyle())
+
+    def restyle(self) -> None:
+        """The text again with the current theme's key style (a theme can be picked while help is open)."""
+        self.query_one("#help-text", Static).update(help_text(styles_of(self, self.COMPONENT_CLASSES)))
 
     def action_close(self) -> None:
         self.dismiss(None)

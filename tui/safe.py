@@ -20,7 +20,7 @@ from rich.style import Style
 from rich.text import Text
 
 TAB_SIZE = 4
-ESCAPE_STYLE = Style(color="magenta", reverse=False, italic=True)
+ESCAPE_STYLE = Style(italic=True)  # without a colour: the detail passes its themed ``detail--escape`` style
 FIELD_LIMIT = 300  # characters of a one-line field shown before "…"
 _CHUNK = 256
 

@@ -7,23 +7,17 @@ budget (kept part solid, trimmed part shaded, reported expansion dotted), action
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.safe import FIELD_LIMIT, plain
-from tokenbox.tui.view import View, colour_of, fmt
+from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
+from tokenbox.tui.view import View, bar_class, fmt
 
-ACTION_STYLES = {
-    "kept": Style(color="#98c379"),
-    "compressed": Style(color="#e5c07b"),
-    "truncated": Style(color="#d19a66", bold=True),
-    "dropped": Style(color="#e06c75", bold=True),
-    "skipped": Style(color="#7f848e", italic=True),
-}
-TRIMMED = Style(color="#e06c75")
-GROWN = Style(color="#5c6370")
+ACTIONS = ("kept", "compressed", "truncated", "dropped", "skipped")  # styled by section--<action>
 
 
 @dataclass(frozen=True)
@@ -114,7 +108,7 @@ def header_text(view: View | None, cols: Columns) -> Text:
     return t
 
 
-def bar_text(view: View, index: int, width: int) -> Text:
+def bar_text(view: View, index: int, width: int, styles: Styles = PLAIN) -> Text:
     """The bar of section ``index``: kept part, trimmed part, reported expansion."""
     plan = view.plan
     result, state = plan.sections[index], view.state.sections[index]
@@ -126,22 +120,23 @@ def bar_text(view: View, index: int, width: int) -> Text:
     kept = min(width, cells(state.tokens))
     whole = min(width, max(kept, cells(result.tokens_before)))
     t = Text(no_wrap=True, end="")
-    t.append("█" * kept, Style(color=colour_of(index)))
-    t.append("░" * (whole - kept), TRIMMED)
+    t.append("█" * kept, styles[bar_class(index)])
+    t.append("░" * (whole - kept), styles["section--trimmed"])
     if view.step == view.last_step and result.allotment > result.tokens_after:
         grown = min(width, cells(result.allotment)) - whole
-        t.append("┄" * max(0, grown), GROWN)
+        t.append("┄" * max(0, grown), styles["section--grown"])
     t.append(" " * (width - t.cell_len))
     return t
 
 
-def row_text(view: View, index: int, cols: Columns) -> Text:
+def row_text(view: View, index: int, cols: Columns, styles: Styles = PLAIN) -> Text:
+    """Section ``index``'s row, coloured with ``styles`` (the section bars' component classes)."""
     plan = view.plan
     result, state = plan.sections[index], view.state.sections[index]
     current = view.step and plan.steps[view.step - 1].section == result.id
     t = Text(no_wrap=True, end="")
-    t.append("◀" if current else " ", Style(color="#61afef", bold=True))
-    t.append("▌", Style(color=colour_of(index)))
+    t.append("◀" if current else " ", styles["section--current"])
+    t.append("▌", styles[bar_class(index)])
     ident = plain(result.id, FIELD_LIMIT)
     if len(ident) > cols.id:
         ident = ident[: cols.id - 1] + "…"
@@ -150,16 +145,16 @@ def row_text(view: View, index: int, cols: Columns) -> Text:
         t.append(f"{plain(result.kind, cols.kind)[: cols.kind]:<{cols.kind}} ", "dim")
     if cols.prio:
         t.append(f"{result.section.priority:>4} ")
-    t.append("◆" if result.critical else " ", Style(color="#e06c75", bold=True))
+    t.append("◆" if result.critical else " ", styles["section--critical"])
     t.append(" ")
     approx = view.approx
     before, after = fmt(result.tokens_before, approx), fmt(state.tokens, approx)
     changed = state.tokens != result.tokens_before
     t.append(f"{before:>{cols.number}} → ", "dim" if changed else "")
     t.append(f"{after:<{cols.number}} ", Style(bold=True) if changed else "")
-    t.append_text(bar_text(view, index, cols.bar))
+    t.append_text(bar_text(view, index, cols.bar, styles))
     t.append(" ")
-    t.append(f"{plain(state.action, 10):<10}", ACTION_STYLES.get(state.action, ""))
+    t.append(f"{plain(state.action, 10):<10}", styles[f"section--{state.action}"] if state.action in ACTIONS else "")
     if cols.lenses:
         lenses = ",".join(plain(x, FIELD_LIMIT) for x in lenses_until(view, result.id))
         t.append(" ")
@@ -173,8 +168,13 @@ class SectionHeader(Static):
     DEFAULT_CSS = "SectionHeader { height: 1; }"
 
 
-class SectionBars(LineView, inherit_bindings=False):
+class SectionBars(Themed, LineView, inherit_bindings=False):
     """One row per section; the selected row is the cursor. Keys are handled by the app."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        *(f"section--{action}" for action in ACTIONS),
+        "section--trimmed", "section--grown", "section--current", "section--critical", *BAR_CLASSES,
+    }
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -193,8 +193,12 @@ class SectionBars(LineView, inherit_bindings=False):
         if self.view is None:
             self.set_lines([Text("no sections", "dim")])
             return
-        rows = [row_text(self.view, i, cols) for i in range(len(self.view.plan.sections))]
+        styles = self.component_styles()
+        rows = [row_text(self.view, i, cols, styles) for i in range(len(self.view.plan.sections))]
         self.set_lines(rows, selected)
 
     def on_lines_resized(self) -> None:
+        self._rebuild(self.cursor)
+
+    def restyle(self) -> None:
         self._rebuild(self.cursor)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 from tokenbox.tui.safe import FIELD_LIMIT, plain
+from tokenbox.tui.styles import PLAIN, Styles, Themed
 
 ERROR_LIMIT = 2000  # the line is cropped on screen anyway; the detail banner has the full error
 
@@ -29,7 +31,8 @@ def _gap(t: Text, dot: bool = True) -> None:
         t.append("· ", "dim")
 
 
-def status_text(status: Status) -> Text:
+def status_text(status: Status, styles: Styles = PLAIN) -> Text:
+    """The status line (and the error line of a broken file), coloured with ``styles``."""
     t = Text(no_wrap=True, overflow="ellipsis", end="")
     t.append(" ")
     t.append(plain(status.file, FIELD_LIMIT), "bold")
@@ -44,20 +47,27 @@ def status_text(status: Status) -> Text:
         t.append(f"planned in {status.plan_ms:.0f} ms", "dim")
     if status.note:
         _gap(t)
-        t.append(plain(status.note, FIELD_LIMIT), Style(color="#61afef"))
+        t.append(plain(status.note, FIELD_LIMIT), styles["status--note"])
     if status.error:
         t.append("\n ")
-        t.append("✗ ", Style(color="#e06c75", bold=True))
-        t.append(plain(status.error, ERROR_LIMIT), Style(color="#e06c75"))
+        t.append("✗ ", styles["status--error"] + Style(bold=True))
+        t.append(plain(status.error, ERROR_LIMIT), styles["status--error"])
     return t
 
 
-class StatusLine(Static):
+class StatusLine(Themed, Static):
     """One line of status, a second one for the error of a broken file."""
 
     DEFAULT_CSS = "StatusLine { height: auto; max-height: 2; }"
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"status--note", "status--error"}
     last_text: Text = Text()
+    _status: Status | None = None
 
     def show(self, status: Status) -> None:
-        self.last_text = status_text(status)
+        self._status = status
+        self.last_text = status_text(status, self.component_styles())
         self.update(self.last_text)
+
+    def restyle(self) -> None:
+        if self._status is not None:
+            self.show(self._status)

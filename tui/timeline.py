@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 from tokenbox.tui.planner import TurnPoint
+from tokenbox.tui.styles import PLAIN, Styles, Themed
 from tokenbox.tui.view import level
 
 BLOCKS = "▁▂▃▄▅▆▇█"
-COLOURS = {"ok": "#98c379", "warn": "#e5c07b", "crit": "#e06c75"}
 
 
-def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, width: int) -> Text:
+def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, width: int, styles: Styles = PLAIN) -> Text:
+    """The usage sparkline of the turns around ``current``, coloured with ``styles`` (the timeline's classes)."""
     t = Text(no_wrap=True, end="")
     if not points:
         return t
@@ -35,17 +38,17 @@ def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, 
     for p in window:
         usage = p.usage or 0
         char = BLOCKS[min(len(BLOCKS) - 1, usage * len(BLOCKS) // (top + 1))] if usage else " "
-        t.append(char * cell, Style(color=COLOURS[level(usage)]))
+        t.append(char * cell, styles[f"timeline--{level(usage)}"])
     low = min((p.usage or 0) for p in window)
     t.append(f" {low}–{top}%", "dim")
     t.append("\n")
     for p in window:
         if p.turn == current:
-            mark, style = "▲", Style(color="#61afef", bold=True)
+            mark, style = "▲", styles["timeline--current"]
         elif p.turn > 1 and p.prefix_cache == "miss":
-            mark, style = "×", Style(color="#e06c75", bold=True)
+            mark, style = "×", styles["timeline--break"]
         elif not p.ok:
-            mark, style = "!", Style(color="#e06c75", bold=True)
+            mark, style = "!", styles["timeline--break"]
         else:
             mark, style = " ", Style()
         t.append(mark.center(cell), style)
@@ -54,13 +57,19 @@ def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, 
     return t
 
 
-class Timeline(Static):
+class Timeline(Themed, Static):
     """Shown only for multi-turn logs."""
 
     DEFAULT_CSS = "Timeline { height: auto; }"
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"timeline--ok", "timeline--warn", "timeline--crit", "timeline--current", "timeline--break"}
     last_text: Text = Text()
+    _shown: tuple[tuple[TurnPoint, ...], int, bool] = ((), 0, False)
 
     def show(self, points: tuple[TurnPoint, ...], current: int, following: bool) -> None:
+        self._shown = (points, current, following)
         self.display = bool(points)
-        self.last_text = timeline_text(points, current, following, (self.content_region.width or 34) - 9)
+        self.last_text = timeline_text(points, current, following, (self.content_region.width or 34) - 9, self.component_styles())
         self.update(self.last_text)
+
+    def restyle(self) -> None:
+        self.show(*self._shown)

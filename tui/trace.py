@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
-from rich.style import Style
 from rich.text import Text
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.safe import FIELD_LIMIT, plain
+from tokenbox.tui.styles import PLAIN, Styles, Themed
 from tokenbox.tui.view import View, fmt
 
-OP_STYLES = {
-    "lens": Style(color="#e5c07b"),
-    "truncate": Style(color="#d19a66"),
-    "drop": Style(color="#e06c75"),
-}
-FITS = Style(color="#98c379")
+OPS = ("lens", "truncate", "drop")  # styled by trace--<op>
 
 
 TIER_CHANGE = re.compile(r"(?P<name>.*): (?P<change>\w+ → \w+)", re.DOTALL)
@@ -31,15 +27,16 @@ def note_text(note: str) -> str:
     return f"{match['change']}  {plain(match['name'], FIELD_LIMIT)}"
 
 
-def trace_lines(view: View) -> tuple[list[Text], list[int]]:
+def trace_lines(view: View, styles: Styles = PLAIN) -> tuple[list[Text], list[int]]:
     """The trace rows and, for step 0..n and one past the end, the row where each step starts."""
     plan, approx = view.plan, view.approx
+    fits = styles["trace--fits"]
     first = Text(no_wrap=True, end="")
     first.append("  0 ", "bold")
     first.append("untrimmed ", "dim")
     first.append(f"total {fmt(plan.tokens_before, approx)} ")
     deficit = plan.tokens_before - plan.budget.available
-    first.append(f"Δ{fmt(deficit, approx)}" if deficit > 0 else "fits", "dim" if deficit > 0 else FITS)
+    first.append(f"Δ{fmt(deficit, approx)}" if deficit > 0 else "fits", "dim" if deficit > 0 else fits)
     lines = [first]
     starts = [0]
     for step in plan.steps:
@@ -50,30 +47,36 @@ def trace_lines(view: View) -> tuple[list[Text], list[int]]:
         what = plain(step.detail, FIELD_LIMIT) if step.op == "lens" and step.detail else plain(step.op)
         if step.op == "truncate" and step.detail:
             what = f"truncate {plain(step.detail, FIELD_LIMIT)}"
-        t.append(f"{what} ", OP_STYLES.get(step.op, ""))
+        t.append(f"{what} ", styles[f"trace--{step.op}"] if step.op in OPS else "")
         t.append(f"{fmt(step.tokens_before, approx)}→{fmt(step.tokens_after, approx)} ")
         t.append(f"Δ{fmt(step.deficit_after, approx)}" if step.deficit_after > 0 else "fits",
-                 "dim" if step.deficit_after > 0 else FITS)
+                 "dim" if step.deficit_after > 0 else fits)
         lines.append(t)
         for note in step.note.split("; ") if step.note else ():
             lines.append(Text(f"    {note_text(note)}", "italic dim", no_wrap=True, end=""))
     starts.append(len(lines))
     if not plan.ok:
-        lines.append(Text("no steps: the critical sections alone overflow", Style(color="#e06c75")))
+        lines.append(Text("no steps: the critical sections alone overflow", styles["trace--overflow"]))
     elif not plan.steps:
         lines.append(Text("no steps: everything fits", "dim"))
     return lines, starts
 
 
-class TraceView(LineView, inherit_bindings=False, can_focus=False):
+class TraceView(Themed, LineView, inherit_bindings=False, can_focus=False):
     """Steps of the trace; the cursor marks the step whose result the whole view shows."""
 
     ELLIPSIS = True
+    COMPONENT_CLASSES: ClassVar[set[str]] = {*(f"trace--{op}" for op in OPS), "trace--fits", "trace--overflow"}
+    _view: View | None = None
 
     def show(self, view: View | None) -> None:
+        self._view = view
         if view is None:
             self.set_lines([Text("no plan", "dim")])
             return
-        lines, starts = trace_lines(view)
+        lines, starts = trace_lines(view, self.component_styles())
         start, end = starts[view.step], starts[view.step + 1]
         self.set_lines(lines, start, cursor_height=end - start)
+
+    def restyle(self) -> None:
+        self.show(self._view)

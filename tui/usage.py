@@ -10,17 +10,16 @@ file does not contain, for Claude Code the system prompt and the tool definition
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 from tokenbox.tui.planner import TurnPoint
+from tokenbox.tui.styles import PLAIN, Styles, Themed
 from tokenbox.tui.view import fmt
 
 BLOCKS = "▁▂▃▄▅▆▇█"
-REC = Style(color="#61afef")
-EST = Style(color="#c678dd")
-SIDE = Style(color="#7f848e")
-CURRENT = Style(color="#61afef", bold=True)
 LABEL = 4  # "rec " / "est "
 VALUE = 9  # right column: the current turn's value
 
@@ -49,8 +48,11 @@ def _cell(value: int | None, low: int, high: int) -> str:
     return BLOCKS[min(len(BLOCKS) - 1, (value - low) * len(BLOCKS) // (high - low + 1))]
 
 
-def usage_text(points: tuple[TurnPoint, ...], current: int, following: bool, width: int, approx: str) -> Text:
-    """The two-series timeline, ``width`` cells wide."""
+def usage_text(
+    points: tuple[TurnPoint, ...], current: int, following: bool, width: int, approx: str, styles: Styles = PLAIN
+) -> Text:
+    """The two-series timeline, ``width`` cells wide, coloured with ``styles`` (the usage timeline's classes)."""
+    side = styles["usage--sidechain"]
     t = Text(no_wrap=True, overflow="ellipsis", end="")
     if not points:
         return t
@@ -64,25 +66,25 @@ def usage_text(points: tuple[TurnPoint, ...], current: int, following: bool, wid
     cell = max(1, min(3, bars // max(1, len(window))))
     shown = next((p for p in points if p.turn == current), points[-1])
     for label, value_of, style, value in (
-        ("rec", lambda p: p.recorded, REC, "—" if shown.recorded is None else fmt(shown.recorded)),
-        ("est", lambda p: p.tokens_before if p.estimated else None, EST, fmt(shown.tokens_before, approx)),
+        ("rec", lambda p: p.recorded, styles["usage--recorded"], "—" if shown.recorded is None else fmt(shown.recorded)),
+        ("est", lambda p: p.tokens_before if p.estimated else None, styles["usage--estimate"], fmt(shown.tokens_before, approx)),
     ):
         values = [v for v in (value_of(p) for p in window) if v is not None]
         low, high = (min(values), max(values)) if values else (0, 0)
         t.append(f"{label:<{LABEL}}", "dim")
         for p in window:
-            t.append(_cell(value_of(p), low, high) * cell, SIDE if p.sidechain else style)
+            t.append(_cell(value_of(p), low, high) * cell, side if p.sidechain else style)
         t.append(" " * max(1, bars - cell * len(window) + 1 + VALUE - len(value)))  # blanks: a segment of their own
         t.append(value, style)
         t.append("\n")
     t.append(" " * LABEL)
     for p in window:
         if p.turn == current:
-            mark, style = "▲", CURRENT
+            mark, style = "▲", styles["usage--current"]
         elif p.sidechain:
-            mark, style = "s", SIDE
+            mark, style = "s", side
         elif not p.ok:
-            mark, style = "!", Style(color="#e06c75", bold=True)
+            mark, style = "!", styles["usage--broken"]
         else:
             mark, style = " ", Style()
         left = (cell - 1) // 2
@@ -106,13 +108,22 @@ def usage_text(points: tuple[TurnPoint, ...], current: int, following: bool, wid
     return t
 
 
-class UsageTimeline(Static):
+class UsageTimeline(Themed, Static):
     """Shown for logs with recorded usage, in place of the usage-percent sparkline."""
 
     DEFAULT_CSS = "UsageTimeline { height: auto; margin-bottom: 1; }"
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "usage--recorded", "usage--estimate", "usage--sidechain", "usage--current", "usage--broken",
+    }
     last_text: Text = Text()
+    _shown: tuple[tuple[TurnPoint, ...], int, bool, str] = ((), 0, False, "")
 
     def show(self, points: tuple[TurnPoint, ...], current: int, following: bool, approx: str) -> None:
+        self._shown = (points, current, following, approx)
         self.display = bool(points)
-        self.last_text = usage_text(points, current, following, self.content_region.width or 37, approx)
+        self.last_text = usage_text(points, current, following, self.content_region.width or 37, approx,
+                                    self.component_styles())
         self.update(self.last_text)
+
+    def restyle(self) -> None:
+        self.show(*self._shown)

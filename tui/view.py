@@ -1,4 +1,4 @@
-"""Pure view computations shared by the widgets: the state at a step, colours, bar cells, diffs.
+"""Pure view computations shared by the widgets: the state at a step, bar classes, bar cells, diffs.
 
 Nothing here touches Textual; it turns a ``Plan`` and a step number into numbers and labels.
 """
@@ -11,7 +11,7 @@ from tokenbox.core import Plan
 from tokenbox.core.config import warn_levels
 from tokenbox.core.plan import LayoutState, fingerprint_of
 
-PALETTE = ("#4ea1ff", "#c678dd", "#56b6c2", "#e5c07b", "#98c379", "#e06c75", "#d19a66", "#61afef", "#be5046")
+BAR_COUNT = 9  # sections cycle through the component classes bar--0 .. bar--8 (colours: app.tcss)
 THRESHOLDS = warn_levels()
 
 
@@ -81,8 +81,9 @@ def band(percent: int | None) -> int:
     return sum(percent >= t for t in THRESHOLDS)
 
 
-def colour_of(index: int) -> str:
-    return PALETTE[index % len(PALETTE)]
+def bar_class(index: int) -> str:
+    """The component class that colours section ``index``'s bar (the palette cycles)."""
+    return f"bar--{index % BAR_COUNT}"
 
 
 def fmt(n: int, approx: str = "") -> str:

@@ -122,15 +122,36 @@ def test_size_200x60_log(snap_compare, tmp_path):
     assert snap_compare(app, terminal_size=(200, 60), run_before=wait_plan)
 
 
-def test_light_theme(snap_compare, tmp_path):
-    app = _default(tmp_path)
+def _themed(theme: str, *keys: str):
+    """``run_before`` that switches to ``theme`` once the plan is shown (and presses ``keys``)."""
 
     async def run_before(pilot):
         await wait_plan(pilot)
-        pilot.app.theme = "textual-light"
-        await pilot.pause()
+        if keys:
+            await pilot.press(*keys)
+        pilot.app.theme = theme
+        await wait_idle(pilot)
 
-    assert snap_compare(app, terminal_size=(140, 42), run_before=run_before)
+    return run_before
+
+
+def test_light_theme(snap_compare, tmp_path):
+    assert snap_compare(_default(tmp_path), terminal_size=(140, 42), run_before=_themed("textual-light"))
+
+
+def test_light_theme_mid_trace_log(snap_compare, tmp_path):
+    """The light theme on a log: timeline, trimmed bars, the trace cursor, a dropped section's detail."""
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    assert snap_compare(app, terminal_size=(140, 42), run_before=_themed("textual-light", "home", "right", "right"))
+
+
+def test_nord_theme(snap_compare, tmp_path):
+    assert snap_compare(_default(tmp_path), terminal_size=(140, 42), run_before=_themed("nord"))
+
+
+def test_gruvbox_theme_overflow(snap_compare, tmp_path):
+    app = make_app(copy_sample("overflow.yaml", tmp_path), watch=False)
+    assert snap_compare(app, terminal_size=(140, 42), run_before=_themed("gruvbox"))
 
 
 def test_notification_leaves_the_status_visible(snap_compare, tmp_path):
