@@ -121,6 +121,7 @@ class TokenboxApp(App[None]):
         self.settings_error: str | None = None
         self.timeline: tuple[TurnPoint, ...] = ()
         self.turn_count = 0
+        self._footer_multi_turn: bool | None = None  # what the footer's turn keys were last shown for
         self._turn: int | None = None  # None = follow the newest turn
         self._changes = ""
         self._watermark = Watermark()  # a new session's thresholds are news again
@@ -283,7 +284,11 @@ class TokenboxApp(App[None]):
         for alert in found:
             self.notify(alert.message, title=alert.title, severity=alert.severity,  # type: ignore[arg-type]
                         timeout=self.toast_seconds or TOAST_SECONDS.get(alert.severity, 4.0), markup=False)
-        self.refresh_bindings()
+        if (self.turn_count > 1) != self._footer_multi_turn:
+            # the footer is rebuilt on every bindings refresh (and each rebuild costs memory in
+            # Textual): refresh only when what check_action answers has changed
+            self._footer_multi_turn = self.turn_count > 1
+            self.refresh_bindings()
         self._refresh_all()
 
     def on_timeline_filled(self, message: TimelineFilled) -> None:
@@ -353,12 +358,15 @@ class TokenboxApp(App[None]):
     def current_view(self) -> View | None:
         return View.at(self.plan, self.step) if self.plan is not None else None
 
-    def _refresh_all(self) -> None:
+    def _main_screen_ready(self) -> bool:
+        """Whether the main screen's widgets are there (not while starting or closing)."""
         try:
-            composed = bool(self.screen.query("#topbar"))
+            return bool(self.screen.query("#topbar"))
         except ScreenStackError:
-            composed = False
-        if not composed:
+            return False
+
+    def _refresh_all(self) -> None:
+        if not self._main_screen_ready():
             return  # a message that arrives while the screen is not composed (starting or closing)
         view = self.current_view()
         self._layout_sidebar()
@@ -397,6 +405,8 @@ class TokenboxApp(App[None]):
 
     def _refresh_status(self) -> None:
         """The status line: the one place an error is shown while a plan is on screen."""
+        if not self._main_screen_ready():
+            return  # a timer that fires while the screen is not composed (starting or closing)
         outcome = self.outcome
         error = None if self.waiting else self.file_error
         if error and self.plan is not None:

@@ -6,6 +6,7 @@ Each test writes the file itself (tmp_path), then waits for the plan message / a
 from __future__ import annotations
 
 import builtins
+import gc
 import io
 import json
 import os
@@ -238,3 +239,30 @@ async def test_session_file_is_never_opened_for_writing(session, monkeypatch):
     writes = [(f, m) for f, m in ours if not m.startswith("r") or "+" in m]
     # the test itself wrote session.yaml.tmp; the app only ever reads session.yaml
     assert writes == []
+
+
+async def test_following_does_not_accumulate_widgets(tmp_path):
+    """Every plan of a followed log replaces the screen's contents; no widget is left behind
+    (the footer used to be rebuilt, and a rebuilt footer kept, on every plan)."""
+    from textual.widget import Widget
+
+    lines = sample_text("agent_log.jsonl").splitlines(keepends=True)
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(lines[:2]))
+
+    def live_widgets() -> int:
+        gc.collect()
+        return sum(isinstance(o, Widget) for o in gc.get_objects())
+
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        counts = []
+        for number in range(3, 31):
+            with open(path, "a") as handle:
+                handle.write(lines[(number - 1) % len(lines)])
+            await wait_for(pilot, lambda n=number: app.turn_count == n and not app.busy, what=f"turn {number}")
+            await pilot.pause()
+            if number in (6, 30):
+                counts.append(live_widgets())
+        assert counts[1] <= counts[0] + 5, counts
