@@ -36,7 +36,7 @@ from benchmarks import synth
 from benchmarks.naive import naive_plan
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIGURES = ("1", "2", "3", "4", "5", "6", "7", "8", "9")
+FIGURES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10")
 
 
 # ---------------------------------------------------------------------------------------- sizes
@@ -80,7 +80,7 @@ class Row:
     value: float
     baseline_label: str
     baseline: float
-    unit: str = "ms"  # ms | MB
+    unit: str = "ms"  # ms | MB | %
     target: float | None = None  # the ratio must be <= target
     target_text: str = ""
     note: str = ""
@@ -115,6 +115,8 @@ def _fmt(value: float, unit: str) -> str:
         return f"{ms:.2f} ms" if ms < 10 else f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
     if unit == "MB":
         return f"{value / 1e6:.1f} MB"
+    if unit == "%":
+        return f"{value:.2f} %"
     return f"{value:g} {unit}"
 
 
@@ -833,6 +835,22 @@ def markdown(report: Report) -> str:
     return "\n".join(lines)
 
 
+def figure_10(b: Bench) -> None:
+    """The pending-request prediction against what each request then recorded (real transcripts)."""
+    from benchmarks.prediction import prediction_errors, summary
+
+    errors = prediction_errors(b.dir)
+    if not errors:
+        b.report.problems.append("figure 10: no pending request in the real transcripts")
+        return
+    median, worst = summary(errors)
+    note = f"{len(errors)} requests"
+    b.report.add(Row("10", "pending prediction vs the recorded context, median error", median, "target", 0.5,
+                     unit="%", limit=0.5, target_text="<= 0.5 %", note=note))
+    b.report.add(Row("10", "pending prediction vs the recorded context, largest error", worst, "target", 3.0,
+                     unit="%", limit=3.0, target_text="<= 3 %", note=note))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description="tokenbox benchmarks")
     parser.add_argument("--quick", action="store_true", help="CI-sized run (< 60 s)")
@@ -855,7 +873,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"machine: {machine()}", flush=True)
         print(f"mode: {'tiny' if args.tiny else 'quick' if args.quick else 'full'}; medians of {sizes.repeats} runs", flush=True)
         bench = Bench(sizes, workdir, report)
-        steps = (("1", figure_1_to_4), ("5", figure_5), ("6", figure_6), ("7", figure_7), ("8", figure_8), ("9", figure_9))
+        steps = (("1", figure_1_to_4), ("5", figure_5), ("6", figure_6), ("7", figure_7), ("8", figure_8), ("9", figure_9),
+                 ("10", figure_10))
         for key, run in steps:
             if key in wanted or (key == "1" and wanted & {"2", "3", "4"}):
                 run(bench)
