@@ -19,15 +19,11 @@ from tokenbox.core.models import lookup_model
 from tokenbox.core.session import DEFAULT_MAX_FILE_BYTES
 
 DEFAULT_MAX_CTX = 16384
-CONFIG_KEYS = ("max_ctx", "reserve_out", "headroom", "tokenizer", "max_file_size")
+# warn_levels and compact_buffer are read by core/thresholds (kept light for the status line): allowed
+# here, checked there
+CONFIG_KEYS = ("max_ctx", "reserve_out", "headroom", "tokenizer", "max_file_size", "warn_levels", "compact_buffer")
 MAX_COUNT = 10**9
 WHAT_IF_STEP_PERCENT = 5  # one what-if step (``Engine.plan(what_if=k)``): k × 5% of the resolved max_ctx
-DEFAULT_WARN_LEVELS = (75, 90, 100)  # usage percentages that raise a warning, an alarm, an overflow
-
-
-def warn_levels() -> tuple[int, int, int]:
-    """The usage thresholds (percent of max_ctx) every view colours and alerts by: the one source."""
-    return DEFAULT_WARN_LEVELS
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 from tokenbox.core.errors import ConfigError
 
-DEFAULT_WARN_LEVELS = (75, 90, 100)
+DEFAULT_WARN_LEVELS = (75, 90, 100)  # usage percentages that raise a warning, an alarm, an overflow
 _MAX_BUFFER = 10**9
 
 

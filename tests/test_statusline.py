@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import Engine, load_session
+from tokenbox.core.cli import main as cli_main
 from tokenbox.core.compaction import compact_threshold, window_for
 from tokenbox.core.errors import ConfigError
 from tokenbox.core.statusline import MARKER, run
@@ -78,6 +79,17 @@ def test_thresholds_come_from_flags_environment_and_config(tmp_path):
             warn_levels(bad, {})
     with pytest.raises(ConfigError):
         compact_buffer("-5", {})
+
+
+def test_the_engine_accepts_a_config_file_with_thresholds(tmp_path, monkeypatch, capsys):
+    """warn_levels and compact_buffer sit in the same config file as max_ctx; the plan reads it."""
+    config = tmp_path / "tokenbox" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("max_ctx: 4000\nwarn_levels: [50, 70, 90]\ncompact_buffer: 30000\n", encoding="utf-8")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert cli_main(["plan", str(TRANSCRIPTS[0]), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and json.loads(captured.out)["ok"] is True
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from tokenbox.core import Plan
 from tokenbox.core.textsafe import printable
-from tokenbox.tui.view import THRESHOLDS, band
+from tokenbox.tui.view import band, thresholds
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def alerts(previous: Watermark, plan: Plan | None, error: str | None) -> tuple[l
     usage = plan.usage_percent
     now = band(usage)
     if now > previous.band:
-        threshold = THRESHOLDS[now - 1]
+        threshold = thresholds()[now - 1]
         severity = ("information", "warning", "error")[now - 1]
         message = f"context usage reached {usage}%" if usage == threshold else f"context usage {usage}% crossed {threshold}%"
         out.append(Alert(message, severity, "budget pressure"))

@@ -25,8 +25,10 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 from tokenbox.core import Plan
 from tokenbox.core.config import WHAT_IF_STEP_PERCENT
+from tokenbox.core.errors import ConfigError
 from tokenbox.core.model import TRIMMING_POLICIES as POLICIES
 from tokenbox.core.textsafe import printable
+from tokenbox.core.thresholds import warn_levels
 from tokenbox.tui import watcher
 from tokenbox.tui.alerts import Watermark, alerts
 from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
@@ -45,7 +47,7 @@ from tokenbox.tui.terminal import TerminalGone, driver_class
 from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
-from tokenbox.tui.view import View, describe_changes
+from tokenbox.tui.view import View, describe_changes, use_thresholds
 
 MIN_WHAT_IF = 1 - 100 // WHAT_IF_STEP_PERCENT  # the smallest what-if that leaves some max_ctx
 MAX_WHAT_IF = 200
@@ -599,6 +601,10 @@ def _main(argv: list[str]) -> int:
         options: Options = parse_args(argv)
     except UsageError as exc:
         return fail(usage_message(exc))
+    try:
+        use_thresholds(warn_levels(options.warn_levels, os.environ))
+    except ConfigError as exc:
+        return fail(str(exc))
     settings = dict(budget=options.budget, tokenizer=options.tokenizer, trimming=options.trimming,
                     reserve_out=options.reserve_out)
     if options.file is not None and os.path.isdir(options.file):

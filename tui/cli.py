@@ -32,6 +32,7 @@ class Options:
     listen: tuple[str, int] | None = None
     upstream: str | None = None
     codex: bool = False  # follow the newest Codex CLI rollout of the current directory
+    warn_levels: str | None = None  # "75,90,100": overrides TOKENBOX_WARN_LEVELS and the config file
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--trimming", choices=TRIMMING_POLICIES, help="trimming policy (default: the file's)")
     parser.add_argument("--reserve-out", type=non_negative_int, metavar="N",
                         help="tokens kept free for the reply (default: the file's, e.g. a request's max_tokens)")
+    parser.add_argument("--warn-levels", metavar="A,B,C",
+                        help="the three usage percentages that colour the gauge and raise notifications "
+                             "(default 75,90,100; also TOKENBOX_WARN_LEVELS or warn_levels in the config file)")
     parser.add_argument(
         "--claude", action="store_true",
         help="follow the newest Claude Code transcript of the current directory's project "
@@ -104,7 +108,7 @@ def parse_args(argv: Sequence[str]) -> Options:
     if args.record and (claude or args.file is not None):
         raise UsageError("--record follows its own capture: give no FILE and no --claude")
     return Options(args.file, args.budget, args.tokenizer, args.trimming, args.reserve_out, claude, args.claude_project,
-                   args.record, args.listen, args.upstream, args.codex)
+                   args.record, args.listen, args.upstream, args.codex, args.warn_levels)
 
 
 def sample_path(stack: contextlib.ExitStack, name: str = DEFAULT_SAMPLE) -> str:

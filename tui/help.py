@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 from tokenbox.tui.keys import KEYS
 from tokenbox.tui.styles import PLAIN, Styles, styles_of
-from tokenbox.tui.view import THRESHOLDS
+from tokenbox.tui.view import thresholds
 
 ABOUT = """\
 The inspector follows the session file and re-plans it on every change; it never writes the file.
@@ -40,7 +40,7 @@ def help_text(styles: Styles = PLAIN) -> Text:
         t.append(f"{key.help}\n")
     t.append("  Esc    ", key_style)
     t.append("Leave the detail / close this help\n\n")
-    t.append(ABOUT.format(*THRESHOLDS))
+    t.append(ABOUT.format(*thresholds()))
     return t
 
 

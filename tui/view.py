@@ -8,11 +8,23 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tokenbox.core import Plan
-from tokenbox.core.config import warn_levels
 from tokenbox.core.plan import LayoutState, fingerprint_of
+from tokenbox.core.thresholds import DEFAULT_WARN_LEVELS
 
 BAR_COUNT = 9  # sections cycle through the component classes bar--0 .. bar--8 (colours: app.tcss)
-THRESHOLDS = warn_levels()
+# the warning levels in force: set once at start-up from --warn-levels, TOKENBOX_WARN_LEVELS or the
+# config file (``use_thresholds``); every view, toast and the help read them through ``thresholds()``
+_THRESHOLDS: list[tuple[int, int, int]] = [DEFAULT_WARN_LEVELS]
+
+
+def thresholds() -> tuple[int, int, int]:
+    """The three warning levels (percent of the window) the app colours and notifies by."""
+    return _THRESHOLDS[0]
+
+
+def use_thresholds(levels: tuple[int, int, int]) -> None:
+    """Make ``levels`` the warning levels of every view (called once, before the app starts)."""
+    _THRESHOLDS[0] = levels
 
 
 @dataclass(frozen=True)
@@ -66,19 +78,20 @@ class View:
 
 
 def level(percent: int) -> str:
-    """``ok`` below the first threshold (75%), ``warn`` below the second (90%), ``crit`` from there on."""
-    if percent < THRESHOLDS[0]:
+    """``ok`` below the first warning level (75% by default), ``warn`` below the second (90%), ``crit`` from there on."""
+    levels = thresholds()
+    if percent < levels[0]:
         return "ok"
-    if percent < THRESHOLDS[1]:
+    if percent < levels[1]:
         return "warn"
     return "crit"
 
 
 def band(percent: int | None) -> int:
-    """How many of the 75/90/100% thresholds ``percent`` has reached (0..3)."""
+    """How many of the warning levels (75/90/100% by default) ``percent`` has reached (0..3)."""
     if percent is None:
         return 0
-    return sum(percent >= t for t in THRESHOLDS)
+    return sum(percent >= t for t in thresholds())
 
 
 def bar_class(index: int) -> str:
