@@ -84,6 +84,7 @@ async def test_delete_and_recreate(session):
         assert "no such file" in app.file_error
         assert app.plan.budget.max_ctx == 530  # the last good plan stays
         assert "last good plan" in status_text(app)
+        await pilot.pause()  # the status line's new text is painted on the next frame
         await assert_shown(pilot, 530, "no such file")
         session.write_text(with_max_ctx(640))
         await wait_max_ctx(pilot, 640)
