@@ -390,8 +390,7 @@ class TranscriptReader:
         return thread.epoch if thread is not None else 0
 
     def _new_node(self, kind: str, thread: str, role: str, parent: int | None, number: int) -> _Node:
-        owner = self.threads.get(thread)
-        node = _Node(len(self.nodes), kind, thread, role, parent, [number], epoch=owner.epoch if owner else 0)
+        node = _Node(len(self.nodes), kind, thread, role, parent, [number], epoch=self._thread_epoch(thread))
         self.nodes.append(node)
         return node
 
