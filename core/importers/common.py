@@ -364,7 +364,9 @@ def reply_sections(conv: Conversation, blocks: list[Block], index: int) -> list[
         meta["category"] = "reply"
         meta["label"] = "reply " + meta.get("label", "")
         out.append(
-            Section(id="reply." + section.id.split(".", 1)[1], kind="text", priority=0, shrink=0, tokens=0,
+            # ``m<index>`` becomes ``reply``; the rest of the id (unique within the message) is kept, and
+            # may be empty when a block has neither a type nor a tool name
+            Section(id="reply" + section.id.removeprefix(f"m{index:02d}"), kind="text", priority=0, shrink=0, tokens=0,
                     text=section.text, meta=meta, line=section.line, col=section.col)
         )
     return out

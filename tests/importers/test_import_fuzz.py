@@ -79,3 +79,13 @@ def test_mutated_transcripts_import_or_fail_cleanly(tmp_path, data, new):
     path = tmp_path / "transcript.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     _check(path)
+
+
+def test_a_reply_block_without_a_type_imports(tmp_path):
+    """Found by the test above: a reply block whose ``type`` is empty made a section id with no suffix, and
+    building the turn raised IndexError."""
+    where = (8, "message", "content", 0, "type")
+    assert where in TRANSCRIPT_PATHS
+    path = tmp_path / "transcript.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in _replace(TRANSCRIPT, where, "")), encoding="utf-8")
+    _check(path)
