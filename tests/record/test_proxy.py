@@ -25,6 +25,8 @@ OPENAI_KEY = "sk-test-SECRET-openai-0123456789"
 COOKIE = "session=COOKIE-SECRET-42"
 MCP_TOKEN = "MCP-TOKEN-SECRET-77"
 SECRETS = ("SECRET", "COOKIE-FROM-UPSTREAM")
+# one proxy serves the module and its last test reads what all the others recorded: keep them on one worker
+pytestmark = pytest.mark.xdist_group("record_proxy")
 WAIT = 30.0  # an upper bound for things that happen in another thread (never a timing assertion)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import threading
 
-import pytest
 from tokenbox.tui import app as app_module
 from tokenbox.tui.messages import FileChanged, PlanComputed
 from tokenbox.tui.planner import Planner
@@ -156,25 +155,38 @@ async def test_footer_shows_turn_keys_only_for_logs(tmp_path):
         assert "turn◀" in screen_lines(app)[-1]
 
 
-@pytest.mark.skip(reason="flaky here: under this sandbox's pty the child sometimes never draws (read blocks) and "
-                         "sometimes fails at start (EIO); the exit on a vanished terminal is not verified yet")
 def test_app_exits_when_its_terminal_vanishes(tmp_path):
-    """Under a pty whose other end closes (no SIGHUP reaches it): the app exits instead of spinning."""
+    """Under a pty whose other end closes (no SIGHUP reaches it): the app exits instead of spinning.
+
+    Textual draws on stderr, so the child's stderr is the pty too; the window size is set so that the
+    first frame has a size to draw at.
+    """
+    import fcntl
     import pty
+    import select
     import signal
+    import struct
     import subprocess
     import sys
+    import termios
 
     master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     session = copy_sample("facet_layout.yaml", tmp_path)
     env = dict(os.environ, TERM="xterm-256color", TOKENBOX_TUI_FROZEN="1")
     proc = subprocess.Popen([sys.executable, "-m", "tokenbox.tui", str(session)], stdin=slave, stdout=slave,
-                            stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+                            stderr=slave, env=env, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
     os.close(slave)
     try:
-        os.read(master, 1024)  # the app has started drawing
-        os.close(master)  # the terminal disappears
+        drawn = b""
+        for _ in range(600):  # up to 60 s for the first frame (a bound, not a timing assertion)
+            if b"Detail" in drawn:
+                break
+            if select.select([master], [], [], 0.1)[0]:
+                drawn += os.read(master, 65536)
+        assert b"Detail" in drawn, "the app never drew its first frame"
+        os.close(master)  # the terminal disappears; SIGHUP is ignored, so only the driver can notice
         assert proc.wait(timeout=30) is not None
     finally:
         if proc.poll() is None:
