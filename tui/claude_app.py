@@ -75,10 +75,9 @@ class ClaudeApp(TokenboxApp):
         self._planner = Planner()
         self._stop.set()  # the old file's watcher ends
         self._stop = threading.Event()
-        self.reset_view()
+        self.state = self.state.for_new_session()  # nothing of the old transcript stays on screen
         self.notify(f"new Claude Code session: following {self.display_name}", title="Claude Code",
                     timeout=self.toast_seconds or 6, markup=False)
-        self._refresh_all()
         self.request_plan("new session", reload=True)
         if self.watching:
             self._watch()
