@@ -539,6 +539,9 @@ class TokenboxApp(App[None]):
     def action_focus_sections(self) -> None:
         self.query_one(SectionBars).focus()
 
+    def on_detail_view_left(self, message: DetailView.Left) -> None:
+        self.action_focus_sections()
+
     def action_budget(self, delta: int) -> None:
         self.state = self.state.with_what_if(delta)
         self.request_plan("what-if budget")

@@ -102,3 +102,18 @@ async def test_a_key_redraws_only_what_it_changes(tmp_path):
         await pilot.press("home")  # another step: the gauge shows the layout at step 0
         assert gauge.last_text is not drawn_gauge
         assert app.step == 0
+
+
+async def test_esc_in_the_detail_posts_left_and_the_sections_take_the_focus(tmp_path):
+    from tokenbox.tui.detail import DetailView
+
+    seen: list[type] = []
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=(140, 42), message_hook=lambda message: seen.append(type(message))) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("enter")
+        assert isinstance(app.focused, DetailView)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert DetailView.Left in seen
+        assert isinstance(app.focused, SectionBars)
