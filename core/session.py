@@ -602,7 +602,7 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
             return transcript_turns(path, text)
         lines = _parse_or_refuse(lambda: _jsonl_lines(text, path), text, path)
         if not lines:
-            raise NotYetComplete("no complete session line", "append one JSON session object per line", path, 1, 1)
+            raise no_complete_line(path)
         views = [line.view(path) for line in lines]
         for detect, convert in _LINE_IMPORTERS:
             if _detects(detect, views, lines, path):
@@ -641,6 +641,12 @@ def _parse_or_refuse(parse: Callable[[], Any], text: str, path: str) -> Any:
 
 
 _SNIFF_LINES = 50
+
+
+def no_complete_line(path: str) -> NotYetComplete:
+    """A JSON-lines file without one complete line yet: a state to wait in (the agent is writing it)."""
+    return NotYetComplete("no complete session line", "append one JSON session object per line", path, 1, 1,
+                          awaiting="the first complete line")
 
 
 def is_transcript(text: str) -> bool:

@@ -35,7 +35,7 @@ from tokenbox.core.thresholds import warn_levels
 from tokenbox.tui import watcher
 from tokenbox.tui.alerts import alerts
 from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
-from tokenbox.tui.claude import DiscoveryError, discover, waiting_note
+from tokenbox.tui.claude import DiscoveryError, discover
 from tokenbox.tui.cli import Options, UsageError, fail, parse_args, sample_path, usage_message
 from tokenbox.tui.detail import DetailView
 from tokenbox.tui.gauge import Gauge
@@ -432,8 +432,7 @@ class TokenboxApp(App[None]):
         if state.plan is not None:
             return None
         if state.waiting:
-            waiting = waiting_note(state.file_error)
-            return (f"{plain(self.display_name)}: {waiting or 'waiting for the first complete turn'}\n\n"
+            return (f"{plain(self.display_name)}: {state.waiting_note()}\n\n"
                     "The file has no complete turn yet "
                     "(the agent writes the prompt first and the reply when it arrives).\n"
                     "Watching the file: the view appears as soon as the first turn is complete.")
@@ -464,7 +463,7 @@ class TokenboxApp(App[None]):
         state = self.state
         notes = []
         if state.waiting:
-            notes.append(waiting_note(state.file_error) or "waiting for the first complete turn")
+            notes.append(state.waiting_note())
         if state.working:
             notes.append("planning…" + (" (the plan shown is stale)" if state.stale and state.plan is not None else ""))
         elif state.stale and state.plan is not None:

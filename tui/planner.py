@@ -23,7 +23,6 @@ from tokenbox.core.errors import ConfigError, NotYetComplete, SessionError, What
 from tokenbox.core.estimate import ESTIMATE
 from tokenbox.core.session import read_text, turns_of
 from tokenbox.core.textsafe import printable
-from tokenbox.tui.claude import waiting_note
 
 MAX_TIMELINE = 200
 TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)
@@ -73,12 +72,12 @@ class PlanError:
     kind: str
     message: str
     remedy: str = ""
+    waiting_for: str = ""  # ``waiting``: what the file still lacks (from the error, never its text)
 
     @classmethod
     def of(cls, exc: BaseException, *, loading: bool) -> PlanError:
-        if isinstance(exc, NotYetComplete) or (isinstance(exc, SessionError) and waiting_note(str(exc))):
-            # the second test stays until the Claude Code importer raises NotYetComplete (lead's file)
-            return cls("waiting", str(exc))
+        if isinstance(exc, NotYetComplete):
+            return cls("waiting", str(exc), waiting_for=exc.awaiting)
         if isinstance(exc, WhatIfTooSmall):
             return cls("what_if", "what-if budget too small — press 0", str(exc))
         if isinstance(exc, ConfigError):
@@ -113,6 +112,11 @@ class Outcome:
     @property
     def error_kind(self) -> str | None:
         return self.failure.kind if self.failure else None
+
+    @property
+    def waiting_for(self) -> str:
+        """What the file still lacks while waiting for its first turn ("" otherwise)."""
+        return self.failure.waiting_for if self.failure is not None and self.failure.kind == "waiting" else ""
 
     @property
     def file_error(self) -> str | None:

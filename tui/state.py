@@ -52,6 +52,7 @@ class ViewState:
     selected: int = 0  # index of the selected section in ``plan.sections``
     file_error: str | None = None
     waiting: bool = False  # the file has no complete turn yet (a state, not an error)
+    waiting_for: str = ""  # what it still lacks: "the first complete line", "the agent's first message"
     settings_error: str | None = None
     timeline: tuple[TurnPoint, ...] = ()
     turn_count: int = 0
@@ -67,6 +68,10 @@ class ViewState:
     def view(self) -> View | None:
         """The plan at the step shown, or None before the first plan."""
         return View.at(self.plan, self.step) if self.plan is not None else None
+
+    def waiting_note(self) -> str:
+        """The calm words of the waiting state ("waiting for the first complete line")."""
+        return f"waiting for {self.waiting_for or 'the first complete turn'}"
 
     @property
     def following(self) -> bool:
@@ -101,7 +106,7 @@ class ViewState:
         changes: dict[str, object] = {"outcome": outcome,
                                       "settings_error": outcome.error if kind in SETTINGS_ERRORS else None}
         if request.reload or kind in ("load", "waiting"):
-            changes.update(file_error=outcome.file_error, waiting=kind == "waiting")
+            changes.update(file_error=outcome.file_error, waiting=kind == "waiting", waiting_for=outcome.waiting_for)
         if reloaded is not None and request.reload:
             changes["reloaded"] = reloaded
         state = replace(self, **changes)

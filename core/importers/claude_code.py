@@ -62,6 +62,8 @@ def looks_like_transcript(value: Any) -> bool:
         return False
     if "sessionId" in value or "uuid" in value or "leafUuid" in value:
         return True
+    if value["type"] == "file-history-snapshot" and "snapshot" in value:
+        return True  # Claude Code's first lines of a new session, before any message
     message = value.get("message")
     return isinstance(message, dict) and "role" in message
 
@@ -569,6 +571,7 @@ def no_request_error(path: str) -> SessionError:
         path,
         1,
         1,
+        awaiting="the agent's first message",
     )
 
 
