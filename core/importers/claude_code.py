@@ -742,7 +742,7 @@ def _window(model: str | None, peak: int) -> int | None:
     """The window when the thread shows it is not the model's default: a recorded context beyond 200k
     means the request ran with the 1M window (Claude Code does not write the variant to transcripts)."""
     from tokenbox.core.errors import TokenizerError
-    from tokenbox.core.models import lookup_model
+    from tokenbox.core.model_table import lookup_model
 
     if not model:
         return None
