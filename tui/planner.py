@@ -17,10 +17,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError, load_turns
+from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError
 from tokenbox.core.config import load_settings
 from tokenbox.core.errors import ConfigError, NotYetComplete, SessionError, WhatIfTooSmall
 from tokenbox.core.estimate import ESTIMATE
+from tokenbox.core.loader import Loader
 from tokenbox.core.session import read_text, turns_of
 from tokenbox.core.textsafe import printable
 
@@ -130,6 +131,7 @@ class Planner:
     def __init__(self, engine_factory: Callable[[], Engine] | None = None) -> None:
         self._engine_factory = engine_factory
         self._engine: Engine | None = None
+        self._loader = Loader()  # this planner's own: what it read of the file followed
         self._settings_stamp: object = None
         self._turns: list[Session] | None = None
         self._warnings: tuple[str, ...] = ()  # lines of the last load that were skipped, and why
@@ -168,7 +170,7 @@ class Planner:
         warnings: tuple[str, ...] = self._warnings
         if request.reload or self._turns is None:
             try:
-                self._turns, warnings = load_log(request.path, engine.settings.max_file_size)
+                self._turns, warnings = load_log(self._loader, request.path, engine.settings.max_file_size)
                 loaded = True
             except BadInput as exc:
                 load_error = PlanError.of(exc, loading=True)
@@ -286,11 +288,11 @@ class Planner:
 MAX_SKIPPED_LINES = 100
 
 
-def load_log(path: str, max_bytes: int) -> tuple[list[Session], tuple[str, ...]]:
+def load_log(loader: Loader, path: str, max_bytes: int) -> tuple[list[Session], tuple[str, ...]]:
     """The turns of ``path``; in a ``.jsonl`` log a bad complete line is skipped with a warning, so
     one bad line in the middle does not hide every later turn (other files fail as a whole)."""
     try:
-        return load_turns(path, max_bytes=max_bytes), ()
+        return loader.load_turns(path, max_bytes=max_bytes), ()
     except NotYetComplete:
         raise
     except SessionError as exc:
