@@ -41,7 +41,6 @@ class ClaudeApp(TokenboxApp):
         self.discovery = discovery
         self.sessions = SessionWatch(discovery, fallback=fallback, environ=environ)
         self.poll_seconds = poll_seconds
-        self.switches = 0
         self._poll_stop = threading.Event()
 
     def on_mount(self) -> None:
@@ -69,7 +68,6 @@ class ClaudeApp(TokenboxApp):
     def switch_to(self, discovery: Discovery) -> None:
         """Follow another transcript from now on: a fresh planner, the watcher on the new file."""
         self.discovery = discovery
-        self.switches += 1
         self.path = os.path.abspath(discovery.path)
         self.display_name = os.path.basename(self.path)
         self._planner = Planner()
