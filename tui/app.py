@@ -407,12 +407,13 @@ class TokenboxApp(App[None]):
             self._show_sidebar_mode(new, view)
         if changed("plan", "step", "selected"):
             self.query_one(SectionBars).show(view, new.selected if view else None)
-            self.query_one("#detail-title", Static).update(Text(self._detail_title(new, view), end=""))
+            # one row, fixed by the stylesheet: no layout pass (a new plan already redraws enough)
+            self.query_one("#detail-title", Static).update(Text(self._detail_title(new, view), end=""), layout=False)
         if changed("plan", "step", "selected", "waiting", "file_error", "settings_error"):
             self.query_one(DetailView).show(view, new.selected if view else None, self._detail_message(new))
         if changed("plan", "step", "timeline", "turn"):
             topbar = Text(self._topbar(new, view), no_wrap=True, overflow="ellipsis", end="")
-            self.query_one("#topbar", Static).update(topbar)
+            self.query_one("#topbar", Static).update(topbar, layout=False)  # one row, fixed by the stylesheet
         self._refresh_status()
 
     def _show_timelines(self, state: ViewState, view: View | None) -> None:
