@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError
@@ -244,11 +244,17 @@ class Planner:
         points = []
         complete = True
         for number in range(max(0, len(turns) - MAX_TIMELINE), len(turns)):
-            turn = turns[number]
-            # a completed turn never changes: its identity is its place and what it holds
-            key = (number, turn_identity(turn), settings)
+            # a completed turn never changes: its identity is its place and what it holds (a lazy
+            # transcript's turn is known by its request without being built: a cached point costs nothing)
+            facts = _turn_facts(turns, number)
+            key = (number, facts["identity"] if facts else turn_identity(turns[number]), settings)
             point = self._points.get(key) if number != index else None
+            if point is None and facts and number != index and estimate is None:
+                complete = False  # recorded usage only, from the facts: the turn is not built
+                recorded = facts["recorded"].context_tokens if facts["recorded"] is not None else None
+                point = TurnPoint(number + 1, None, 0, 0, "", True, recorded, facts["sidechain"], estimated=False)
             if point is None:
+                turn = turns[number]
                 plan = current if number == index else estimate(turn) if estimate is not None else None
                 if plan is None:
                     complete = False
@@ -320,6 +326,21 @@ def _point(number: int, plan: Plan) -> TurnPoint:
     recorded = plan.recorded.context_tokens if plan.recorded is not None else None
     return TurnPoint(number + 1, plan.usage_percent, plan.tokens_before, plan.tokens_after, plan.prefix_cache, plan.ok,
                      recorded, plan.session.meta.get("sidechain") is True)
+
+
+def _turn_facts(turns: Sequence[Session], number: int) -> dict | None:
+    """What a lazy sequence of a transcript's turns knows of turn ``number`` without building it: an
+    identity (its thread, request and first line), its recorded usage and whether it is a sub-agent's.
+    ``None`` for other sequences (a log's turns are built already) and for the pending request."""
+    info = getattr(turns, "info", None)
+    if info is None:
+        return None
+    facts = info(number)
+    if facts.get("request") is None:
+        return None
+    thread = facts.get("thread")
+    return {"identity": ("request", thread, facts["request"], facts.get("line")), "recorded": facts.get("recorded"),
+            "sidechain": thread not in (None, "main")}
 
 
 def turn_identity(turn: Session) -> tuple:
