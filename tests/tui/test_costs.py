@@ -6,12 +6,12 @@ Counted with spies set by the tests (monkeypatch), never with counters in the ap
 
 from __future__ import annotations
 
-from benchmarks.transcripts import Transcript, turns_of
 from tokenbox.core import truth
 from tokenbox.tui import sections
 from tokenbox.tui.planner import Planner, PlanRequest
 
-from tests.tui.helpers import copy_sample, make_app, rows, wait_plan
+from benchmarks.transcripts import Transcript, turns_of
+from tests.tui.helpers import make_app, rows, wait_plan
 
 
 def _built_turns(monkeypatch) -> list[int]:
