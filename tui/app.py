@@ -22,13 +22,13 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, ScreenStackError, SystemCommand
 from textual.containers import Horizontal, Vertical
-from textual.notifications import SeverityLevel
+from textual.notifications import Notify, SeverityLevel
 from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 from tokenbox.core import Plan
-from tokenbox.core.config import WHAT_IF_STEP_PERCENT
+from tokenbox.core.config import WHAT_IF_STEP_PERCENT, config_path
 from tokenbox.core.errors import ConfigError
 from tokenbox.core.textsafe import printable
 from tokenbox.core.thresholds import warn_levels
@@ -41,7 +41,7 @@ from tokenbox.tui.detail import DetailView
 from tokenbox.tui.gauge import Gauge
 from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.keys import KEYS, bindings
-from tokenbox.tui.messages import FileChanged, PlanComputed, TimelineFilled
+from tokenbox.tui.messages import ConfigChanged, FileChanged, PlanComputed, TimelineFilled
 from tokenbox.tui.planner import Outcome, Planner, PlanRequest, TurnPoint
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.sections import SectionBars, SectionHeader
@@ -105,6 +105,7 @@ class TokenboxApp(App[None]):
         self._follow_up: PlanRequest | None = None  # at most one follow-up; a newer request replaces it
         self._dirty = True  # the file must be read again on the next request
         self._stop = threading.Event()
+        self._config_stop = threading.Event()  # the config file's watcher (it outlives a session switch)
         self._reload_timer: Timer | None = None
         self._last_reload = float("-inf")
         self._last_change = ""
@@ -201,12 +202,14 @@ class TokenboxApp(App[None]):
         self.request_plan("start", reload=True)
         if self.watching:
             self._watch()
+            self._watch_config()
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._redraw_all)
 
     def on_unmount(self) -> None:
         self._stop.set()
+        self._config_stop.set()
 
     # ------------------------------------------------------------------ workers
 
@@ -281,6 +284,15 @@ class TokenboxApp(App[None]):
     @work(thread=True, group="watch", exit_on_error=False)
     def _watch(self) -> None:
         watcher.follow(self.path, self._stop, lambda what: self.post_message(FileChanged(what)))
+
+    @work(thread=True, group="watch-config", exit_on_error=False)
+    def _watch_config(self) -> None:
+        """Follow the config file: a fix (or a new mistake) is planned at once, no restart needed."""
+        path = config_path(os.environ)
+        watcher.follow(path, self._config_stop, lambda what: self.post_message(ConfigChanged(what)))
+
+    def on_config_changed(self, message: ConfigChanged) -> None:
+        self.request_plan(f"config file {message.what}")  # the planner sees the new stamp: a new engine
 
     def on_file_changed(self, message: FileChanged) -> None:
         """Reload at once, unless a reload started less than ``RELOAD_INTERVAL`` ago: then once, later.
@@ -364,6 +376,13 @@ class TokenboxApp(App[None]):
         text = "\n".join(plain(line, TOAST_LIMIT) for line in str(message).split("\n"))
         super().notify(text, title=plain(str(title), FIELD_LIMIT), severity=severity, timeout=timeout, markup=False)
 
+    def _on_notify(self, event: Notify) -> None:
+        """One toast at a time: a newer one replaces the last (stacked toasts covered the table and went
+        stale while the status line, the one place of the current state, moved on). Done where Textual
+        adds the toast (its ``Notify`` message), so a burst of notifications cannot stack up either."""
+        self.clear_notifications()
+        super()._on_notify(event)
+
     def _short(self, text: str) -> str:
         """Errors name the file by its full path (escaped by core when it holds controls); show the name only."""
         shown = plain(self.display_name, FIELD_LIMIT)
@@ -437,10 +456,14 @@ class TokenboxApp(App[None]):
                     "The file has no complete turn yet "
                     "(the agent writes the prompt first and the reply when it arrives).\n"
                     "Watching the file: the view appears as soon as the first turn is complete.")
-        error = state.file_error or state.settings_error
-        if error:
-            return (f"cannot show {plain(self.display_name, FIELD_LIMIT)}:\n{self._short(error)}\n\n"
+        if state.file_error:
+            return (f"cannot show {plain(self.display_name, FIELD_LIMIT)}:\n{self._short(state.file_error)}\n\n"
                     "watching the file; the view appears as soon as it loads")
+        if state.settings_error:  # the file is not at fault: a flag, the environment or the config file is
+            return (f"cannot plan {plain(self.display_name, FIELD_LIMIT)} with these settings:\n"
+                    f"{self._short(state.settings_error)}\n\n"
+                    "the config file is watched: the view appears once it is fixed "
+                    "(a flag or an environment variable needs a restart)")
         return "loading…"
 
     def _refresh_status(self) -> None:

@@ -175,7 +175,7 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
             shown = ", ".join(ids[:4]) + (f" +{len(ids) - 4}" if len(ids) > 4 else "")
             parts.append(f"{label} {shown}")
     if old.budget != new.budget:
-        parts.append(f"max_ctx {old.budget.max_ctx} → {new.budget.max_ctx}"
+        parts.append(f"max_ctx {fmt(old.budget.max_ctx)} → {fmt(new.budget.max_ctx)}"
                      if old.budget.max_ctx != new.budget.max_ctx else "budget settings")
     if old.tokenizer.name != new.tokenizer.name:
         parts.append(f"tokenizer {new.tokenizer.name}")
