@@ -1,8 +1,8 @@
-"""The ``tokenbox-tui`` console entry: start the tokenizer prewarm, then import Textual and run the app.
+"""The ``tokenbox-tui`` console entry: load the file's tokenizer first, then import Textual and run the app.
 
 Importing ``tokenbox.tui.app`` costs ≈ 250 ms (Textual, Rich, the widgets); loading the session's
-BPE table costs about as much again. This module imports neither: it reads the flags, starts the
-prewarm (``tokenbox.tui.prewarm``) for the file the app will open, and only then imports the app,
+BPE table costs about as much again. This module imports neither: it reads the flags, loads the
+table the file will need (``tokenbox.tui.prewarm``, best effort), and only then imports the app,
 whose ``main`` parses the flags again and reports every error exactly as before.
 """
 
@@ -15,16 +15,21 @@ from collections.abc import Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tokenbox-tui`` (the same behaviour as ``tokenbox.tui.app.main``, started sooner)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    prewarm_for(args)
+    try:
+        prewarm_for(args)
+    except KeyboardInterrupt:  # interrupted while the table loads: the exit the app gives
+        if argv is None:
+            sys.exit(130)
+        return 130
     from tokenbox.tui.app import main as app_main
 
     return app_main(argv)
 
 
 def prewarm_for(args: list[str]) -> None:
-    """Start the prewarm for the file ``args`` open (the bundled sample without one); never raises.
+    """Load the tokenizer of the file ``args`` open (the bundled sample without one); never raises.
 
-    Bad flags and the modes that find their own file (``--claude``, ``--codex``, ``--record``) start
+    Bad flags and the modes that find their own file (``--claude``, ``--codex``, ``--record``) load
     nothing: the app reports the former, and the latter follow transcripts whose estimate needs no BPE table.
     """
     try:
@@ -41,7 +46,7 @@ def prewarm_for(args: list[str]) -> None:
             return
         if options.claude or options.codex or options.record:
             return
-        prewarm.start(options.file or _sample_file(), options.tokenizer)
+        prewarm.load(options.file or _sample_file(), options.tokenizer)
     except Exception:  # best effort: the app's own start-up reports any problem
         return
 

@@ -1,30 +1,31 @@
-"""Start-up prewarm: load the BPE table a session file needs in a daemon thread, before Textual is imported.
+"""Start-up prewarm: load the BPE table a session file needs before Textual is imported.
 
-Without it, ``tokenbox-tui FILE`` imports Textual, composes and mounts the app, and only then does the
-plan worker load the tokenizer (a BPE table: decompression, hashing, parsing and tiktoken's own
-tables, ≈ 200–300 ms) and plan: the two were serial. The console entry (``tokenbox.tui.launch``)
-calls ``start`` first, so the table loads while Textual imports; a good part of that load runs
-outside the GIL (zlib, SHA-256, tiktoken's Rust constructor). The planner later asks the same
-process-wide registry (``default_registry``) for the same name and gets the built tokenizer, or
-waits for the build in progress (the registry builds each tokenizer once, under a lock).
+``tokenbox-tui FILE`` used to import Textual, compose and mount the app, and only then load the
+tokenizer (a BPE table: decompression, hashing, parsing and tiktoken's own tables, ≈ 200–300 ms) in
+the plan worker, while the UI thread drew a "loading…" frame. Both hold the GIL almost throughout
+(tiktoken builds its tables without releasing it), so running them side by side saves nothing: on
+2 cores a prewarm thread beside Textual's import measured no better than loading the table first,
+and the plan worker beside the first frame cost ≈ 90 ms more CPU than either. The console entry
+(``tokenbox.tui.launch``) therefore calls ``load`` before it imports the app: the planner then finds
+the tokenizer built in the process-wide registry (``default_registry``) and the first plan takes a
+few milliseconds once the app has mounted.
 
-It only warms a tokenizer that is known to be the one the planner will use (``--tokenizer``,
-``TOKENBOX_TOKENIZER``, or the file's own resolved tokenizer through core's precedence rules) and
+Only a tokenizer known to be the one the planner will use is loaded (``--tokenizer``,
+``TOKENBOX_TOKENIZER``, or the file's own resolved tokenizer through core's precedence rules), and
 only an exact (BPE) one: approximations cost nothing to build, plug-ins are left to the planner.
-Best effort: any problem (a missing, huge, broken or half-written file, a bad setting) means no
-prewarm, and the normal path reports it as usual. Nothing here ever raises.
+Best effort: any problem (a missing, large, broken or half-written file, a bad setting, a table
+that fails to load) means no prewarm, and the normal path reports it as usual. Nothing here raises.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 
-# A larger file is not read an extra time at start-up (the planner reads it anyway); agent logs this
-# size are Claude Code or Codex transcripts, whose estimate needs no BPE table.
-PEEK_MAX_BYTES = 1 << 20
-THREAD_NAME = "tokenbox-prewarm"
+# A larger file is not read an extra time at start-up (the planner reads it again): this bounds the
+# work thrown away when the file needs no table (e.g. a Claude Code transcript, estimated) to a few
+# ms; hand-written and agent-written tokenbox sessions are far smaller.
+PEEK_MAX_BYTES = 256 * 1024
 
 
 def tokenizer_for(path: str | None, tokenizer: str | None = None, environ: Mapping[str, str] | None = None) -> str | None:
@@ -61,16 +62,10 @@ def warm(name: str) -> None:
         pass
 
 
-def start(path: str | None, tokenizer: str | None = None, environ: Mapping[str, str] | None = None) -> threading.Thread | None:
-    """Start loading the tokenizer ``path`` will need in a daemon thread; the thread, or ``None`` when
-    there is nothing known to warm. The file is peeked at here, in the caller's thread, so the
-    worker only loads the table (it imports nothing the caller might be importing at the same time)."""
+def load(path: str | None, tokenizer: str | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+    """Build the tokenizer ``path`` will need (``tokenizer`` is the ``--tokenizer`` flag); its name, or
+    ``None`` when nothing is known to be worth loading. Never raises."""
     name = tokenizer_for(path, tokenizer, environ)
-    if name is None:
-        return None
-    thread = threading.Thread(target=warm, args=(name,), name=THREAD_NAME, daemon=True)
-    try:
-        thread.start()
-    except RuntimeError:  # no thread can be started: the planner loads it as before
-        return None
-    return thread
+    if name is not None:
+        warm(name)
+    return name

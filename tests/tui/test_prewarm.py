@@ -1,5 +1,5 @@
-"""The start-up prewarm: ``tokenbox-tui FILE`` starts loading the BPE table FILE needs before Textual
-is imported, warms nothing it is not sure of, and never turns a bad file into a crash."""
+"""The start-up prewarm: ``tokenbox-tui FILE`` loads the BPE table FILE needs before Textual is
+imported, loads nothing it is not sure of, and never turns a bad file into a crash."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def environ(tmp_path):
 
 @pytest.fixture
 def warmed(monkeypatch):
-    """The names ``start`` hands to its thread (the table itself is not built: tests stay fast)."""
+    """The names ``load`` builds (the table itself is not built: tests stay fast)."""
     names: list[str] = []
     monkeypatch.setattr(prewarm, "warm", names.append)
     return names
@@ -61,30 +61,39 @@ def test_the_flag_and_the_environment_win_without_reading_the_file(tmp_path, env
 def test_nothing_is_warmed_for_a_file_that_needs_no_table_or_does_not_load(tmp_path, environ, warmed, text):
     path = write(tmp_path, "s.yaml", text)
     assert prewarm.tokenizer_for(path, environ=environ) is None
-    assert prewarm.start(path, environ=environ) is None
+    assert prewarm.load(path, environ=environ) is None
     assert warmed == []
 
 
-def test_missing_directory_and_huge_files_start_nothing(tmp_path, environ, warmed, monkeypatch):
-    assert prewarm.start(str(tmp_path / "missing.yaml"), environ=environ) is None
-    assert prewarm.start(str(tmp_path), environ=environ) is None
+def test_missing_directory_and_large_files_load_nothing(tmp_path, environ, warmed, monkeypatch):
+    assert prewarm.load(str(tmp_path / "missing.yaml"), environ=environ) is None
+    assert prewarm.load(str(tmp_path), environ=environ) is None
     monkeypatch.setattr(prewarm, "PEEK_MAX_BYTES", 100)
     path = write(tmp_path, "big.yaml", sample_text("passepartout_turn.yaml"))
     assert os.path.getsize(path) > 100
-    assert prewarm.start(path, environ=environ) is None
+    assert prewarm.load(path, environ=environ) is None
     assert warmed == []
-    thread = prewarm.start(path, "o200k_base", environ=environ)  # the flag needs no read
-    assert thread is not None
-    thread.join(30)
+    assert prewarm.load(path, "o200k_base", environ=environ) == "o200k_base"  # the flag needs no read
     assert warmed == ["o200k_base"]
 
 
-def test_start_warms_the_file_tokenizer_in_a_daemon_thread(tmp_path, environ, warmed):
+def test_load_builds_the_file_tokenizer(tmp_path, environ, warmed):
     path = write(tmp_path, "turn.yaml", sample_text("passepartout_turn.yaml"))
-    thread = prewarm.start(path, environ=environ)
-    assert thread is not None and thread.daemon and thread.name == prewarm.THREAD_NAME
-    thread.join(30)
+    assert prewarm.load(path, environ=environ) == "o200k_base"
     assert warmed == ["o200k_base"]
+
+
+def test_the_table_is_the_one_the_planner_uses(tmp_path, environ):
+    """The real build: the registry the planner's engine uses holds the tokenizer afterwards."""
+    from tokenbox.core import Engine, load_turns
+    from tokenbox.core.tokenizers import default_registry
+
+    path = write(tmp_path, "turn.yaml", sample_text("passepartout_turn.yaml"))
+    assert prewarm.load(path, environ=environ) == "o200k_base"
+    warmed = default_registry().get("o200k_base")
+    plan = Engine().plan(load_turns(path)[-1])
+    assert plan.tokenizer.name == "o200k_base"
+    assert Engine().counter("o200k_base").tokenizer is warmed
 
 
 def test_warm_swallows_errors():
@@ -106,7 +115,7 @@ def test_warm_swallows_errors():
 )
 def test_the_entry_prewarms_the_file_it_opens(monkeypatch, capsys, args, expected):
     calls: list[tuple] = []
-    monkeypatch.setattr(prewarm, "start", lambda path, tokenizer=None, environ=None: calls.append((path, tokenizer)))
+    monkeypatch.setattr(prewarm, "load", lambda path, tokenizer=None, environ=None: calls.append((path, tokenizer)))
     launch.prewarm_for(args)
     assert calls == expected
     assert capsys.readouterr() == ("", "")  # help, version and errors are printed once, by the app
@@ -114,7 +123,7 @@ def test_the_entry_prewarms_the_file_it_opens(monkeypatch, capsys, args, expecte
 
 def test_without_a_file_the_bundled_sample_is_prewarmed(monkeypatch):
     calls: list[str] = []
-    monkeypatch.setattr(prewarm, "start", lambda path, tokenizer=None, environ=None: calls.append(path))
+    monkeypatch.setattr(prewarm, "load", lambda path, tokenizer=None, environ=None: calls.append(path))
     launch.prewarm_for([])
     assert len(calls) == 1 and os.path.basename(calls[0]) == DEFAULT_SAMPLE and os.path.isfile(calls[0])
 
