@@ -17,13 +17,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError, load_turns
+from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError
 from tokenbox.core.config import load_settings
 from tokenbox.core.errors import ConfigError, NotYetComplete, SessionError, WhatIfTooSmall
 from tokenbox.core.estimate import ESTIMATE
+from tokenbox.core.loader import Loader
 from tokenbox.core.session import read_text, turns_of
 from tokenbox.core.textsafe import printable
-from tokenbox.tui.claude import waiting_note
 
 MAX_TIMELINE = 200
 TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)
@@ -73,12 +73,12 @@ class PlanError:
     kind: str
     message: str
     remedy: str = ""
+    waiting_for: str = ""  # ``waiting``: what the file still lacks (from the error, never its text)
 
     @classmethod
     def of(cls, exc: BaseException, *, loading: bool) -> PlanError:
-        if isinstance(exc, NotYetComplete) or (isinstance(exc, SessionError) and waiting_note(str(exc))):
-            # the second test stays until the Claude Code importer raises NotYetComplete (lead's file)
-            return cls("waiting", str(exc))
+        if isinstance(exc, NotYetComplete):
+            return cls("waiting", str(exc), waiting_for=exc.awaiting)
         if isinstance(exc, WhatIfTooSmall):
             return cls("what_if", "what-if budget too small — press 0", str(exc))
         if isinstance(exc, ConfigError):
@@ -115,6 +115,11 @@ class Outcome:
         return self.failure.kind if self.failure else None
 
     @property
+    def waiting_for(self) -> str:
+        """What the file still lacks while waiting for its first turn ("" otherwise)."""
+        return self.failure.waiting_for if self.failure is not None and self.failure.kind == "waiting" else ""
+
+    @property
     def file_error(self) -> str | None:
         """The error of the file itself (loading, or waiting for its first turn), not of a setting."""
         return self.error if self.error_kind in ("load", "waiting") else None
@@ -126,6 +131,7 @@ class Planner:
     def __init__(self, engine_factory: Callable[[], Engine] | None = None) -> None:
         self._engine_factory = engine_factory
         self._engine: Engine | None = None
+        self._loader = Loader()  # this planner's own: what it read of the file followed
         self._settings_stamp: object = None
         self._turns: list[Session] | None = None
         self._warnings: tuple[str, ...] = ()  # lines of the last load that were skipped, and why
@@ -164,7 +170,7 @@ class Planner:
         warnings: tuple[str, ...] = self._warnings
         if request.reload or self._turns is None:
             try:
-                self._turns, warnings = load_log(request.path, engine.settings.max_file_size)
+                self._turns, warnings = load_log(self._loader, request.path, engine.settings.max_file_size)
                 loaded = True
             except BadInput as exc:
                 load_error = PlanError.of(exc, loading=True)
@@ -282,11 +288,11 @@ class Planner:
 MAX_SKIPPED_LINES = 100
 
 
-def load_log(path: str, max_bytes: int) -> tuple[list[Session], tuple[str, ...]]:
+def load_log(loader: Loader, path: str, max_bytes: int) -> tuple[list[Session], tuple[str, ...]]:
     """The turns of ``path``; in a ``.jsonl`` log a bad complete line is skipped with a warning, so
     one bad line in the middle does not hide every later turn (other files fail as a whole)."""
     try:
-        return load_turns(path, max_bytes=max_bytes), ()
+        return loader.load_turns(path, max_bytes=max_bytes), ()
     except NotYetComplete:
         raise
     except SessionError as exc:
