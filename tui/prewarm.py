@@ -40,9 +40,9 @@ def tokenizer_for(path: str | None, tokenizer: str | None = None, environ: Mappi
         if not name:
             if path is None or os.path.getsize(path) > min(PEEK_MAX_BYTES, settings.max_file_size):
                 return None
-            from tokenbox.core import load_turns
+            from tokenbox.core.loader import Loader
 
-            turns = load_turns(path, max_bytes=PEEK_MAX_BYTES)
+            turns = Loader().load_turns(path, max_bytes=PEEK_MAX_BYTES)  # its own loader: nothing kept
             if not turns:
                 return None
             name = resolve(turns[-1], settings).tokenizer
