@@ -130,8 +130,11 @@ def gauge_cells(view: View, width: int) -> list[tuple[str, int]]:
     for tokens, kind, index in parts:
         start, used = cell_of(used), used + tokens
         end = max(cell_of(used), start + 1 if start < width else start)
+        # a part past the available cells is "over" only when the tokens really are: the one cell
+        # every small part gets can push a layout that fits a cell or two further by rounding alone
+        over = used > budget.available
         for i in range(start, min(end, width)):
-            cells[i] = (kind, index) if i < head_start else ("over", index)
+            cells[i] = ("over", index) if over and i >= head_start else (kind, index)
     if view.total > max_ctx and width:
         cells[-1] = ("over", -1)
     return cells
