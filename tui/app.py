@@ -56,7 +56,8 @@ from tokenbox.tui.view import View, use_thresholds
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
 WORKING_AFTER = 0.5  # seconds: a plan running longer says so in the status line
-NARROW = 120  # columns: below this the sidebar narrows
+NARROW = 120  # columns: below this the sidebar narrows (and the top bar's session name shortens)
+NARROW_NAME = 24  # characters of the session name in the top bar below NARROW columns
 HIDDEN = 100  # columns: below this the sidebar hides (``s`` shows it)
 RELOAD_INTERVAL = 0.2  # seconds: file events closer than this to the last reload coalesce into one more
 FROZEN_ENV = "TOKENBOX_TUI_FROZEN"  # set to 1: no clock or timings on screen (tests, demos)
@@ -397,7 +398,7 @@ class TokenboxApp(App[None]):
 
     def watch_state(self, old: ViewState, new: ViewState) -> None:
         """A new state: redraw what differs from the old one."""
-        if (old.turn_count > 1) != (new.turn_count > 1):
+        if _applicable(old) != _applicable(new):
             # the footer is rebuilt on every bindings refresh (and each rebuild costs memory in
             # Textual): refresh only when what check_action answers has changed
             self.refresh_bindings()
@@ -534,7 +535,9 @@ class TokenboxApp(App[None]):
         if view is None:
             return f"tokenbox · {plain(self.display_name, FIELD_LIMIT)}"  # plain(): names may hold escapes
         plan = view.plan
-        parts = ["tokenbox", plain(plan.session.name or self.display_name, FIELD_LIMIT)]  # capped: redrawn per key
+        # capped (redrawn per key); on a narrow terminal shorter still, so the turn and step stay in view
+        name_limit = FIELD_LIMIT if self.size.width >= NARROW else NARROW_NAME
+        parts = ["tokenbox", plain(plan.session.name or self.display_name, name_limit)]
         if plan.session.turn_count > 1 or state.timeline:
             parts.append(f"turn {plan.session.turn}/{plan.session.turn_count}"
                          + (" (following)" if state.following else " (pinned)"))
@@ -600,9 +603,14 @@ class TokenboxApp(App[None]):
         self.state = replace(self.state, sidebar_shown=not self.query_one("#sidebar").display)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Keys that do not apply are hidden from the footer: turn keys only for multi-turn logs."""
-        if action in ("turn", "follow") and self.state.turn_count <= 1:
-            return False
+        """Keys that do not apply are hidden from the footer: turn keys only for multi-turn logs, the
+        trace, what-if, policy, tokenizer and sidebar keys once there is a plan. (Not by the plan's
+        steps: they come and go while following, and every footer rebuild costs memory in Textual.)"""
+        multi_turn, has_plan = _applicable(self.state)
+        if action in ("turn", "follow"):
+            return multi_turn
+        if action in ("step", "step_to", "budget", "policy", "tokenizer", "sidebar"):
+            return has_plan
         return True
 
     def action_help(self) -> None:
@@ -680,6 +688,11 @@ def _main(argv: list[str]) -> int:
         except KeyboardInterrupt:
             return 130
     return 0
+
+
+def _applicable(state: ViewState) -> tuple[bool, bool]:
+    """What decides which keys apply: several turns, a plan at all."""
+    return state.turn_count > 1, state.plan is not None
 
 
 def _called_by_textual() -> bool:
