@@ -57,6 +57,7 @@ TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
 WORKING_AFTER = 0.5  # seconds: a plan running longer says so in the status line
 NARROW = 120  # columns: below this the sidebar narrows (and the top bar's session name shortens)
+WIDE = 180  # columns: from this the sidebar widens (longer trace lines and breakdown labels)
 NARROW_NAME = 24  # characters of the session name in the top bar below NARROW columns
 HIDDEN = 100  # columns: below this the sidebar hides (``s`` shows it)
 RELOAD_INTERVAL = 0.2  # seconds: file events closer than this to the last reload coalesce into one more
@@ -501,7 +502,8 @@ class TokenboxApp(App[None]):
         return " · ".join(n for n in notes if n)
 
     def _layout_sidebar(self, state: ViewState) -> None:
-        """Below ``NARROW`` columns the sidebar narrows, below ``HIDDEN`` it hides unless ``s`` shows it."""
+        """Below ``NARROW`` columns the sidebar narrows, below ``HIDDEN`` it hides unless ``s`` shows it;
+        from ``WIDE`` columns it widens."""
         width = self.size.width
         found = self.query("#sidebar")
         if not found:
@@ -509,6 +511,7 @@ class TokenboxApp(App[None]):
         sidebar = found.first()
         sidebar.display = state.sidebar_shown if state.sidebar_shown is not None else width >= HIDDEN
         sidebar.set_class(width < NARROW, "-narrow")
+        sidebar.set_class(width >= WIDE, "-wide")
 
     def _show_sidebar_mode(self, state: ViewState, view: View | None) -> None:
         """The lower sidebar: the trim trace, or the token breakdown (the default for imported sessions)."""

@@ -240,3 +240,19 @@ def test_a_layout_that_fits_has_no_over_cell(tmp_path):
                     kinds = {kind for kind, _ in gauge_cells(view, width)}
                     if view.total <= plan.budget.available:
                         assert "over" not in kinds, (name, trimming, step, width)
+
+
+def test_trace_numbers_are_never_cut(tmp_path):
+    """At any sidebar width a step's numbers show whole (on a row of their own when the step's id and
+    lens take the first), and no row is wider than the width unless a number needs it."""
+    from tokenbox.core import Engine, load_session
+    from tokenbox.tui.trace import trace_lines
+
+    for name in ("facet_layout.yaml", "floop_behaviors.yaml", "passepartout_turn.yaml"):
+        plan = Engine().plan(load_session(str(copy_sample(name, tmp_path))), trimming="progressive")
+        view = View.at(plan, len(plan.steps))
+        for width in range(24, 61, 3):
+            lines, _ = trace_lines(view, width=width)
+            text = "\n".join(line.plain for line in lines)
+            for step in plan.steps:
+                assert f"{step.tokens_before}→{step.tokens_after}" in text.replace(" ", ""), (name, width, step.index)
