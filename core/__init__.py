@@ -1,6 +1,8 @@
 """tokenbox.core: compile prompt sessions into deterministic, exact, explainable token-budget plans.
 
-Pure logic: no UI, no network, no global state beyond the loaded tokenizer tables.
+Pure logic: no UI, no network. Process-wide state is limited to the loaded tokenizer tables and two
+bounded memo tables of pure parsing results (lens specs, section strategies), which never change an
+answer; an ``Engine`` owns its count and layout caches, a log reader its line cache.
 
     from tokenbox.core import Engine, load_session
     plan = Engine().plan(load_session("session.yaml"))

@@ -264,7 +264,7 @@ def _history_gates(engine, session, args: argparse.Namespace, where: str) -> boo
 
 
 def _models() -> int:
-    from tokenbox.core.models import MODELS
+    from tokenbox.core.model_table import MODELS
 
     width = max(len(name) for name in MODELS)
     for info in MODELS.values():

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from tokenbox.core.errors import ConfigError, SessionError, TokenizerError, WhatIfTooSmall
 from tokenbox.core.model import Session
-from tokenbox.core.models import lookup_model
+from tokenbox.core.model_table import lookup_model
 from tokenbox.core.session import DEFAULT_MAX_FILE_BYTES
 
 DEFAULT_MAX_CTX = 16384

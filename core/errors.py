@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tokenbox.core.textsafe import printable
 
@@ -29,12 +29,11 @@ class BadInput(TokenboxError):
 
     def located(self, path: str | None = None, line: int | None = None, col: int | None = None) -> BadInput:
         """A copy with the position filled in where it was not known yet."""
-        return type(self)(
-            self.problem,
-            self.remedy,
-            self.path if self.path is not None else path,
-            self.line if self.line is not None else line,
-            self.col if self.col is not None else col,
+        return replace(  # replace(): a subclass's own fields are kept
+            self,
+            path=self.path if self.path is not None else path,
+            line=self.line if self.line is not None else line,
+            col=self.col if self.col is not None else col,
         )
 
     def __str__(self) -> str:
@@ -56,8 +55,11 @@ class SessionError(BadInput):
     """The session file is malformed: syntax, shape, types, values."""
 
 
+@dataclass
 class NotYetComplete(SessionError):
     """The file holds no complete turn yet (an agent is still writing it): a state to wait in, not a fault."""
+
+    awaiting: str = "the first complete turn"  # what the file still lacks ("waiting for …")
 
 
 class UnsupportedFormat(SessionError):

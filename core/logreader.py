@@ -20,7 +20,7 @@ import os
 import threading
 
 from tokenbox.core import session as _session
-from tokenbox.core.errors import NotYetComplete, SessionError
+from tokenbox.core.errors import SessionError
 from tokenbox.core.model import Session, TurnHistory
 from tokenbox.core.tail import FileTail
 from tokenbox.core.truth import LazyTurns
@@ -108,7 +108,7 @@ class LogReader:
             return self._turns
         entries = self._entries if partial is None else [*self._entries, partial]
         if not entries:
-            raise NotYetComplete("no complete session line", "append one JSON session object per line", path, 1, 1)
+            raise _session.no_complete_line(path)
         turns = self._convert(entries)
         self._turns = turns
         return turns

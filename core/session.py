@@ -9,8 +9,6 @@ import json
 import os
 import re
 import stat
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,7 +27,7 @@ from tokenbox.core.model import (
     Session,
     TurnHistory,
 )
-from tokenbox.core.nodes import FastDocument, Node, Reuse, Unlocated, fast_json, parse_json, parse_yaml
+from tokenbox.core.nodes import FastDocument, Node, Unlocated, fast_json, parse_json, parse_yaml
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 SCHEMA_VERSION = 1
@@ -477,7 +475,7 @@ def register_line_importer(
     _LINE_IMPORTERS.append((detect, convert))
 
 
-def _format_of(path: str, text: str) -> str:
+def format_of(path: str, text: str) -> str:
     ext = os.path.splitext(path)[1].lower()
     if ext in FORMATS:
         return FORMATS[ext]
@@ -507,7 +505,7 @@ def _format_of(path: str, text: str) -> str:
 Reusable = dict[int, tuple[Any, int, Section]]
 
 
-def _fast_turns(doc: FastDocument, path: str, previous: Reusable | None = None) -> list[Session] | None:
+def fast_turns(doc: FastDocument, path: str, previous: Reusable | None = None) -> list[Session] | None:
     """The turn of a fast-read document, or ``None`` when the positional path must load it."""
     try:
         view = doc.view()
@@ -596,13 +594,13 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
     ensure_registered()  # the foreign formats
     from tokenbox.core.importers import foreign
 
-    fmt = fmt or _format_of(path, text)
+    fmt = fmt or format_of(path, text)
     if fmt == "jsonl":
         if is_transcript(text):
             return transcript_turns(path, text)
         lines = _parse_or_refuse(lambda: _jsonl_lines(text, path), text, path)
         if not lines:
-            raise NotYetComplete("no complete session line", "append one JSON session object per line", path, 1, 1)
+            raise no_complete_line(path)
         views = [line.view(path) for line in lines]
         for detect, convert in _LINE_IMPORTERS:
             if _detects(detect, views, lines, path):
@@ -614,7 +612,7 @@ def parse_turns(text: str, path: str, fmt: str | None = None) -> list[Session]:
     if fmt == "json":
         doc = fast_json(text)
         if doc is not None:
-            turns = _fast_turns(doc, path)
+            turns = fast_turns(doc, path)
             if turns is not None:
                 return turns
     node = _parse_or_refuse(lambda: parse_json(text, path) if fmt == "json" else parse_yaml(text, path), text, path)
@@ -641,6 +639,12 @@ def _parse_or_refuse(parse: Callable[[], Any], text: str, path: str) -> Any:
 
 
 _SNIFF_LINES = 50
+
+
+def no_complete_line(path: str) -> NotYetComplete:
+    """A JSON-lines file without one complete line yet: a state to wait in (the agent is writing it)."""
+    return NotYetComplete("no complete session line", "append one JSON session object per line", path, 1, 1,
+                          awaiting="the first complete line")
 
 
 def is_transcript(text: str) -> bool:
@@ -670,7 +674,7 @@ def is_transcript(text: str) -> bool:
     return found
 
 
-def _path_argument(path: object) -> str:
+def path_argument(path: object) -> str:
     """A path given through the API; anything else is a typed error, not a raw TypeError."""
     try:
         text = os.fspath(path)  # type: ignore[arg-type]
@@ -684,47 +688,24 @@ def _path_argument(path: object) -> str:
     return text
 
 
-def _size_argument(max_bytes: object) -> None:
+def size_argument(max_bytes: object) -> None:
     """``max_bytes`` through the API: a positive whole number, else a typed error (not a 0-byte limit)."""
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
         raise ConfigError(f"max_bytes={max_bytes!r:.40} is not a positive whole number of bytes",
                           "leave it out for the default, or pass e.g. max_bytes=64 * 1024 * 1024")
 
 
-def _turn_argument(turn: object) -> None:
+def turn_argument(turn: object) -> None:
     """``turn`` through the API: ``None`` or a whole number (1-based, negative from the newest)."""
     if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int)):
         raise SessionError(f"turn={turn!r:.40} is not a whole number", "pass e.g. turn=1, or -1 for the newest")
 
 
 def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Sequence[Session]]:
-    """Every thread of a log (CONTRACT §7): ``main`` and each sub-agent's, each a sequence of turns.
+    """Every thread of a log (CONTRACT §7), through the package's default ``loader.Loader``."""
+    from tokenbox.core.loader import DEFAULT_LOADER
 
-    A Claude Code transcript also reads its ``<session>/subagents/agent-*.jsonl`` files; any other
-    session file has one thread, ``main``.
-    """
-    from tokenbox.core.importers import claude_code
-
-    path = _path_argument(path)
-    _size_argument(max_bytes)
-    reader = _followed_transcript(path, max_bytes)
-    if reader is None:
-        return {"main": load_turns(path, max_bytes=max_bytes)}
-    threads: dict[str, Sequence[Session]] = {}
-    readers = [reader]
-    for extra in claude_code.subagent_files(path):
-        try:
-            readers.append(claude_code.read_transcript(extra, read_text(extra, max_bytes)))
-        except (OSError, SessionError):
-            continue  # a sub-agent file that cannot be read leaves its thread out, not the session
-    for each in readers:
-        for name, thread in each.threads.items():
-            if name in threads or not (thread.requests or thread.pending_state(each) is not None):
-                continue
-            threads[name] = claude_code.thread_turns(each, name)
-    if not threads:
-        raise claude_code.no_request_error(path)
-    return threads
+    return DEFAULT_LOADER.load_threads(path, max_bytes=max_bytes)
 
 
 def transcript_turns(path: str, text: str, thread: str | None = None) -> Sequence[Session]:
@@ -801,28 +782,12 @@ def load_session(
     """Load one turn of a session file (the newest by default), validated, with earlier turns as history.
 
     ``thread`` picks a sub-agent's thread of a log (CONTRACT §7; ``load_threads`` lists them); the
-    default is the main thread.
+    default is the main thread. Loads go through the package's default ``loader.Loader``, which
+    follows a growing file at the cost of what was appended.
     """
-    path = _path_argument(path)
-    _size_argument(max_bytes)
-    _turn_argument(turn)
-    if thread is not None:
-        threads = load_threads(path, max_bytes=max_bytes)
-        if thread not in threads:
-            raise SessionError(f"no thread {thread!r} in the file", f"threads: {', '.join(threads)}", path)
-        return select_turn(threads[thread], turn, path)  # type: ignore[arg-type]
-    if _followed(path):
-        followed = _reader(path, max_bytes).read()
-        if followed is not None:  # a tokenbox log
-            if turn is None:
-                return followed[-1]
-            chosen = select_turn(followed, turn, path)  # checks the range
-            return followed[chosen.turn - 1]  # already carries its history
-        transcript = _followed_transcript(path, max_bytes)
-        if transcript is not None:
-            return select_turn(_transcript_main(transcript, path), turn, path)
-    text = read_text(path, max_bytes)
-    return select_turn(_document_turns(text, path), turn, path)
+    from tokenbox.core.loader import DEFAULT_LOADER
+
+    return DEFAULT_LOADER.load_session(path, turn, max_bytes=max_bytes, thread=thread)
 
 
 def turns_of(text: str, path: str) -> list[Session]:
@@ -832,157 +797,16 @@ def turns_of(text: str, path: str) -> list[Session]:
 
 
 def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Session]:
-    """Every turn of a session file, each with its history, oldest first.
+    """Every turn of a session file, each with its history, oldest first (through the package's
+    default ``loader.Loader``: loading a growing log again parses only the lines appended since)."""
+    from tokenbox.core.loader import DEFAULT_LOADER
 
-    A ``.jsonl`` log is read through a ``logreader.LogReader`` kept for the path (a few are kept,
-    the least recently used dropped): loading a log again parses only the lines appended since.
-    """
-    path = _path_argument(path)
-    _size_argument(max_bytes)
-    if _followed(path):
-        followed = _reader(path, max_bytes).read()
-        if followed is not None:  # a tokenbox log
-            return followed  # type: ignore[return-value]  (a lazy sequence: turns are built when read)
-        transcript = _followed_transcript(path, max_bytes)
-        if transcript is not None:
-            return _transcript_main(transcript, path)  # type: ignore[return-value]  (a lazy sequence)
-    from tokenbox.core.logreader import with_histories
-
-    turns = _document_turns(read_text(path, max_bytes), path)
-    if not isinstance(turns, list):
-        return turns  # type: ignore[return-value]  (a lazy sequence of a transcript's turns)
-    return with_histories(turns)
-
-
-# ---------------------------------------------------------------- JSON documents loaded again by path
-
-_DOCUMENTS_KEPT = 4  # JSON session files remembered for their next load (each: text, values, session)
-
-
-class _Loaded:
-    """A JSON session file as last loaded: its text, its fast-read document and its session."""
-
-    __slots__ = ("doc", "session", "text")
-
-    def __init__(self, text: str, doc: FastDocument, session: Session) -> None:
-        self.text = text
-        self.doc = doc
-        self.session = session
-
-    def reusable(self) -> Reusable:
-        return {
-            id(raw): (raw, index, section)
-            for index, ((_, _, raw, _), section) in enumerate(zip(self.doc.items, self.session.sections, strict=True), start=1)
-        }
-
-
-_DOCUMENTS: OrderedDict[tuple[str, str], _Loaded] = OrderedDict()
-
-
-def _document_turns(text: str, path: str) -> list[Session]:
-    """``parse_turns(text, path)``; a JSON session read before under this path is read incrementally.
-
-    Only the sections whose text changed since the previous load are scanned and validated again
-    (``nodes.Reuse``); the others are the previous load's ``Section`` objects, so the engine's caches
-    by identity recognise them. The same text again gives the same session object.
-    """
-    if _format_of(path, text) != "json":
-        return parse_turns(text, path)
-    from tokenbox.core.importers import ensure_registered
-
-    ensure_registered()  # the foreign formats
-
-    key = (os.path.abspath(path), path)
-    with _READERS_LOCK:
-        before = _DOCUMENTS.get(key)
-    if before is not None and before.text == text:
-        return [before.session]
-    reuse = None
-    if before is not None and len(before.doc.items) == len(before.session.sections):
-        reuse = Reuse(before.text, before.doc, text)
-    doc = fast_json(text, reuse=reuse)
-    turns = None
-    if doc is not None:
-        turns = _fast_turns(doc, path, before.reusable() if reuse is not None and before is not None else None)
-    if turns is None:
-        with _READERS_LOCK:
-            _DOCUMENTS.pop(key, None)
-        return parse_turns(text, path, "json")
-    with _READERS_LOCK:
-        _DOCUMENTS.pop(key, None)
-        _DOCUMENTS[key] = _Loaded(text, doc, turns[0])  # type: ignore[arg-type]
-        while len(_DOCUMENTS) > _DOCUMENTS_KEPT:
-            _DOCUMENTS.popitem(last=False)
-    return turns
-
-
-# ---------------------------------------------------------------- logs followed by path
-
-_READERS_KEPT = 8  # logs followed at once through load_turns / load_session (each holds its turns)
-_READERS: OrderedDict[tuple, Any] = OrderedDict()
-_READERS_LOCK = threading.Lock()
+    return DEFAULT_LOADER.load_turns(path, max_bytes=max_bytes)
 
 
 def forget_loaded(path: str | os.PathLike[str] | None = None) -> None:
-    """Drop the log readers and remembered JSON documents of ``path`` (of every file by default):
-    the next load of it is cold (benchmarks compare cold loads with followed ones)."""
-    with _READERS_LOCK:
-        if path is None:
-            _READERS.clear()
-            _DOCUMENTS.clear()
-            return
-        where = os.path.abspath(os.fspath(path))
-        for memo in (_READERS, _DOCUMENTS):
-            for key in [key for key in memo if key[0] == where]:
-                del memo[key]
+    """Drop what the default loader remembers of ``path`` (of every file by default): the next load of
+    it is cold (benchmarks compare cold loads with followed ones)."""
+    from tokenbox.core.loader import DEFAULT_LOADER
 
-
-def _followed(path: str) -> bool:
-    return path.lower().endswith(".jsonl")
-
-
-def _followed_transcript(path: str, max_bytes: int) -> Any:
-    """The transcript reader of ``path``, fed the lines appended since the last load (``None`` when the
-    file is no Claude Code transcript). The follower is kept with the path's ``LogReader``."""
-    if not _followed(path) or _reader(path, max_bytes).read() is not None:
-        return None
-    from tokenbox.core.importers.claude_code import TranscriptFollower
-
-    key = (os.path.abspath(path), path, max_bytes, "transcript")
-    with _READERS_LOCK:
-        follower = _READERS.pop(key, None)
-        if follower is None:
-            follower = TranscriptFollower(path, max_bytes)
-        _READERS[key] = follower
-        while len(_READERS) > _READERS_KEPT:
-            _READERS.popitem(last=False)
-    return follower.read()
-
-
-def _transcript_main(reader: Any, path: str) -> Sequence[Session]:
-    """The default thread's turns of a transcript (the hidden part borrowed before a first record)."""
-    from tokenbox.core.importers import claude_code
-    from tokenbox.core.truth import project_hidden
-
-    name = claude_code.default_thread(reader)
-    if name is None:
-        raise claude_code.no_request_error(path)
-    borrowed = None
-    if name == claude_code.MAIN and not any(r.usage is not None for r in reader.threads[name].requests):
-        borrowed = project_hidden(path, reader.session_id)
-    return claude_code.thread_turns(reader, name, borrowed=borrowed)
-
-
-def _reader(path: str, max_bytes: int) -> Any:
-    """The ``LogReader`` kept for ``path`` (created on first use)."""
-    from tokenbox.core.logreader import LogReader
-
-    key = (os.path.abspath(path), path, max_bytes)
-    with _READERS_LOCK:
-        reader = _READERS.pop(key, None)
-        if reader is None:
-            reader = LogReader(path, max_bytes=max_bytes)
-        _READERS[key] = reader
-        while len(_READERS) > _READERS_KEPT:
-            _READERS.popitem(last=False)
-    return reader
+    DEFAULT_LOADER.forget(path)

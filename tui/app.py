@@ -1,8 +1,10 @@
 """``tokenbox-tui``: the live inspector app beside a running agent.
 
-The app holds only view state (step, selection, what-if settings). A thread worker follows the
-file (``watcher.follow``), another loads and plans it (``planner.Planner``) and posts the finished
-``Outcome``; the UI thread only draws. A broken file keeps the last good plan on screen.
+The app's view state is one frozen ``ViewState`` (``tui/state.py``): keys and finished plans replace
+it with what a pure transition returns, and ``watch_state`` redraws only the widgets whose inputs
+changed. A thread worker follows the file (``watcher.follow``), another loads and plans it
+(``planner.Planner``) and posts the finished ``Outcome``; the UI thread only draws. A broken file
+keeps the last good plan on screen.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from rich.markup import escape
 from rich.text import Text
@@ -20,19 +23,19 @@ from textual import work
 from textual.app import App, ComposeResult, ScreenStackError, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.notifications import SeverityLevel
+from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 from tokenbox.core import Plan
 from tokenbox.core.config import WHAT_IF_STEP_PERCENT
 from tokenbox.core.errors import ConfigError
-from tokenbox.core.model import TRIMMING_POLICIES as POLICIES
 from tokenbox.core.textsafe import printable
 from tokenbox.core.thresholds import warn_levels
 from tokenbox.tui import watcher
-from tokenbox.tui.alerts import Watermark, alerts
+from tokenbox.tui.alerts import alerts
 from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
-from tokenbox.tui.claude import DiscoveryError, discover, waiting_note
+from tokenbox.tui.claude import DiscoveryError, discover
 from tokenbox.tui.cli import Options, UsageError, fail, parse_args, sample_path, usage_message
 from tokenbox.tui.detail import DetailView
 from tokenbox.tui.gauge import Gauge
@@ -42,15 +45,14 @@ from tokenbox.tui.messages import FileChanged, PlanComputed, TimelineFilled
 from tokenbox.tui.planner import Outcome, Planner, PlanRequest, TurnPoint
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.sections import SectionBars, SectionHeader
+from tokenbox.tui.state import ViewState
 from tokenbox.tui.status import Status, StatusLine
 from tokenbox.tui.terminal import TerminalGone, driver_class
 from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
-from tokenbox.tui.view import View, describe_changes, use_thresholds
+from tokenbox.tui.view import View, use_thresholds
 
-MIN_WHAT_IF = 1 - 100 // WHAT_IF_STEP_PERCENT  # the smallest what-if that leaves some max_ctx
-MAX_WHAT_IF = 200
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
 WORKING_AFTER = 0.5  # seconds: a plan running longer says so in the status line
@@ -67,6 +69,9 @@ class TokenboxApp(App[None]):
     TITLE = "tokenbox"
     BINDINGS = bindings()
     ENABLE_COMMAND_PALETTE = True
+
+    state: var[ViewState] = var(ViewState, init=False)
+    """Everything the screen shows (``tui/state.py``); replaced, never changed in place."""
 
     def __init__(
         self,
@@ -85,48 +90,85 @@ class TokenboxApp(App[None]):
         super().__init__(driver_class=driver_class())
         self.path = os.path.abspath(path)
         self.display_name = display_name or os.path.basename(self.path)
-        self.reset_view()
         self.frozen = os.environ.get(FROZEN_ENV, "") not in ("", "0") if frozen is None else frozen
         self.watching = watch
         self.toast_seconds = toast_seconds
+        self.set_reactive(TokenboxApp.state, ViewState(tokenizer=tokenizer, trimming=trimming))
+        # the worker machinery (not view state): options every request carries, request numbers, the
+        # request in flight and the one waiting, the file watcher's stop flag, reload coalescing
         self._planner = planner or Planner()
         self._budget_flag = budget
-        self._tokenizer = tokenizer
-        self._trimming = trimming
         self._reserve_out = reserve_out
-        self._sidebar: str | None = None  # "trace" | "breakdown"; None: breakdown for imported sessions
-        self._sidebar_shown: bool | None = None  # None: by the terminal's width; else toggled with ``s``
-        self._what_if = 0
-        self._cycle_tokenizer = False
         self._seq = 0
         self._handled_seq = 0
         self._in_flight: PlanRequest | None = None  # the request being planned (never cancelled)
         self._follow_up: PlanRequest | None = None  # at most one follow-up; a newer request replaces it
-        self._working = False  # the running plan has taken longer than WORKING_AFTER
         self._dirty = True  # the file must be read again on the next request
         self._stop = threading.Event()
-        self.plans_shown = 0
         self._reload_timer: Timer | None = None
         self._last_reload = float("-inf")
-        self._reloaded: str | None = None
         self._last_change = ""
 
-    def reset_view(self) -> None:
-        """Everything shown about one session, back to 'nothing yet' (a new session replaces it all)."""
-        self.outcome: Outcome | None = None
-        self.plan: Plan | None = None
-        self.step = 0
-        self._at_end = True
-        self.selected = 0
-        self.file_error: str | None = None
-        self.waiting = False  # the file has no complete turn yet (a state, not an error)
-        self.settings_error: str | None = None
-        self.timeline: tuple[TurnPoint, ...] = ()
-        self.turn_count = 0
-        self._footer_multi_turn: bool | None = None  # what the footer's turn keys were last shown for
-        self._turn: int | None = None  # None = follow the newest turn
-        self._changes = ""
-        self._watermark = Watermark()  # a new session's thresholds are news again
+    # ------------------------------------------------------------------ the state, read-only
+
+    @property
+    def budget_flag(self) -> int | None:
+        """The ``--budget`` every request carries (None: the session's own max_ctx)."""
+        return self._budget_flag
+
+    @property
+    def plan(self) -> Plan | None:
+        """The plan on screen (the last good one)."""
+        return self.state.plan
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """The newest outcome accepted (it may carry only an error)."""
+        return self.state.outcome
+
+    @property
+    def step(self) -> int:
+        """The trim step shown."""
+        return self.state.step
+
+    @property
+    def selected(self) -> int:
+        """Index of the selected section."""
+        return self.state.selected
+
+    @property
+    def file_error(self) -> str | None:
+        """Why the file cannot be read now (None when it can)."""
+        return self.state.file_error
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the file has no complete turn yet."""
+        return self.state.waiting
+
+    @property
+    def settings_error(self) -> str | None:
+        """Why the settings asked for cannot be planned (None when they can)."""
+        return self.state.settings_error
+
+    @property
+    def timeline(self) -> tuple[TurnPoint, ...]:
+        """Every turn of a log or transcript."""
+        return self.state.timeline
+
+    @property
+    def turn_count(self) -> int:
+        """How many turns the file has."""
+        return self.state.turn_count
+
+    @property
+    def plans_shown(self) -> int:
+        """How many plans have been put on screen."""
+        return self.state.plans_shown
+
+    def current_view(self) -> View | None:
+        """The plan at the step shown."""
+        return self.state.view()
 
     # ------------------------------------------------------------------ layout
 
@@ -155,13 +197,13 @@ class TokenboxApp(App[None]):
     def on_mount(self) -> None:
         self.query_one("#timeline", Timeline).display = False
         self.query_one(SectionBars).focus()
-        self._refresh_all()
+        self._draw(None, self.state)
         self.request_plan("start", reload=True)
         if self.watching:
             self._watch()
 
     def on_resize(self) -> None:
-        self.call_after_refresh(self._refresh_all)
+        self.call_after_refresh(self._redraw_all)
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -187,34 +229,43 @@ class TokenboxApp(App[None]):
         self._seq += 1
         if reload:
             self._dirty = True
+        state = self.state
         request = PlanRequest(
             path=self.path,
             reload=self._dirty,
             budget=self._budget_flag,
-            what_if=self._what_if,
-            tokenizer=self._tokenizer,
-            cycle_tokenizer=self._cycle_tokenizer,
-            trimming=self._trimming,
-            turn=self._turn,
+            what_if=state.what_if,
+            tokenizer=state.tokenizer,
+            cycle_tokenizer=state.cycle_tokenizer,
+            trimming=state.trimming,
+            turn=state.turn,
             reason=reason,
             seq=self._seq,
             reserve_out=self._reserve_out,
         )
         if self._in_flight is not None:
             self._follow_up = request
+            self._track_progress()
             return
         self._start(request)
 
     def _start(self, request: PlanRequest) -> None:
         self._in_flight = request
-        self._working = False
+        self._track_progress(working=False)
         self.set_timer(WORKING_AFTER, lambda: self._still_working(request))
         self._plan_worker(request)
 
     def _still_working(self, request: PlanRequest) -> None:
         if self._in_flight is request:
-            self._working = True
-            self._refresh_status()
+            self._track_progress(working=True)
+
+    def _track_progress(self, working: bool | None = None) -> None:
+        """The planner's progress into the state: working (slow), and stale (the file is read again)."""
+        state = self.state
+        working = state.working if working is None else working
+        stale = self._dirty and self.busy
+        if (working, stale) != (state.working, state.stale):
+            self.state = replace(state, working=working, stale=stale)
 
     @work(thread=True, group="plan", exit_on_error=False)
     def _plan_worker(self, request: PlanRequest) -> None:
@@ -262,70 +313,31 @@ class TokenboxApp(App[None]):
         request = outcome.request
         if self._in_flight is request:
             self._in_flight = None
-            self._working = False
             if self._follow_up is not None:
                 queued, self._follow_up = self._follow_up, None
                 self._start(queued)
+            else:
+                self._track_progress(working=False)
         if not self.accepts(outcome) or request.seq < self._handled_seq:
-            self._refresh_status()
+            self._track_progress()
             return
         self._handled_seq = request.seq
         if request.reload and request.seq == self._seq:
             self._dirty = False
-        kind = outcome.error_kind
-        if request.reload or kind in ("load", "waiting"):
-            self.file_error = outcome.file_error
-            self.waiting = kind == "waiting"
-        self.settings_error = outcome.error if kind in ("settings", "internal", "what_if") else None
-        self.outcome = outcome
-        if outcome.plan is not None:
-            self._show_plan(outcome)
-        if request.reload and not self.frozen:
-            self._reloaded = time.strftime("%H:%M:%S")
-        found, self._watermark = alerts(self._watermark, outcome.plan, None)
+        state = self.state.with_outcome(outcome, None if self.frozen else time.strftime("%H:%M:%S"))
+        found, watermark = alerts(state.watermark, outcome.plan, None)
+        self.state = replace(state, watermark=watermark, stale=self._dirty and self.busy)
         for alert in found:
             self.notify(alert.message, title=alert.title, severity=alert.severity,  # type: ignore[arg-type]
                         timeout=self.toast_seconds or TOAST_SECONDS.get(alert.severity, 4.0), markup=False)
-        if (self.turn_count > 1) != self._footer_multi_turn:
-            # the footer is rebuilt on every bindings refresh (and each rebuild costs memory in
-            # Textual): refresh only when what check_action answers has changed
-            self._footer_multi_turn = self.turn_count > 1
-            self.refresh_bindings()
-        self._refresh_all()
 
     def on_timeline_filled(self, message: TimelineFilled) -> None:
         """The estimates of every turn, once the newest plan is on screen."""
-        if self.outcome is not None and message.outcome.request is self.outcome.request:
-            self.outcome = message.outcome
-            self.timeline = message.outcome.timeline
-            self._refresh_all()
+        self.state = self.state.with_timeline(message.outcome)
 
     def on_terminal_gone(self, message: TerminalGone) -> None:
         """The terminal vanished without a hang-up signal (``su``, ``setsid``): nothing to draw on, quit."""
         self.exit(return_code=1)
-
-    def _show_plan(self, outcome: Outcome) -> None:
-        plan = outcome.plan
-        assert plan is not None
-        old = self.plan
-        selected_id = old.sections[self.selected].id if old and self.selected < len(old.sections) else None
-        self._changes = describe_changes(old, plan)
-        if outcome.stale:
-            self._changes = "reload failed: the last good plan stays"
-        if outcome.skipped_tokenizers:
-            self._changes += f"; skipped tokenizers {', '.join(outcome.skipped_tokenizers)}"
-        self.plan = plan
-        self.plans_shown += 1
-        self.timeline = outcome.timeline
-        self.turn_count = outcome.turn_count
-        self._tokenizer = plan.tokenizer.name if self._cycle_tokenizer else self._tokenizer
-        self._cycle_tokenizer = False
-        last = len(plan.steps)
-        self.step = last if self._at_end else min(self.step, last)
-        ids = [s.id for s in plan.sections]
-        if selected_id in ids:
-            self.selected = ids.index(selected_id)
-        self.selected = max(0, min(self.selected, len(ids) - 1))
 
     # ------------------------------------------------------------------ drawing
 
@@ -357,9 +369,6 @@ class TokenboxApp(App[None]):
         shown = plain(self.display_name, FIELD_LIMIT)
         return text.replace(printable(self.path), shown).replace(self.path, shown)
 
-    def current_view(self) -> View | None:
-        return View.at(self.plan, self.step) if self.plan is not None else None
-
     def _main_screen_ready(self) -> bool:
         """Whether the main screen's widgets are there (not while starting or closing)."""
         try:
@@ -367,91 +376,120 @@ class TokenboxApp(App[None]):
         except ScreenStackError:
             return False
 
-    def _refresh_all(self) -> None:
+    def watch_state(self, old: ViewState, new: ViewState) -> None:
+        """A new state: redraw what differs from the old one."""
+        if (old.turn_count > 1) != (new.turn_count > 1):
+            # the footer is rebuilt on every bindings refresh (and each rebuild costs memory in
+            # Textual): refresh only when what check_action answers has changed
+            self.refresh_bindings()
+        self._draw(old, new)
+
+    def _redraw_all(self) -> None:
+        self._draw(None, self.state)
+
+    def _draw(self, old: ViewState | None, new: ViewState) -> None:
+        """Redraw the widgets whose inputs differ between ``old`` and ``new`` (all of them when ``old`` is None)."""
         if not self._main_screen_ready():
-            return  # a message that arrives while the screen is not composed (starting or closing)
-        view = self.current_view()
-        self._layout_sidebar()
-        self.query_one(Gauge).show(view)
-        following = self._turn is None
-        timeline = self.query_one(Timeline)
-        recorded = view is not None and has_recorded(self.timeline)
+            return  # a state that arrives while the screen is not composed (starting or closing)
+
+        def changed(*names: str) -> bool:
+            return old is None or new.differs(old, *names)
+
+        view = new.view()
+        if changed("sidebar_shown"):
+            self._layout_sidebar(new)
+        if changed("plan", "step"):
+            self.query_one(Gauge).show(view)
+        if changed("plan", "step", "timeline", "turn"):
+            self._show_timelines(new, view)
+        if changed("plan", "step", "timeline", "sidebar"):
+            self.query_one(TraceView).show(view)
+            self._show_sidebar_mode(new, view)
+        if changed("plan", "step", "selected"):
+            self.query_one(SectionBars).show(view, new.selected if view else None)
+            # one row, fixed by the stylesheet: no layout pass (a new plan already redraws enough)
+            self.query_one("#detail-title", Static).update(Text(self._detail_title(new, view), end=""), layout=False)
+        if changed("plan", "step", "selected", "waiting", "file_error", "settings_error"):
+            self.query_one(DetailView).show(view, new.selected if view else None, self._detail_message(new))
+        if changed("plan", "step", "timeline", "turn"):
+            topbar = Text(self._topbar(new, view), no_wrap=True, overflow="ellipsis", end="")
+            self.query_one("#topbar", Static).update(topbar, layout=False)  # one row, fixed by the stylesheet
+        self._refresh_status()
+
+    def _show_timelines(self, state: ViewState, view: View | None) -> None:
+        """The usage timeline of recorded requests, or the estimated timeline of a log's turns."""
+        timeline, usage = self.query_one(Timeline), self.query_one(UsageTimeline)
+        recorded = view is not None and has_recorded(state.timeline)
         if view is not None and recorded:
-            self.query_one(UsageTimeline).show(self.timeline, view.plan.session.turn, following, view.approx)
-        self.query_one(UsageTimeline).display = recorded
-        if self.timeline and self.plan is not None and not recorded:
-            timeline.show(self.timeline, self.plan.session.turn, following)
+            usage.show(state.timeline, view.plan.session.turn, state.following, view.approx)
+        usage.display = recorded
+        if state.timeline and state.plan is not None and not recorded:
+            timeline.show(state.timeline, state.plan.session.turn, state.following)
         else:
             timeline.display = False
-        self.query_one(TraceView).show(view)
-        self._show_sidebar_mode(view)
-        self.query_one(SectionBars).show(view, self.selected if view else None)
-        message = None
-        waiting = waiting_note(self.file_error) if self.waiting else None
-        if self.plan is None and self.waiting:
-            message = (f"{plain(self.display_name)}: {waiting or 'waiting for the first complete turn'}\n\n"
-                       "The file has no complete turn yet "
-                       "(the agent writes the prompt first and the reply when it arrives).\n"
-                       "Watching the file: the view appears as soon as the first turn is complete.")
-        elif self.plan is None:
-            error = self.file_error or self.settings_error
-            message = (
-                f"cannot show {plain(self.display_name, FIELD_LIMIT)}:\n{self._short(error)}\n\n"
-                "watching the file; the view appears as soon as it loads"
-                if error else "loading…"
-            )
-        self.query_one(DetailView).show(view, self.selected if view else None, message)
-        self.query_one("#detail-title", Static).update(Text(self._detail_title(view), end=""))
-        self.query_one("#topbar", Static).update(Text(self._topbar(view), no_wrap=True, overflow="ellipsis", end=""))
-        self._refresh_status()
+
+    def _detail_message(self, state: ViewState) -> str | None:
+        """What the detail says while there is no plan to show (None once there is)."""
+        if state.plan is not None:
+            return None
+        if state.waiting:
+            return (f"{plain(self.display_name)}: {state.waiting_note()}\n\n"
+                    "The file has no complete turn yet "
+                    "(the agent writes the prompt first and the reply when it arrives).\n"
+                    "Watching the file: the view appears as soon as the first turn is complete.")
+        error = state.file_error or state.settings_error
+        if error:
+            return (f"cannot show {plain(self.display_name, FIELD_LIMIT)}:\n{self._short(error)}\n\n"
+                    "watching the file; the view appears as soon as it loads")
+        return "loading…"
 
     def _refresh_status(self) -> None:
         """The status line: the one place an error is shown while a plan is on screen."""
         if not self._main_screen_ready():
             return  # a timer that fires while the screen is not composed (starting or closing)
-        outcome = self.outcome
-        error = None if self.waiting else self.file_error
-        if error and self.plan is not None:
+        state = self.state
+        error = None if state.waiting else state.file_error
+        if error and state.plan is not None:
             error = f"{self._short(error)} — showing the last good plan"
-        elif error or self.settings_error:
-            error = self._short(error or self.settings_error or "")
-        elif self.plan is not None and not self.plan.ok:
-            error = "critical overflow: " + (self.plan.error or {}).get("message", "")
-        plan_ms = None if self.frozen or outcome is None else outcome.plan_seconds * 1000
+        elif error or state.settings_error:
+            error = self._short(error or state.settings_error or "")
+        elif state.plan is not None and not state.plan.ok:
+            error = "critical overflow: " + (state.plan.error or {}).get("message", "")
+        plan_ms = None if self.frozen or state.outcome is None else state.outcome.plan_seconds * 1000
         self.query_one(StatusLine).show(
-            Status(self.display_name, None if self.frozen else self._reloaded, self._changes, plan_ms, error, self._note())
+            Status(self.display_name, None if self.frozen else state.reloaded, state.changes, plan_ms, error, self._note())
         )
 
     def _note(self) -> str:
+        state = self.state
         notes = []
-        if self.waiting:
-            notes.append(waiting_note(self.file_error) or "waiting for the first complete turn")
-        if self._working:
-            notes.append("planning…" + (" (the plan shown is stale)" if self._dirty and self.plan is not None else ""))
-        elif self._dirty and self.plan is not None and self.busy:
+        if state.waiting:
+            notes.append(state.waiting_note())
+        if state.working:
+            notes.append("planning…" + (" (the plan shown is stale)" if state.stale and state.plan is not None else ""))
+        elif state.stale and state.plan is not None:
             notes.append("stale: re-reading the file")
-        warnings = self.outcome.warnings if self.outcome is not None and self.plan is not None else ()
+        warnings = state.outcome.warnings if state.outcome is not None and state.plan is not None else ()
         if warnings:
             notes.append(f"⚠ {self._short(warnings[0])}" + (f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""))
-        if self._what_if:
-            notes.append(f"what-if {self._what_if * WHAT_IF_STEP_PERCENT:+d}% (0 resets)")
+        if state.what_if:
+            notes.append(f"what-if {state.what_if * WHAT_IF_STEP_PERCENT:+d}% (0 resets)")
         return " · ".join(n for n in notes if n)
 
-    def _layout_sidebar(self) -> None:
+    def _layout_sidebar(self, state: ViewState) -> None:
         """Below ``NARROW`` columns the sidebar narrows, below ``HIDDEN`` it hides unless ``s`` shows it."""
         width = self.size.width
         found = self.query("#sidebar")
         if not found:
             return  # a resize before the screen is composed (or after it is gone)
         sidebar = found.first()
-        shown = self._sidebar_shown if self._sidebar_shown is not None else width >= HIDDEN
-        sidebar.display = shown
+        sidebar.display = state.sidebar_shown if state.sidebar_shown is not None else width >= HIDDEN
         sidebar.set_class(width < NARROW, "-narrow")
 
-    def _show_sidebar_mode(self, view: View | None) -> None:
+    def _show_sidebar_mode(self, state: ViewState, view: View | None) -> None:
         """The lower sidebar: the trim trace, or the token breakdown (the default for imported sessions)."""
         imported = is_imported(view)
-        breakdown = self._sidebar == "breakdown" if self._sidebar else imported
+        breakdown = state.sidebar == "breakdown" if state.sidebar else imported
         for selector in ("#trace-title", "#trace"):
             self.query_one(selector).display = not breakdown
         for selector in ("#breakdown-title", "#breakdown"):
@@ -459,24 +497,24 @@ class TokenboxApp(App[None]):
         if imported:
             self.query_one("#trace-title", Static).update(Text("Trim trace · v: breakdown", end=""))
         if breakdown:
-            turn = f" · turn {view.plan.session.turn}" if view is not None and self.timeline else ""
+            turn = f" · turn {view.plan.session.turn}" if view is not None and state.timeline else ""
             self.query_one(BreakdownTitle).update(Text(f"Breakdown{turn} · v: trace", end=""))
             self.query_one(BreakdownView).show(view)
 
-    def _detail_title(self, view: View | None) -> str:
+    def _detail_title(self, state: ViewState, view: View | None) -> str:
         if view is None or not view.plan.sections:
             return "Detail"
-        result = view.plan.sections[self.selected]
+        result = view.plan.sections[state.selected]
         return f"Detail — {plain(result.id, FIELD_LIMIT)} after step {view.step}"
 
-    def _topbar(self, view: View | None) -> str:
+    def _topbar(self, state: ViewState, view: View | None) -> str:
         if view is None:
             return f"tokenbox · {plain(self.display_name, FIELD_LIMIT)}"  # plain(): names may hold escapes
         plan = view.plan
         parts = ["tokenbox", plain(plan.session.name or self.display_name, FIELD_LIMIT)]  # capped: redrawn per key
-        if plan.session.turn_count > 1 or self.timeline:
+        if plan.session.turn_count > 1 or state.timeline:
             parts.append(f"turn {plan.session.turn}/{plan.session.turn_count}"
-                         + (" (following)" if self._turn is None else " (pinned)"))
+                         + (" (following)" if state.following else " (pinned)"))
         parts.append(f"step {view.step}/{view.last_step}" + (" final" if view.step == view.last_step else ""))
         parts.append(f"policy {plain(plan.trimming)}")
         parts.append(f"{plain(plan.tokenizer.name, FIELD_LIMIT)}{'' if plan.tokenizer.exact else ' ≈'}")
@@ -486,29 +524,14 @@ class TokenboxApp(App[None]):
     # ------------------------------------------------------------------ actions
 
     def action_step(self, delta: int) -> None:
-        if self.plan is None:
-            return
-        self.action_step_to(max(0, min(len(self.plan.steps), self.step + delta)))
+        self.state = self.state.stepped_by(delta)
 
     def action_step_to(self, step: int) -> None:
         """Show the layout after ``step``; the section that step changed (or undid) is selected."""
-        if self.plan is None:
-            return
-        last = len(self.plan.steps)
-        old, self.step = self.step, last if step < 0 else max(0, min(last, step))
-        self._at_end = self.step == last
-        if self.step != old and max(self.step, old) - min(self.step, old) == 1:
-            changed = self.plan.steps[max(self.step, old) - 1].section
-            ids = [s.id for s in self.plan.sections]
-            if changed in ids:
-                self.selected = ids.index(changed)
-        self._refresh_all()
+        self.state = self.state.stepped_to(step)
 
     def action_select(self, delta: int) -> None:
-        if self.plan is None or not self.plan.sections:
-            return
-        self.selected = max(0, min(len(self.plan.sections) - 1, self.selected + delta))
-        self._refresh_all()
+        self.state = self.state.selected_by(delta)
 
     def action_focus_detail(self) -> None:
         self.query_one(DetailView).focus()
@@ -516,56 +539,46 @@ class TokenboxApp(App[None]):
     def action_focus_sections(self) -> None:
         self.query_one(SectionBars).focus()
 
+    def on_detail_view_left(self, message: DetailView.Left) -> None:
+        self.action_focus_sections()
+
     def action_budget(self, delta: int) -> None:
-        self._what_if = 0 if delta == 0 else max(MIN_WHAT_IF, min(MAX_WHAT_IF, self._what_if + delta))
+        self.state = self.state.with_what_if(delta)
         self.request_plan("what-if budget")
-        self._refresh_all()
 
     def action_policy(self) -> None:
-        current = self._trimming or (self.plan.trimming if self.plan else POLICIES[0])
-        self._trimming = POLICIES[(POLICIES.index(current) + 1) % len(POLICIES)] if current in POLICIES else POLICIES[0]
-        self.notify(f"trimming policy: {self._trimming}", timeout=2, markup=False)
+        self.state = self.state.with_next_policy()
+        self.notify(f"trimming policy: {self.state.trimming}", timeout=2, markup=False)
         self.request_plan("policy")
 
     def action_tokenizer(self) -> None:
-        names = list(self.outcome.tokenizers) if self.outcome and self.outcome.tokenizers else []
-        if not names:
-            return
-        current = self._tokenizer or (self.plan.tokenizer.name if self.plan else names[0])
-        index = names.index(current) if current in names else -1
-        self._tokenizer = names[(index + 1) % len(names)]
-        self._cycle_tokenizer = True
+        state = self.state.with_next_tokenizer()
+        if state is self.state:
+            return  # no tokenizer to move to
+        self.state = state
         self.request_plan("tokenizer")
 
     def action_turn(self, delta: int) -> None:
-        if self.plan is None or self.turn_count <= 1:
+        if self.state.plan is None or self.state.turn_count <= 1:
             self.notify("not a multi-turn .jsonl log", timeout=2, markup=False)
             return
-        # from the turn asked for last, not the one on screen: a burst ``[[[`` moves three turns
-        current = self._turn if self._turn is not None else self.plan.session.turn
-        self._turn = max(1, min(self.turn_count, current + delta))
+        self.state = self.state.with_turn(delta)
         self.request_plan("turn")
-        self._refresh_all()
 
     def action_follow(self) -> None:
-        self._turn = None
+        self.state = replace(self.state, turn=None)
         self.request_plan("follow")
-        self._refresh_all()
 
     def action_sidebar(self) -> None:
-        imported = is_imported(self.current_view())
-        showing = self._sidebar == "breakdown" if self._sidebar else imported
-        self._sidebar = "trace" if showing else "breakdown"
-        self._refresh_all()
+        self.state = self.state.with_sidebar_switched(is_imported(self.current_view()))
 
     def action_toggle_sidebar(self) -> None:
         """Show or hide the sidebar (it hides by itself on narrow terminals)."""
-        self._sidebar_shown = not self.query_one("#sidebar").display
-        self._refresh_all()
+        self.state = replace(self.state, sidebar_shown=not self.query_one("#sidebar").display)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that do not apply are hidden from the footer: turn keys only for multi-turn logs."""
-        if action in ("turn", "follow") and self.turn_count <= 1:
+        if action in ("turn", "follow") and self.state.turn_count <= 1:
             return False
         return True
 

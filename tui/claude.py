@@ -24,12 +24,6 @@ from tokenbox.core.textsafe import printable
 CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 POLL_SECONDS = 1.0
 _UNSAFE = re.compile(r"[^A-Za-z0-9]")
-# What the importer says about a transcript without a complete turn (core.importers.claude_code),
-# and what loading says about an empty JSON-lines file (core.session).
-_NO_REPLY = "has no assistant request yet"
-_NO_LINE = "no complete session line"
-WAITING_REPLY = "waiting for the first assistant reply"
-WAITING_LINE = "waiting for the first complete line"
 
 
 class DiscoveryError(Exception):
@@ -194,13 +188,3 @@ class SessionWatch:
             return found
         return None
 
-
-def waiting_note(error: str | None) -> str | None:
-    """The calm 'waiting' text for a file that has no complete turn yet (``None`` for real errors)."""
-    if not error:
-        return None
-    if _NO_REPLY in error:
-        return WAITING_REPLY
-    if _NO_LINE in error:
-        return WAITING_LINE
-    return None

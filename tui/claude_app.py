@@ -41,7 +41,6 @@ class ClaudeApp(TokenboxApp):
         self.discovery = discovery
         self.sessions = SessionWatch(discovery, fallback=fallback, environ=environ)
         self.poll_seconds = poll_seconds
-        self.switches = 0
         self._poll_stop = threading.Event()
 
     def on_mount(self) -> None:
@@ -69,16 +68,14 @@ class ClaudeApp(TokenboxApp):
     def switch_to(self, discovery: Discovery) -> None:
         """Follow another transcript from now on: a fresh planner, the watcher on the new file."""
         self.discovery = discovery
-        self.switches += 1
         self.path = os.path.abspath(discovery.path)
         self.display_name = os.path.basename(self.path)
         self._planner = Planner()
         self._stop.set()  # the old file's watcher ends
         self._stop = threading.Event()
-        self.reset_view()
+        self.state = self.state.for_new_session()  # nothing of the old transcript stays on screen
         self.notify(f"new Claude Code session: following {self.display_name}", title="Claude Code",
                     timeout=self.toast_seconds or 6, markup=False)
-        self._refresh_all()
         self.request_plan("new session", reload=True)
         if self.watching:
             self._watch()

@@ -18,6 +18,7 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.safe import ESCAPE_STYLE, FIELD_LIMIT, escaped_before, plain, safe_line
 from tokenbox.tui.styles import Themed
@@ -284,5 +285,8 @@ class DetailView(Themed, LineView, inherit_bindings=False):
             rows = rows // abs(rows) * max(1, self.scrollable_content_region.height - 1)
         self.scroll_to(y=max(0, self.scroll_y + rows), animate=False)
 
+    class Left(Message):
+        """Esc in the detail: the user is done reading (the app moves the focus back to the sections)."""
+
     def action_leave(self) -> None:
-        self.app.action_focus_sections()  # type: ignore[attr-defined]
+        self.post_message(self.Left())

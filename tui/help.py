@@ -69,7 +69,7 @@ class HelpScreen(ModalScreen[None]):
 
     def restyle(self) -> None:
         """The text again with the current theme's key style (a theme can be picked while help is open)."""
-        self.query_one("#help-text", Static).update(help_text(styles_of(self, self.COMPONENT_CLASSES)))
+        self.query_one("#help-text", Static).update(help_text(styles_of(self, self.COMPONENT_CLASSES)[0]))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -7,6 +7,7 @@ cursor row is highlighted and kept in view.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -15,6 +16,30 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+
+class LazyRows(Sequence[Text]):
+    """Rows built when first read (drawn): a table of hundreds of rows costs what is on screen."""
+
+    def __init__(self, count: int, build: Callable[[int], Text]) -> None:
+        self._count = count
+        self._build = build
+        self._built: dict[int, Text] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        row = self._built.get(index)
+        if row is None:
+            row = self._built[index] = self._build(index)
+        return row
 
 
 class LineView(ScrollView, can_focus=True):
@@ -30,7 +55,7 @@ class LineView(ScrollView, can_focus=True):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._lines: list[Text] = []
+        self._lines: Sequence[Text] = []
         self._strips: dict[int, Strip] = {}
         self.cursor: int | None = None
         self.cursor_height = 1
@@ -44,9 +69,10 @@ class LineView(ScrollView, can_focus=True):
         return [line.plain for line in self._lines]
 
     def set_lines(
-        self, lines: list[Text], cursor: int | None = None, *, keep_scroll: bool = True, cursor_height: int = 1
+        self, lines: Sequence[Text], cursor: int | None = None, *, keep_scroll: bool = True, cursor_height: int = 1
     ) -> None:
-        self._lines = list(lines)
+        """Show ``lines`` (a ``LazyRows`` stays lazy: with ``ELLIPSIS`` no row is built before it is drawn)."""
+        self._lines = lines if isinstance(lines, LazyRows) else list(lines)
         self._strips.clear()
         self.cursor = cursor
         self.cursor_height = cursor_height
@@ -63,7 +89,7 @@ class LineView(ScrollView, can_focus=True):
         """Append rows (built lazily by a subclass) without moving the scroll position or the cursor."""
         if not lines:
             return
-        self._lines.extend(lines)
+        self._lines = [*self._lines, *lines]
         width = self.virtual_size.width
         if not self.ELLIPSIS:
             width = max(width, max(line.cell_len for line in lines))

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError, load_turns
+from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError
 from tokenbox.core.config import load_settings
 from tokenbox.core.errors import ConfigError, NotYetComplete, SessionError, WhatIfTooSmall
 from tokenbox.core.estimate import ESTIMATE
+from tokenbox.core.loader import Loader
 from tokenbox.core.session import read_text, turns_of
 from tokenbox.core.textsafe import printable
-from tokenbox.tui.claude import waiting_note
 
 MAX_TIMELINE = 200
 TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)
@@ -73,12 +73,12 @@ class PlanError:
     kind: str
     message: str
     remedy: str = ""
+    waiting_for: str = ""  # ``waiting``: what the file still lacks (from the error, never its text)
 
     @classmethod
     def of(cls, exc: BaseException, *, loading: bool) -> PlanError:
-        if isinstance(exc, NotYetComplete) or (isinstance(exc, SessionError) and waiting_note(str(exc))):
-            # the second test stays until the Claude Code importer raises NotYetComplete (lead's file)
-            return cls("waiting", str(exc))
+        if isinstance(exc, NotYetComplete):
+            return cls("waiting", str(exc), waiting_for=exc.awaiting)
         if isinstance(exc, WhatIfTooSmall):
             return cls("what_if", "what-if budget too small — press 0", str(exc))
         if isinstance(exc, ConfigError):
@@ -115,6 +115,11 @@ class Outcome:
         return self.failure.kind if self.failure else None
 
     @property
+    def waiting_for(self) -> str:
+        """What the file still lacks while waiting for its first turn ("" otherwise)."""
+        return self.failure.waiting_for if self.failure is not None and self.failure.kind == "waiting" else ""
+
+    @property
     def file_error(self) -> str | None:
         """The error of the file itself (loading, or waiting for its first turn), not of a setting."""
         return self.error if self.error_kind in ("load", "waiting") else None
@@ -126,6 +131,7 @@ class Planner:
     def __init__(self, engine_factory: Callable[[], Engine] | None = None) -> None:
         self._engine_factory = engine_factory
         self._engine: Engine | None = None
+        self._loader = Loader()  # this planner's own: what it read of the file followed
         self._settings_stamp: object = None
         self._turns: list[Session] | None = None
         self._warnings: tuple[str, ...] = ()  # lines of the last load that were skipped, and why
@@ -164,7 +170,7 @@ class Planner:
         warnings: tuple[str, ...] = self._warnings
         if request.reload or self._turns is None:
             try:
-                self._turns, warnings = load_log(request.path, engine.settings.max_file_size)
+                self._turns, warnings = load_log(self._loader, request.path, engine.settings.max_file_size)
                 loaded = True
             except BadInput as exc:
                 load_error = PlanError.of(exc, loading=True)
@@ -238,11 +244,17 @@ class Planner:
         points = []
         complete = True
         for number in range(max(0, len(turns) - MAX_TIMELINE), len(turns)):
-            turn = turns[number]
-            # a completed turn never changes: its identity is its place and what it holds
-            key = (number, turn_identity(turn), settings)
+            # a completed turn never changes: its identity is its place and what it holds (a lazy
+            # transcript's turn is known by its request without being built: a cached point costs nothing)
+            facts = _turn_facts(turns, number)
+            key = (number, facts["identity"] if facts else turn_identity(turns[number]), settings)
             point = self._points.get(key) if number != index else None
+            if point is None and facts and number != index and estimate is None:
+                complete = False  # recorded usage only, from the facts: the turn is not built
+                recorded = facts["recorded"].context_tokens if facts["recorded"] is not None else None
+                point = TurnPoint(number + 1, None, 0, 0, "", True, recorded, facts["sidechain"], estimated=False)
             if point is None:
+                turn = turns[number]
                 plan = current if number == index else estimate(turn) if estimate is not None else None
                 if plan is None:
                     complete = False
@@ -282,11 +294,11 @@ class Planner:
 MAX_SKIPPED_LINES = 100
 
 
-def load_log(path: str, max_bytes: int) -> tuple[list[Session], tuple[str, ...]]:
+def load_log(loader: Loader, path: str, max_bytes: int) -> tuple[list[Session], tuple[str, ...]]:
     """The turns of ``path``; in a ``.jsonl`` log a bad complete line is skipped with a warning, so
     one bad line in the middle does not hide every later turn (other files fail as a whole)."""
     try:
-        return load_turns(path, max_bytes=max_bytes), ()
+        return loader.load_turns(path, max_bytes=max_bytes), ()
     except NotYetComplete:
         raise
     except SessionError as exc:
@@ -314,6 +326,21 @@ def _point(number: int, plan: Plan) -> TurnPoint:
     recorded = plan.recorded.context_tokens if plan.recorded is not None else None
     return TurnPoint(number + 1, plan.usage_percent, plan.tokens_before, plan.tokens_after, plan.prefix_cache, plan.ok,
                      recorded, plan.session.meta.get("sidechain") is True)
+
+
+def _turn_facts(turns: Sequence[Session], number: int) -> dict | None:
+    """What a lazy sequence of a transcript's turns knows of turn ``number`` without building it: an
+    identity (its thread, request and first line), its recorded usage and whether it is a sub-agent's.
+    ``None`` for other sequences (a log's turns are built already) and for the pending request."""
+    info = getattr(turns, "info", None)
+    if info is None:
+        return None
+    facts = info(number)
+    if facts.get("request") is None:
+        return None
+    thread = facts.get("thread")
+    return {"identity": ("request", thread, facts["request"], facts.get("line")), "recorded": facts.get("recorded"),
+            "sidechain": thread not in (None, "main")}
 
 
 def turn_identity(turn: Session) -> tuple:

@@ -12,7 +12,7 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
-from tokenbox.tui.lines import LineView
+from tokenbox.tui.lines import LazyRows, LineView
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
 from tokenbox.tui.view import View, bar_class, fmt
@@ -73,6 +73,17 @@ def lenses_until(view: View, section_id: str) -> list[str]:
     return out
 
 
+def lenses_by_section(view: View) -> dict[str, list[str]]:
+    """``lenses_until`` of every section at once (one pass over the steps shown)."""
+    out: dict[str, list[str]] = {}
+    for step in view.plan.steps[: view.step]:
+        if step.op == "lens":
+            applied = out.setdefault(step.section, [])
+            if step.detail not in applied:
+                applied.append(step.detail)
+    return out
+
+
 def scale_tokens(view: View) -> int:
     """What a full bar stands for: the largest part (its size before trimming or its allotment).
 
@@ -108,11 +119,12 @@ def header_text(view: View | None, cols: Columns) -> Text:
     return t
 
 
-def bar_text(view: View, index: int, width: int, styles: Styles = PLAIN) -> Text:
-    """The bar of section ``index``: kept part, trimmed part, reported expansion."""
+def bar_text(view: View, index: int, width: int, styles: Styles = PLAIN, scale: int | None = None) -> Text:
+    """The bar of section ``index``: kept part, trimmed part, reported expansion (``scale``: the
+    view's ``scale_tokens``, passed in when drawing many rows)."""
     plan = view.plan
     result, state = plan.sections[index], view.state.sections[index]
-    scale = scale_tokens(view)
+    scale = scale_tokens(view) if scale is None else scale
 
     def cells(tokens: int) -> int:
         return 0 if tokens <= 0 else max(1, (tokens * width + scale - 1) // scale)
@@ -129,8 +141,14 @@ def bar_text(view: View, index: int, width: int, styles: Styles = PLAIN) -> Text
     return t
 
 
-def row_text(view: View, index: int, cols: Columns, styles: Styles = PLAIN) -> Text:
-    """Section ``index``'s row, coloured with ``styles`` (the section bars' component classes)."""
+def row_text(
+    view: View, index: int, cols: Columns, styles: Styles = PLAIN, scale: int | None = None,
+    lenses: dict[str, list[str]] | None = None,
+) -> Text:
+    """Section ``index``'s row, coloured with ``styles`` (the section bars' component classes).
+
+    ``scale`` and ``lenses`` (``scale_tokens`` and ``lenses_by_section`` of the view) are passed in
+    when drawing many rows, so that each row costs the same however many there are."""
     plan = view.plan
     result, state = plan.sections[index], view.state.sections[index]
     current = view.step and plan.steps[view.step - 1].section == result.id
@@ -152,13 +170,14 @@ def row_text(view: View, index: int, cols: Columns, styles: Styles = PLAIN) -> T
     changed = state.tokens != result.tokens_before
     t.append(f"{before:>{cols.number}} → ", "dim" if changed else "")
     t.append(f"{after:<{cols.number}} ", Style(bold=True) if changed else "")
-    t.append_text(bar_text(view, index, cols.bar, styles))
+    t.append_text(bar_text(view, index, cols.bar, styles, scale))
     t.append(" ")
     t.append(f"{plain(state.action, 10):<10}", styles[f"section--{state.action}"] if state.action in ACTIONS else "")
     if cols.lenses:
-        lenses = ",".join(plain(x, FIELD_LIMIT) for x in lenses_until(view, result.id))
+        applied = lenses.get(result.id, []) if lenses is not None else lenses_until(view, result.id)
+        shown = ",".join(plain(x, FIELD_LIMIT) for x in applied)
         t.append(" ")
-        t.append(lenses if len(lenses) <= cols.lenses else lenses[: cols.lenses - 1] + "…", "dim")
+        t.append(shown if len(shown) <= cols.lenses else shown[: cols.lenses - 1] + "…", "dim")
     return t
 
 
@@ -169,7 +188,13 @@ class SectionHeader(Static):
 
 
 class SectionBars(Themed, LineView, inherit_bindings=False):
-    """One row per section; the selected row is the cursor. Keys are handled by the app."""
+    """One row per section; the selected row is the cursor. Keys are handled by the app.
+
+    Rows are built when drawn (``LazyRows``) and fit the width (``Columns.fit``), so a new plan costs
+    the rows on screen, not every section of a long transcript.
+    """
+
+    ELLIPSIS = True
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         *(f"section--{action}" for action in ACTIONS),
@@ -193,8 +218,9 @@ class SectionBars(Themed, LineView, inherit_bindings=False):
         if self.view is None:
             self.set_lines([Text("no sections", "dim")])
             return
-        styles = self.component_styles()
-        rows = [row_text(self.view, i, cols, styles) for i in range(len(self.view.plan.sections))]
+        view, styles = self.view, self.component_styles()
+        scale, lenses = scale_tokens(view), lenses_by_section(view)
+        rows = LazyRows(len(view.plan.sections), lambda i: row_text(view, i, cols, styles, scale, lenses))
         self.set_lines(rows, selected)
 
     def on_lines_resized(self) -> None:

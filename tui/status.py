@@ -64,10 +64,14 @@ class StatusLine(Themed, Static):
     _status: Status | None = None
 
     def show(self, status: Status) -> None:
+        """Show ``status`` (nothing to do when it is the one shown: a redraw costs a layout pass)."""
+        if status == self._status:
+            return
         self._status = status
         self.last_text = status_text(status, self.component_styles())
         self.update(self.last_text)
 
     def restyle(self) -> None:
         if self._status is not None:
-            self.show(self._status)
+            status, self._status = self._status, None
+            self.show(status)

@@ -32,33 +32,50 @@ class Styles(dict[str, Style]):
 PLAIN = Styles()  # no colours: the default of every pure renderer
 
 
-def styles_of(widget: Widget, names: Iterable[str]) -> Styles:
+def styles_of(widget: Widget, names: Iterable[str]) -> tuple[Styles, bool]:
     """The rich styles of ``widget``'s component classes ``names`` (those already styled).
 
     The colour is the fully resolved one (a translucent ``$foreground 40%`` blended onto the
     widget's background, ``auto`` made to contrast), the rest (background, text style) only what
     the class itself declares: a span never paints the widget's background over a cursor row.
+    The flag says whether every name was styled.
     """
     out = Styles()
+    complete = True
     for name in names:
         try:
             full = widget.get_component_rich_style(name)
             own = widget.get_component_rich_style(name, partial=True)
         except KeyError:  # not styled yet (before the stylesheet reached it)
+            complete = False
             continue
         out[name] = own + Style.from_color(full.color if own.color is not None else None, full.bgcolor if own.bgcolor is not None else None)
-    return out
+    return out, complete
 
 
 class Themed:
     """Mixin for widgets that bake component styles into their content (rich ``Text``, line
     strips): ``restyle`` rebuilds it once a new theme's styles are in place."""
 
+    _styles_memo: tuple[object, Styles] | None = None
+
     def component_styles(self) -> Styles:
-        """The rich styles of every component class the widget declares (its own and its bases')."""
-        names = set().union(*(vars(cls).get("COMPONENT_CLASSES", ()) for cls in type(self).__mro__))
+        """The rich styles of every component class the widget declares (its own and its bases').
+
+        Remembered until the stylesheet or the theme changes, or the widget gains or loses focus:
+        Textual drops its own style cache on every repaint, and working the styles out again cost
+        more than drawing the rows.
+        """
         widget: Any = self
-        return styles_of(widget, sorted(names))
+        key = (widget.app.theme, getattr(widget.app, "_css_update_count", None), widget._pseudo_classes_cache_key,
+               tuple(sorted(widget.classes)))
+        memo = self._styles_memo
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        names = set().union(*(vars(cls).get("COMPONENT_CLASSES", ()) for cls in type(self).__mro__))
+        styles, complete = styles_of(widget, sorted(names))
+        self._styles_memo = (key, styles) if complete else None
+        return styles
 
     def _on_mount(self) -> None:
         widget: Any = self

@@ -145,6 +145,14 @@ def section_key(section) -> object:
         return section
 
 
+def _edited(before, after) -> bool:
+    """Whether a section's content differs between two plans (the same ``Section`` object, which a
+    followed file keeps for what did not change, is the same content)."""
+    if before.section is after.section:
+        return before.text_before != after.text_before
+    return section_key(before.section) != section_key(after.section) or before.text_before != after.text_before
+
+
 def describe_changes(old: Plan | None, new: Plan) -> str:
     """What changed between two plans: sections added/removed/edited, budget, tokenizer, policy, turn."""
     if old is None:
@@ -158,9 +166,7 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
     removed = [i for i in before if i not in after]
     edited = [
         i for i in after
-        if i in before and (
-            section_key(before[i].section) != section_key(after[i].section) or before[i].text_before != after[i].text_before
-        )
+        if i in before and _edited(before[i], after[i])
     ]
     if [i for i in before if i in after] != [i for i in after if i in before]:
         parts.append("sections reordered")

@@ -62,6 +62,8 @@ def looks_like_transcript(value: Any) -> bool:
         return False
     if "sessionId" in value or "uuid" in value or "leafUuid" in value:
         return True
+    if value["type"] == "file-history-snapshot" and "snapshot" in value:
+        return True  # Claude Code's first lines of a new session, before any message
     message = value.get("message")
     return isinstance(message, dict) and "role" in message
 
@@ -569,6 +571,7 @@ def no_request_error(path: str) -> SessionError:
         path,
         1,
         1,
+        awaiting="the agent's first message",
     )
 
 
@@ -739,7 +742,7 @@ def _window(model: str | None, peak: int) -> int | None:
     """The window when the thread shows it is not the model's default: a recorded context beyond 200k
     means the request ran with the 1M window (Claude Code does not write the variant to transcripts)."""
     from tokenbox.core.errors import TokenizerError
-    from tokenbox.core.models import lookup_model
+    from tokenbox.core.model_table import lookup_model
 
     if not model:
         return None

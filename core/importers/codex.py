@@ -42,7 +42,7 @@ from tokenbox.core.importers.common import (
 )
 from tokenbox.core.importers.openai_responses import OUTPUT_ITEM_TYPES, append_merged, item_message
 from tokenbox.core.model import BudgetSpec, RecordedUsage, Session
-from tokenbox.core.models import lookup_model
+from tokenbox.core.model_table import lookup_model
 from tokenbox.core.nodes import Node
 
 SOURCE = "codex-rollout"

@@ -25,7 +25,7 @@ from typing import Any
 from tokenbox.core.errors import SessionError, TokenizerError
 from tokenbox.core.estimate import ESTIMATE
 from tokenbox.core.model import BudgetSpec, RecordedUsage, Section, Session
-from tokenbox.core.models import lookup_model
+from tokenbox.core.model_table import lookup_model
 from tokenbox.core.nodes import Node
 
 SectionCache = dict[tuple[int, bool], tuple[list[Section], list[str]]]

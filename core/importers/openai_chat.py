@@ -68,7 +68,7 @@ def with_framing(session: Session, body: dict[str, Any]) -> Session:
 
     from tokenbox.core.errors import TokenizerError
     from tokenbox.core.importers.openai_framing import prompt_tokens
-    from tokenbox.core.models import lookup_model
+    from tokenbox.core.model_table import lookup_model
     from tokenbox.core.tokenizers import default_registry
     from tokenbox.core.truth import inferred_section
 

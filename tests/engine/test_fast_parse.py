@@ -61,7 +61,8 @@ def reference_turns(text: str, path: str, fmt: str) -> list[session.Session]:
                     break
                 raise
         if not parsed:
-            raise NotYetComplete("no complete session line", "append one JSON session object per line", path, 1, 1)
+            raise NotYetComplete("no complete session line", "append one JSON session object per line", path, 1, 1,
+                                 awaiting="the first complete line")
         for detect, convert in session._LINE_IMPORTERS:
             if detect(parsed):
                 return convert(parsed, path)

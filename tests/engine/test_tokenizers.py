@@ -6,7 +6,7 @@ import socket
 
 import pytest
 from tokenbox.core import TokenizerError, bpe
-from tokenbox.core.models import lookup_model
+from tokenbox.core.model_table import lookup_model
 from tokenbox.core.tokenizers import (
     FloopEstimateTokenizer,
     HeuristicTokenizer,

@@ -57,7 +57,7 @@ def test_flags_are_passed_to_the_app(monkeypatch):
     seen = {}
 
     def fake_run(self):
-        seen.update(path=self.path, budget=self._budget_flag, tokenizer=self._tokenizer, trimming=self._trimming)
+        seen.update(path=self.path, budget=self.budget_flag, tokenizer=self.state.tokenizer, trimming=self.state.trimming)
 
     monkeypatch.setattr(app_module.TokenboxApp, "run", fake_run)
     assert app_module.main(["x.yaml", "--budget", "900", "--tokenizer", "heuristic", "--trimming", "progressive"]) == 0

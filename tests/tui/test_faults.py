@@ -298,7 +298,7 @@ async def test_log_grows_while_being_read(tmp_path):
         total = 2 + added
         await wait_for(pilot, lambda: app.turn_count == total and app.plan.session.turn == total, what="every turn")
         await wait_idle(pilot)
-        assert app.file_error is None and app._what_if == 0
+        assert app.file_error is None and app.state.what_if == 0
         assert len(app.timeline) == total
         assert f"turn {total}/{total} (following)" in screen_lines(app)[0]
         assert "✗" not in screen(app)

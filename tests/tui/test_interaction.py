@@ -198,7 +198,7 @@ async def test_turns_follow_and_timeline(tmp_path):
         await wait_for(pilot, lambda: app.plan.session.turn == 5, what="turn 5")
         assert "break" in gauge_text(app)  # prefix-cache miss on turn 5
         await pilot.press("f")
-        await wait_for(pilot, lambda: app.plan.session.turn == 6 and app._turn is None, what="following")
+        await wait_for(pilot, lambda: app.plan.session.turn == 6 and app.state.following, what="following")
         assert "following" in timeline.last_text.plain
 
 

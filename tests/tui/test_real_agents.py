@@ -322,6 +322,24 @@ async def test_empty_transcript_waits_for_a_line(tmp_path):
         assert "✗" not in status_text(app)
 
 
+async def test_new_claude_session_waits_for_the_first_message(tmp_path):
+    """A new Claude Code session starts with file-history snapshots (real: the spotter fixture's first two
+    lines): a transcript still without a message, which is a state to wait in, not an error."""
+    corpus = Path(__file__).parents[1] / "fixtures" / "real_sessions" / "corpus" / "spotter-4d5611e5.jsonl"
+    first = corpus.read_text(encoding="utf-8").splitlines(keepends=True)[:2]
+    assert all('"type":"file-history-snapshot"' in line for line in first)
+    path = tmp_path / "transcript.jsonl"
+    path.write_text("".join(first), encoding="utf-8")
+    app = make_app(path, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.outcome is not None, what="the first outcome")
+        await wait_idle(pilot)
+        assert app.waiting and app.plan is None
+        assert "waiting for the agent's first message" in detail_text(app)
+        assert "waiting for the agent's first message" in status_text(app)
+        assert "✗" not in status_text(app)
+
+
 async def test_transcript_growing_line_by_line(tmp_path):
     lines = fixture_lines(SHORT)
     path = tmp_path / "transcript.jsonl"

@@ -1,0 +1,119 @@
+"""The view state alone (``tui/state.py``): transitions keep it consistent, and the app redraws only the
+widgets whose inputs changed."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenbox.tui.gauge import Gauge
+from tokenbox.tui.planner import Planner, PlanRequest
+from tokenbox.tui.sections import SectionBars
+from tokenbox.tui.state import MAX_WHAT_IF, MIN_WHAT_IF, ViewState
+
+from tests.tui.helpers import copy_sample, make_app, wait_plan
+
+SAMPLE_DIR = {}
+
+
+def _outcome(tmp_path_factory, name: str, **request):
+    """A real outcome of a sample (planned once per sample and request)."""
+    key = (name, tuple(sorted(request.items())))
+    if key not in SAMPLE_DIR:
+        path = copy_sample(name, tmp_path_factory.mktemp("state"))
+        SAMPLE_DIR[key] = Planner().run(PlanRequest(path=str(path), reload=True, seq=1, **request))
+    return SAMPLE_DIR[key]
+
+
+@st.composite
+def key_presses(draw):
+    return draw(st.lists(st.sampled_from(["step+", "step-", "home", "end", "up", "down", "pgdn", "pgup"]), max_size=40))
+
+
+def _press(state: ViewState, key: str) -> ViewState:
+    return {
+        "step+": lambda: state.stepped_by(1),
+        "step-": lambda: state.stepped_by(-1),
+        "home": lambda: state.stepped_to(0),
+        "end": lambda: state.stepped_to(-1),
+        "up": lambda: state.selected_by(-1),
+        "down": lambda: state.selected_by(1),
+        "pgdn": lambda: state.selected_by(10),
+        "pgup": lambda: state.selected_by(-10),
+    }[key]()
+
+
+@settings(max_examples=100, deadline=None)
+@given(keys=key_presses())
+def test_any_keys_keep_step_and_selection_in_range(tmp_path_factory, keys):
+    outcome = _outcome(tmp_path_factory, "facet_layout.yaml")
+    state = ViewState().with_outcome(outcome)
+    plan = state.plan
+    assert plan is not None and plan.steps  # the sample trims: the trace has steps to walk
+    for key in keys:
+        before = state
+        state = _press(state, key)
+        assert 0 <= state.step <= len(plan.steps)
+        assert 0 <= state.selected < len(plan.sections)
+        assert state.at_end == (state.step == len(plan.steps))
+        assert before.plan is state.plan  # keys never change the plan itself
+        if key in ("step+", "step-") and abs(state.step - before.step) == 1:
+            # one step selects the section that step changed
+            assert plan.sections[state.selected].id == plan.steps[max(state.step, before.step) - 1].section
+
+
+def test_a_new_plan_keeps_the_selected_section_and_a_pinned_step(tmp_path_factory):
+    first = _outcome(tmp_path_factory, "facet_layout.yaml")
+    state = ViewState().with_outcome(first)
+    assert state.step == len(state.plan.steps) and state.at_end and state.plans_shown == 1
+    state = state.stepped_to(1).selected_by(3)
+    chosen = state.plan.sections[state.selected].id
+    again = state.with_outcome(_outcome(tmp_path_factory, "facet_layout.yaml", what_if=-2))
+    assert again.plan.sections[again.selected].id == chosen
+    assert again.step == min(1, len(again.plan.steps)) and not again.at_end
+    assert again.plans_shown == 2
+
+
+def test_what_if_turns_and_sessions(tmp_path_factory):
+    state = ViewState()
+    for _ in range(100):
+        state = state.with_what_if(-1)
+    assert state.what_if == MIN_WHAT_IF
+    for _ in range(400):
+        state = state.with_what_if(+1)
+    assert state.what_if == MAX_WHAT_IF and state.with_what_if(0).what_if == 0
+    log = ViewState().with_outcome(_outcome(tmp_path_factory, "agent_log.jsonl"))
+    assert log.turn_count > 3 and log.following
+    pinned = log.with_turn(-1).with_turn(-1).with_turn(-1)  # a burst: three turns from the newest
+    assert pinned.turn == log.plan.session.turn - 3 and not pinned.following
+    fresh = pinned.with_what_if(2).for_new_session()
+    assert fresh.plan is None and fresh.following and fresh.what_if == 2 and fresh.turn_count == 0
+
+
+async def test_a_key_redraws_only_what_it_changes(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait_plan(pilot)
+        gauge, bars = app.query_one(Gauge), app.query_one(SectionBars)
+        drawn_rows = bars.view
+        drawn_gauge = gauge.last_text
+        await pilot.press("down")  # the selection moves: the rows redraw, the gauge does not
+        assert gauge.last_text is drawn_gauge
+        assert bars.view is not drawn_rows  # the rows were drawn again, with the new selection
+        await pilot.press("home")  # another step: the gauge shows the layout at step 0
+        assert gauge.last_text is not drawn_gauge
+        assert app.step == 0
+
+
+async def test_esc_in_the_detail_posts_left_and_the_sections_take_the_focus(tmp_path):
+    from tokenbox.tui.detail import DetailView
+
+    seen: list[type] = []
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=(140, 42), message_hook=lambda message: seen.append(type(message))) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("enter")
+        assert isinstance(app.focused, DetailView)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert DetailView.Left in seen
+        assert isinstance(app.focused, SectionBars)

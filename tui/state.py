@@ -1,0 +1,203 @@
+"""The app's view state: one frozen snapshot of everything the screen shows, and the pure transitions
+that keys and finished plans make on it.
+
+``TokenboxApp`` holds exactly one ``ViewState`` (its ``state`` variable); a key or a plan replaces it
+with the value a transition returns, and the app redraws only the widgets whose inputs differ between
+the old and the new snapshot. Nothing here touches Textual, so every transition is testable alone.
+The worker machinery (request numbers, the plan in flight, timers) is not view state and stays in the app.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from tokenbox.core import Plan
+from tokenbox.core.config import WHAT_IF_STEP_PERCENT
+from tokenbox.core.model import TRIMMING_POLICIES
+from tokenbox.tui.alerts import Watermark
+from tokenbox.tui.planner import Outcome, TurnPoint
+from tokenbox.tui.view import View, describe_changes
+
+MIN_WHAT_IF = 1 - 100 // WHAT_IF_STEP_PERCENT  # the smallest what-if that leaves some max_ctx
+MAX_WHAT_IF = 200
+SETTINGS_ERRORS = ("settings", "internal", "what_if")  # outcome kinds shown as a settings error, not a file's
+STALE_CHANGES = "reload failed: the last good plan stays"
+
+# fields holding large objects: compared by identity (a new plan is a new object), never by value
+_BY_IDENTITY = frozenset({"outcome", "plan", "timeline", "watermark"})
+
+
+@dataclass(frozen=True, eq=False)
+class ViewState:
+    """What the screen shows, at one moment.
+
+    ``eq=False``: two snapshots are equal only when they are the same object, so replacing the state
+    always redraws, and the redraw itself decides what differs (``differs``) without deep comparisons.
+    """
+
+    # what the next plan request asks for (keys change these; they outlive a session switch)
+    trimming: str | None = None  # None: the session's own policy
+    tokenizer: str | None = None  # None: the session's own tokenizer
+    cycle_tokenizer: bool = False  # the pending request moves to the next tokenizer that works
+    what_if: int = 0  # what-if budget, in steps of WHAT_IF_STEP_PERCENT of max_ctx
+    sidebar: str | None = None  # "trace" | "breakdown"; None: breakdown for imported sessions
+    sidebar_shown: bool | None = None  # None: by the terminal's width; else toggled with ``s``
+    # what is known of the session followed
+    turn: int | None = None  # the turn pinned by ``[``/``]``; None follows the newest
+    outcome: Outcome | None = None  # the newest outcome accepted (it may carry only an error)
+    plan: Plan | None = None  # the plan on screen: the last good one
+    plans_shown: int = 0  # plans put on screen since the app started (a new plan is news)
+    step: int = 0
+    at_end: bool = True  # the step follows the plan's last step when a new plan arrives
+    selected: int = 0  # index of the selected section in ``plan.sections``
+    file_error: str | None = None
+    waiting: bool = False  # the file has no complete turn yet (a state, not an error)
+    waiting_for: str = ""  # what it still lacks: "the first complete line", "the agent's first message"
+    settings_error: str | None = None
+    timeline: tuple[TurnPoint, ...] = ()
+    turn_count: int = 0
+    changes: str = ""  # what the newest plan changed, in words
+    reloaded: str | None = None  # clock time of the last reload (None when suppressed)
+    watermark: Watermark = field(default_factory=Watermark)  # the thresholds already notified
+    # the planner's progress
+    working: bool = False  # the running plan has taken longer than the app's WORKING_AFTER
+    stale: bool = False  # the file changed and is being read again: the plan shown is older
+
+    # ------------------------------------------------------------------ derived
+
+    def view(self) -> View | None:
+        """The plan at the step shown, or None before the first plan."""
+        return View.at(self.plan, self.step) if self.plan is not None else None
+
+    def waiting_note(self) -> str:
+        """The calm words of the waiting state ("waiting for the first complete line")."""
+        return f"waiting for {self.waiting_for or 'the first complete turn'}"
+
+    @property
+    def following(self) -> bool:
+        """Whether the newest turn is shown as it arrives (no turn pinned)."""
+        return self.turn is None
+
+    def differs(self, other: ViewState, *names: str) -> bool:
+        """Whether any of the fields ``names`` differs between ``self`` and ``other``."""
+        for name in names:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if name in _BY_IDENTITY:
+                if mine is not theirs:
+                    return True
+            elif mine != theirs:
+                return True
+        return False
+
+    # ------------------------------------------------------------------ sessions and plans
+
+    def for_new_session(self) -> ViewState:
+        """Nothing known yet of a new session; the choices made with keys stay."""
+        return ViewState(trimming=self.trimming, tokenizer=self.tokenizer, what_if=self.what_if,
+                         sidebar=self.sidebar, sidebar_shown=self.sidebar_shown, plans_shown=self.plans_shown)
+
+    def with_outcome(self, outcome: Outcome, reloaded: str | None = None) -> ViewState:
+        """The state once ``outcome`` (a finished request of this session) is accepted.
+
+        A reload (or a load/waiting outcome) sets the file's error; a settings error is the request's;
+        a plan, when there is one, replaces the plan shown, keeping the selected section by id.
+        """
+        request, kind = outcome.request, outcome.error_kind
+        changes: dict[str, object] = {"outcome": outcome,
+                                      "settings_error": outcome.error if kind in SETTINGS_ERRORS else None}
+        if request.reload or kind in ("load", "waiting"):
+            changes.update(file_error=outcome.file_error, waiting=kind == "waiting", waiting_for=outcome.waiting_for)
+        if reloaded is not None and request.reload:
+            changes["reloaded"] = reloaded
+        state = replace(self, **changes)
+        return state._showing(outcome) if outcome.plan is not None else state
+
+    def _showing(self, outcome: Outcome) -> ViewState:
+        plan = outcome.plan
+        assert plan is not None
+        old = self.plan
+        selected_id = old.sections[self.selected].id if old is not None and self.selected < len(old.sections) else None
+        changes = STALE_CHANGES if outcome.stale else describe_changes(old, plan)
+        if outcome.skipped_tokenizers:
+            changes += f"; skipped tokenizers {', '.join(outcome.skipped_tokenizers)}"
+        last = len(plan.steps)
+        ids = [s.id for s in plan.sections]
+        selected = ids.index(selected_id) if selected_id in ids else self.selected
+        return replace(
+            self,
+            plan=plan,
+            plans_shown=self.plans_shown + 1,
+            changes=changes,
+            timeline=outcome.timeline,
+            turn_count=outcome.turn_count,
+            tokenizer=plan.tokenizer.name if self.cycle_tokenizer else self.tokenizer,
+            cycle_tokenizer=False,
+            step=last if self.at_end else min(self.step, last),
+            selected=max(0, min(selected, len(ids) - 1)),
+        )
+
+    def with_timeline(self, outcome: Outcome) -> ViewState:
+        """Every turn's estimate, filled in after ``outcome``'s plan (ignored for an older request)."""
+        if self.outcome is None or outcome.request is not self.outcome.request:
+            return self
+        return replace(self, outcome=outcome, timeline=outcome.timeline)
+
+    # ------------------------------------------------------------------ keys
+
+    def stepped_to(self, step: int) -> ViewState:
+        """The layout after ``step`` (negative: the last); one step moves the selection to the section it changed."""
+        if self.plan is None:
+            return self
+        last = len(self.plan.steps)
+        new = last if step < 0 else max(0, min(last, step))
+        selected = self.selected
+        if abs(new - self.step) == 1:
+            changed = self.plan.steps[max(new, self.step) - 1].section
+            ids = [s.id for s in self.plan.sections]
+            if changed in ids:
+                selected = ids.index(changed)
+        return replace(self, step=new, at_end=new == last, selected=selected)
+
+    def stepped_by(self, delta: int) -> ViewState:
+        """``delta`` steps forward (or back), within the trace."""
+        if self.plan is None:
+            return self
+        return self.stepped_to(max(0, min(len(self.plan.steps), self.step + delta)))
+
+    def selected_by(self, delta: int) -> ViewState:
+        """The selection moved by ``delta`` rows, within the sections."""
+        if self.plan is None or not self.plan.sections:
+            return self
+        return replace(self, selected=max(0, min(len(self.plan.sections) - 1, self.selected + delta)))
+
+    def with_what_if(self, delta: int) -> ViewState:
+        """The what-if budget ``delta`` steps bigger or smaller; 0 resets it."""
+        what_if = 0 if delta == 0 else max(MIN_WHAT_IF, min(MAX_WHAT_IF, self.what_if + delta))
+        return replace(self, what_if=what_if)
+
+    def with_next_policy(self) -> ViewState:
+        """The next trimming policy (from the one asked for, else the plan's)."""
+        current = self.trimming or (self.plan.trimming if self.plan else TRIMMING_POLICIES[0])
+        index = TRIMMING_POLICIES.index(current) + 1 if current in TRIMMING_POLICIES else 0
+        return replace(self, trimming=TRIMMING_POLICIES[index % len(TRIMMING_POLICIES)])
+
+    def with_next_tokenizer(self) -> ViewState:
+        """The next tokenizer the session can use (the request skips those that fail)."""
+        names = list(self.outcome.tokenizers) if self.outcome and self.outcome.tokenizers else []
+        if not names:
+            return self
+        current = self.tokenizer or (self.plan.tokenizer.name if self.plan else names[0])
+        index = names.index(current) if current in names else -1
+        return replace(self, tokenizer=names[(index + 1) % len(names)], cycle_tokenizer=True)
+
+    def with_turn(self, delta: int) -> ViewState:
+        """A turn pinned ``delta`` from the one asked for last (not the one on screen: ``[[[`` moves three)."""
+        if self.plan is None or self.turn_count <= 1:
+            return self
+        current = self.turn if self.turn is not None else self.plan.session.turn
+        return replace(self, turn=max(1, min(self.turn_count, current + delta)))
+
+    def with_sidebar_switched(self, imported: bool) -> ViewState:
+        """The lower sidebar switched between the trim trace and the breakdown."""
+        showing = self.sidebar == "breakdown" if self.sidebar else imported
+        return replace(self, sidebar="trace" if showing else "breakdown")
