@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tokenbox.tui.app import main
+from tokenbox.tui.launch import main
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -22,13 +22,13 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, ScreenStackError, SystemCommand
 from textual.containers import Horizontal, Vertical
-from textual.notifications import SeverityLevel
+from textual.notifications import Notify, SeverityLevel
 from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 from tokenbox.core import Plan
-from tokenbox.core.config import WHAT_IF_STEP_PERCENT
+from tokenbox.core.config import WHAT_IF_STEP_PERCENT, config_path
 from tokenbox.core.errors import ConfigError
 from tokenbox.core.textsafe import printable
 from tokenbox.core.thresholds import warn_levels
@@ -41,7 +41,7 @@ from tokenbox.tui.detail import DetailView
 from tokenbox.tui.gauge import Gauge
 from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.keys import KEYS, bindings
-from tokenbox.tui.messages import FileChanged, PlanComputed, TimelineFilled
+from tokenbox.tui.messages import ConfigChanged, FileChanged, PlanComputed, TimelineFilled
 from tokenbox.tui.planner import Outcome, Planner, PlanRequest, TurnPoint
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.sections import SectionBars, SectionHeader
@@ -56,7 +56,8 @@ from tokenbox.tui.view import View, use_thresholds
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
 WORKING_AFTER = 0.5  # seconds: a plan running longer says so in the status line
-NARROW = 120  # columns: below this the sidebar narrows
+NARROW = 120  # columns: below this the sidebar narrows (and the top bar's session name shortens)
+NARROW_NAME = 24  # characters of the session name in the top bar below NARROW columns
 HIDDEN = 100  # columns: below this the sidebar hides (``s`` shows it)
 RELOAD_INTERVAL = 0.2  # seconds: file events closer than this to the last reload coalesce into one more
 FROZEN_ENV = "TOKENBOX_TUI_FROZEN"  # set to 1: no clock or timings on screen (tests, demos)
@@ -105,6 +106,7 @@ class TokenboxApp(App[None]):
         self._follow_up: PlanRequest | None = None  # at most one follow-up; a newer request replaces it
         self._dirty = True  # the file must be read again on the next request
         self._stop = threading.Event()
+        self._config_stop = threading.Event()  # the config file's watcher (it outlives a session switch)
         self._reload_timer: Timer | None = None
         self._last_reload = float("-inf")
         self._last_change = ""
@@ -201,12 +203,14 @@ class TokenboxApp(App[None]):
         self.request_plan("start", reload=True)
         if self.watching:
             self._watch()
+            self._watch_config()
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._redraw_all)
 
     def on_unmount(self) -> None:
         self._stop.set()
+        self._config_stop.set()
 
     # ------------------------------------------------------------------ workers
 
@@ -281,6 +285,15 @@ class TokenboxApp(App[None]):
     @work(thread=True, group="watch", exit_on_error=False)
     def _watch(self) -> None:
         watcher.follow(self.path, self._stop, lambda what: self.post_message(FileChanged(what)))
+
+    @work(thread=True, group="watch-config", exit_on_error=False)
+    def _watch_config(self) -> None:
+        """Follow the config file: a fix (or a new mistake) is planned at once, no restart needed."""
+        path = config_path(os.environ)
+        watcher.follow(path, self._config_stop, lambda what: self.post_message(ConfigChanged(what)))
+
+    def on_config_changed(self, message: ConfigChanged) -> None:
+        self.request_plan(f"config file {message.what}")  # the planner sees the new stamp: a new engine
 
     def on_file_changed(self, message: FileChanged) -> None:
         """Reload at once, unless a reload started less than ``RELOAD_INTERVAL`` ago: then once, later.
@@ -364,6 +377,13 @@ class TokenboxApp(App[None]):
         text = "\n".join(plain(line, TOAST_LIMIT) for line in str(message).split("\n"))
         super().notify(text, title=plain(str(title), FIELD_LIMIT), severity=severity, timeout=timeout, markup=False)
 
+    def _on_notify(self, event: Notify) -> None:
+        """One toast at a time: a newer one replaces the last (stacked toasts covered the table and went
+        stale while the status line, the one place of the current state, moved on). Done where Textual
+        adds the toast (its ``Notify`` message), so a burst of notifications cannot stack up either."""
+        self.clear_notifications()
+        super()._on_notify(event)
+
     def _short(self, text: str) -> str:
         """Errors name the file by its full path (escaped by core when it holds controls); show the name only."""
         shown = plain(self.display_name, FIELD_LIMIT)
@@ -378,7 +398,7 @@ class TokenboxApp(App[None]):
 
     def watch_state(self, old: ViewState, new: ViewState) -> None:
         """A new state: redraw what differs from the old one."""
-        if (old.turn_count > 1) != (new.turn_count > 1):
+        if _applicable(old) != _applicable(new):
             # the footer is rebuilt on every bindings refresh (and each rebuild costs memory in
             # Textual): refresh only when what check_action answers has changed
             self.refresh_bindings()
@@ -437,10 +457,14 @@ class TokenboxApp(App[None]):
                     "The file has no complete turn yet "
                     "(the agent writes the prompt first and the reply when it arrives).\n"
                     "Watching the file: the view appears as soon as the first turn is complete.")
-        error = state.file_error or state.settings_error
-        if error:
-            return (f"cannot show {plain(self.display_name, FIELD_LIMIT)}:\n{self._short(error)}\n\n"
+        if state.file_error:
+            return (f"cannot show {plain(self.display_name, FIELD_LIMIT)}:\n{self._short(state.file_error)}\n\n"
                     "watching the file; the view appears as soon as it loads")
+        if state.settings_error:  # the file is not at fault: a flag, the environment or the config file is
+            return (f"cannot plan {plain(self.display_name, FIELD_LIMIT)} with these settings:\n"
+                    f"{self._short(state.settings_error)}\n\n"
+                    "the config file is watched: the view appears once it is fixed "
+                    "(a flag or an environment variable needs a restart)")
         return "loading…"
 
     def _refresh_status(self) -> None:
@@ -511,7 +535,9 @@ class TokenboxApp(App[None]):
         if view is None:
             return f"tokenbox · {plain(self.display_name, FIELD_LIMIT)}"  # plain(): names may hold escapes
         plan = view.plan
-        parts = ["tokenbox", plain(plan.session.name or self.display_name, FIELD_LIMIT)]  # capped: redrawn per key
+        # capped (redrawn per key); on a narrow terminal shorter still, so the turn and step stay in view
+        name_limit = FIELD_LIMIT if self.size.width >= NARROW else NARROW_NAME
+        parts = ["tokenbox", plain(plan.session.name or self.display_name, name_limit)]
         if plan.session.turn_count > 1 or state.timeline:
             parts.append(f"turn {plan.session.turn}/{plan.session.turn_count}"
                          + (" (following)" if state.following else " (pinned)"))
@@ -577,9 +603,14 @@ class TokenboxApp(App[None]):
         self.state = replace(self.state, sidebar_shown=not self.query_one("#sidebar").display)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Keys that do not apply are hidden from the footer: turn keys only for multi-turn logs."""
-        if action in ("turn", "follow") and self.state.turn_count <= 1:
-            return False
+        """Keys that do not apply are hidden from the footer: turn keys only for multi-turn logs, the
+        trace, what-if, policy, tokenizer and sidebar keys once there is a plan. (Not by the plan's
+        steps: they come and go while following, and every footer rebuild costs memory in Textual.)"""
+        multi_turn, has_plan = _applicable(self.state)
+        if action in ("turn", "follow"):
+            return multi_turn
+        if action in ("step", "step_to", "budget", "policy", "tokenizer", "sidebar"):
+            return has_plan
         return True
 
     def action_help(self) -> None:
@@ -657,6 +688,11 @@ def _main(argv: list[str]) -> int:
         except KeyboardInterrupt:
             return 130
     return 0
+
+
+def _applicable(state: ViewState) -> tuple[bool, bool]:
+    """What decides which keys apply: several turns, a plan at all."""
+    return state.turn_count > 1, state.plan is not None
 
 
 def _called_by_textual() -> bool:

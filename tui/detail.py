@@ -50,7 +50,7 @@ def detail_blocks(view: View, index: int) -> list[tuple[str, str | Text]]:
         blocks.append(("info", plain(label, FIELD_LIMIT)))  # what a person calls this part
     if section.tokens is not None and not section.text:
         what = ("what the request held that the file does not: sized from the recorded usage, so that the parts add "
-                "up to it (CONTRACT §7)" if section.kind == "inferred" else "a part with a fixed size and no text of its own")
+                "up to it" if section.kind == "inferred" else "a part with a fixed size and no text of its own")
         blocks.append(("info", what))
         return blocks
     applied = [s for s in plan.steps[: view.step] if s.section == result.id]
@@ -118,9 +118,10 @@ def wrap(line: Text, width: int) -> list[Text]:
     if width < 4 or len(text) <= width // 2:
         return [line]
     ascii_text = text.isascii()
-    if (len(text) if ascii_text else cell_len(text)) <= width:
+    cells_total = len(text) if ascii_text else cell_len(text)
+    if cells_total <= width:
         return [line]
-    if ascii_text and not line.spans:
+    if not line.spans and cells_total == len(text):  # one cell per character (ASCII, "§", "≈"…): at words
         return list(line.divide(_word_cuts(text, width)))
     inside: dict[int, int] = {}  # a position strictly inside an escape that fits a row -> where it starts
     for span in line.spans:
@@ -249,8 +250,8 @@ class DetailView(Themed, LineView, inherit_bindings=False):
                 yield Text("no section selected", "dim")
             return
         for kind, text in detail_blocks(view, index):
-            if kind == "info":
-                yield Text(str(text), styles["detail--info"], no_wrap=True, end="")
+            if kind == "info":  # wrapped like the text: an explanation can be longer than the pane
+                yield from iter_wrap(str(text), width, styles["detail--info"], escape)
             elif kind == "mark":
                 yield _mark(str(text), mark)
             else:

@@ -25,6 +25,8 @@ KEYS: tuple[Key, ...] = (
     Key("end", "step_to(-1)", "final", "Show the final layout (last step)", "End", footer=False),
     Key("up", "select(-1)", "section↑", "Select the previous section", "↑", footer=False),
     Key("down", "select(1)", "section↓", "Select the next section", "↓", footer=False),
+    Key("pageup", "select(-10)", "page↑", "Select the section ten rows up", "PgUp", footer=False),
+    Key("pagedown", "select(10)", "page↓", "Select the section ten rows down", "PgDn", footer=False),
     Key("enter", "focus_detail", "detail", "Focus the selected section's text (Esc to come back)", "Enter", footer=False),
     Key("plus,equals_sign", "budget(1)", "budget+", f"What-if: raise max_ctx by {STEP}% of the file's max_ctx", "+"),
     Key("minus", "budget(-1)", "budget-", f"What-if: lower max_ctx by {STEP}% of the file's max_ctx", "-"),

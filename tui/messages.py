@@ -22,6 +22,14 @@ class FileChanged(Message):
         self.what = what
 
 
+class ConfigChanged(Message):
+    """The config file was modified, replaced, deleted or created."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+
 class TimelineFilled(Message):
     """Every turn of the timeline now has its estimate (posted after the newest plan)."""
 

@@ -96,7 +96,8 @@ def scale_tokens(view: View) -> int:
 def bar_scale(tokens: int, width: int) -> str:
     """What one bar cell stands for, in the longest form that fits ``width`` (never a cut number)."""
     compact = f"{tokens / 1000:.0f}k" if tokens < 999_500 else f"{tokens / 1_000_000:.1f}M"
-    for text in (f"█ = {fmt(tokens)} tok · full bar = largest part", f"█ = {fmt(tokens)} tokens",
+    unit = "token" if tokens == 1 else "tokens"
+    for text in (f"█ = {fmt(tokens)} tok · full bar = largest part", f"█ = {fmt(tokens)} {unit}",
                  f"█ = {fmt(tokens)} tok", f"█={fmt(tokens)}", f"█={compact}"):
         if len(text) <= width:
             return text

@@ -145,14 +145,15 @@ class ViewState:
     # ------------------------------------------------------------------ keys
 
     def stepped_to(self, step: int) -> ViewState:
-        """The layout after ``step`` (negative: the last); one step moves the selection to the section it changed."""
+        """The layout after ``step`` (negative: the last), with the section that step changed selected
+        (the one the trace and the table mark ``◀``); at step 0 the selection stays."""
         if self.plan is None:
             return self
         last = len(self.plan.steps)
         new = last if step < 0 else max(0, min(last, step))
         selected = self.selected
-        if abs(new - self.step) == 1:
-            changed = self.plan.steps[max(new, self.step) - 1].section
+        if new >= 1 and new != self.step:
+            changed = self.plan.steps[new - 1].section
             ids = [s.id for s in self.plan.sections]
             if changed in ids:
                 selected = ids.index(changed)

@@ -130,8 +130,11 @@ def gauge_cells(view: View, width: int) -> list[tuple[str, int]]:
     for tokens, kind, index in parts:
         start, used = cell_of(used), used + tokens
         end = max(cell_of(used), start + 1 if start < width else start)
+        # a part past the available cells is "over" only when the tokens really are: the one cell
+        # every small part gets can push a layout that fits a cell or two further by rounding alone
+        over = used > budget.available
         for i in range(start, min(end, width)):
-            cells[i] = (kind, index) if i < head_start else ("over", index)
+            cells[i] = ("over", index) if over and i >= head_start else (kind, index)
     if view.total > max_ctx and width:
         cells[-1] = ("over", -1)
     return cells
@@ -175,7 +178,7 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
             shown = ", ".join(ids[:4]) + (f" +{len(ids) - 4}" if len(ids) > 4 else "")
             parts.append(f"{label} {shown}")
     if old.budget != new.budget:
-        parts.append(f"max_ctx {old.budget.max_ctx} → {new.budget.max_ctx}"
+        parts.append(f"max_ctx {fmt(old.budget.max_ctx)} → {fmt(new.budget.max_ctx)}"
                      if old.budget.max_ctx != new.budget.max_ctx else "budget settings")
     if old.tokenizer.name != new.tokenizer.name:
         parts.append(f"tokenizer {new.tokenizer.name}")

@@ -223,3 +223,20 @@ def test_watcher_reports_changes(tmp_path):
     assert not thread.is_alive()
     assert watcher.describe(None, (1, 2, 3, 4)) == "created"
     assert watcher.describe((1, 2, 3, 4), (1, 3, 3, 4)) == "replaced"
+
+
+def test_a_layout_that_fits_has_no_over_cell(tmp_path):
+    """Found in a trial: facet under the progressive policy fits, yet small parts (one cell each at
+    least) pushed the bar a cell past the available space, drawn as over budget."""
+    from tokenbox.core import Engine, load_session
+
+    for name in ("facet_layout.yaml", "overflow.yaml", "passepartout_turn.yaml", "floop_behaviors.yaml"):
+        session = load_session(str(copy_sample(name, tmp_path)))
+        for trimming in ("tokenbox", "progressive"):
+            plan = Engine().plan(session, trimming=trimming)
+            for step in range(len(plan.steps) + 1):
+                view = View.at(plan, step)
+                for width in range(10, 61):
+                    kinds = {kind for kind, _ in gauge_cells(view, width)}
+                    if view.total <= plan.budget.available:
+                        assert "over" not in kinds, (name, trimming, step, width)

@@ -15,6 +15,7 @@ from tests.tui.helpers import (
     SIZE,
     Recorder,
     copy_sample,
+    detail_text,
     make_app,
     screen_lines,
     status_text,
@@ -192,3 +193,45 @@ def test_app_exits_when_its_terminal_vanishes(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+async def test_a_fixed_config_file_is_planned_without_touching_the_session(tmp_path, monkeypatch):
+    """The config file is watched: fixing it plans again by itself; meanwhile the detail blames the
+    settings, not the session file."""
+    config = tmp_path / "config" / "tokenbox" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text("max_ctx: [oops\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.settings_error is not None, what="the config error")
+        assert "with these settings" in detail_text(app) and "cannot show" not in detail_text(app)
+        config.write_text("max_ctx: 9000\n")  # no file event on the session: the config watcher alone
+        await wait_plan(pilot)
+        assert app.settings_error is None
+
+
+async def test_one_toast_at_a_time(tmp_path):
+    app = make_app(copy_sample("overflow.yaml", tmp_path), watch=False, toast_seconds=60)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_plan(pilot)
+        for _ in range(4):
+            await pilot.press("p")  # each says the policy in a toast
+            await wait_idle(pilot)
+        await pilot.pause()
+        assert len(app._notifications) == 1  # Textual keeps the live toasts there
+
+
+async def test_page_keys_move_the_selection_and_stepping_back_selects_the_step_shown(tmp_path):
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        count = len(app.plan.sections)
+        await pilot.press("pagedown")
+        assert app.selected == min(10, count - 1)
+        await pilot.press("pageup")
+        assert app.selected == 0
+        await pilot.press("end")
+        for _ in range(len(app.plan.steps) - 1):
+            await pilot.press("left")  # the table's ◀ marks the section the shown step changed: selected
+            assert app.plan.sections[app.selected].id == app.plan.steps[app.step - 1].section
