@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -28,3 +30,43 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
     for name in _ENV_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+
+
+# ------------------------------------------------------------------------- running in parallel (xdist)
+
+MAX_WORKERS = 8  # past this, starting and collecting in each worker costs more than the tests it would take
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (the default in pyproject.toml): one worker more than the usable cores, at most ``MAX_WORKERS``.
+
+    Many TUI tests spend their time waiting for a file event or a worker thread, so one extra worker
+    keeps the cores busy meanwhile. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when it is set.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores + 1, MAX_WORKERS))
+
+
+# The longest tests start first, so that no worker is left running one of them at the end of the run
+# while the others are idle. Each is self-contained (no test depends on another's order).
+LONGEST_FIRST = (
+    "tests/test_benchmarks_smoke.py::",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Move the tests in ``LONGEST_FIRST`` to the front, in that order (the others keep theirs)."""
+    rank = {prefix: index for index, prefix in enumerate(LONGEST_FIRST)}
+
+    def key(item: pytest.Item) -> int:
+        for prefix, index in rank.items():
+            if item.nodeid.startswith(prefix):
+                return index
+        return len(rank)
+
+    items.sort(key=key)  # stable: the order within each rank is unchanged

@@ -19,6 +19,9 @@ from tokenbox.core.config import Settings
 
 from tests.hardening.support import CORPUS, corpus_files, load_table, one_line_error, run_batch
 
+# one child runs every CLI job of the module (the cli_runs fixture): keep the module on one worker,
+# or each parallel worker would run the whole batch again
+pytestmark = pytest.mark.xdist_group("hardening_corpus")
 TABLE = load_table()
 FILES = corpus_files()
 BAD = [name for name in FILES if TABLE.get(name, {}).get("error")]

@@ -11,14 +11,17 @@ import json
 import os
 import stat
 import threading
+from typing import TYPE_CHECKING
 
-import anthropic
-import openai
 import pytest
 from tokenbox.core.cli import main
 from tokenbox.core.record.run import Recording, start
 
 from tests.record.fake_provider import CACHE_READ, CACHE_WRITE, OUTPUT, FakeProvider, input_tokens
+
+if TYPE_CHECKING:  # the SDKs are imported where used: every parallel worker collects this module, one runs it
+    import anthropic
+    import openai
 
 ANTHROPIC_KEY = "sk-test-SECRET-anthropic-0123456789"
 OPENAI_KEY = "sk-test-SECRET-openai-0123456789"
@@ -40,10 +43,14 @@ class Env:
         self.url = f"http://{recording.address}"
 
     def anthropic(self, **extra) -> anthropic.Anthropic:
+        import anthropic
+
         return anthropic.Anthropic(base_url=self.url, api_key=ANTHROPIC_KEY, max_retries=0,
                                    default_headers={"Cookie": COOKIE, "anthropic-beta": "test-beta-1"}, **extra)
 
     def openai(self) -> openai.OpenAI:
+        import openai
+
         return openai.OpenAI(base_url=f"{self.url}/v1", api_key=OPENAI_KEY, max_retries=0, default_headers={"Cookie": COOKIE})
 
     def records(self) -> list[dict]:
@@ -165,6 +172,8 @@ def test_openai_responses_streamed_and_not(env: Env) -> None:
 
 
 def test_error_status_passes_through(env: Env) -> None:
+    import anthropic
+
     with pytest.raises(anthropic.BadRequestError) as caught:
         env.anthropic().messages.create(model="error-model", max_tokens=5, messages=_user("x"))
     env.errors.append(str(caught.value))
@@ -174,6 +183,8 @@ def test_error_status_passes_through(env: Env) -> None:
 
 
 def test_upstream_timeout_is_a_504_and_the_proxy_goes_on(env: Env) -> None:
+    import anthropic
+
     with pytest.raises(anthropic.APIStatusError) as caught:
         env.anthropic().messages.create(model="slow-model", max_tokens=5, messages=_user("x"))
     env.errors.append(str(caught.value))

@@ -17,10 +17,18 @@ def test_record_command_prints_address_and_capture_then_one_line_per_request(tmp
     fake = FakeProvider()
     out = tmp_path / "captures" / "mine.jsonl"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tokenbox.core.cli", "record", "--listen", "127.0.0.1:0", "--upstream", fake.url, "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )
+    # A shell starts background jobs (``pytest ... &``) with SIGINT ignored, and a child inherits
+    # that: Ctrl-C would never reach it. A user's terminal delivers it, so the child gets it too.
+    inherited = signal.getsignal(signal.SIGINT)
+    if inherited == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tokenbox.core.cli", "record", "--listen", "127.0.0.1:0", "--upstream", fake.url, "--out", str(out)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     try:
         first = process.stdout.readline()
         match = re.search(r"listening on http://(127\.0\.0\.1:\d+), forwarding to (\S+), capturing to (\S+)$", first.strip())
@@ -34,8 +42,14 @@ def test_record_command_prints_address_and_capture_then_one_line_per_request(tmp
         assert process.stdout.readline().strip() == "POST /v1/chat/completions 200 gpt-4o context 1,010 tokens"
     finally:
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=30)
-        fake.stop()
+        try:
+            stdout, stderr = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()  # never leave the proxy running after a failed test
+            process.communicate()
+            raise
+        finally:
+            fake.stop()
     assert process.returncode in (0, 130) and "Traceback" not in stderr and stderr == ""
     text = out.read_text(encoding="utf-8")
     assert "SECRET" not in text + stdout + stderr

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import anthropic
 import pytest
 from tokenbox.core.record.run import record_for_tui
 from tokenbox.tui.app import TokenboxApp
@@ -20,6 +19,8 @@ def fake():
 
 
 async def test_each_request_appears_live_with_its_recorded_total(fake: FakeProvider, tmp_path, monkeypatch) -> None:
+    import anthropic  # here, not at the top: every parallel worker collects this module, one runs it
+
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     with record_for_tui(("127.0.0.1", 0), fake.url) as path:
         with open(path, encoding="utf-8") as handle:
