@@ -6,11 +6,15 @@
   run on the same edits.
 * ``tmux_run``: the app in a real terminal (a private tmux server, 120 × 40): the time from starting
   it to its first plan on screen (the sidebar's fingerprint appears), and from each write to the edit
-  being visible (the edited section's new id in the section bars), read with ``tmux capture-pane``.
+  being visible (the edited section's new id in the section bars). What the app draws is read as it
+  reaches the terminal: ``tmux pipe-pane`` copies the pane's output to a file, read every millisecond
+  with its escape sequences taken out. (Polling ``tmux capture-pane`` instead started a process every
+  few milliseconds: on two cores that took most of one from the app it was timing.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -23,6 +27,9 @@ import time
 from collections.abc import Callable
 
 _FINGERPRINT = re.compile(r"fingerprint\s+[0-9a-f]{8,}")
+# CSI (colours, cursor moves, modes), OSC, charset and keypad sequences: what is left is the text drawn
+_ESCAPES = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
+_KEEP = 8192  # characters of output kept from one read to the next (a marker may straddle two reads)
 TIMEOUT = 30.0
 
 
@@ -95,18 +102,37 @@ def tmux_available() -> bool:
     return shutil.which("tmux") is not None
 
 
-def _capture(server: str) -> str:
-    return subprocess.run(["tmux", "-L", server, "capture-pane", "-p"], capture_output=True, text=True,
-                          check=False).stdout
+class _PaneOutput:
+    """The pane's output as the app writes it (``tmux pipe-pane`` into a file), without escapes."""
 
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.offset = 0
+        self.tail = ""
 
-def _wait_for(server: str, found: Callable[[str], bool]) -> float:
-    deadline = time.perf_counter() + TIMEOUT
-    while time.perf_counter() < deadline:
-        if found(_capture(server)):
-            return time.perf_counter()
-        time.sleep(0.002)
-    raise TimeoutError("the screen never showed it")
+    def skip(self) -> None:
+        """Forget what was drawn so far: the next ``wait`` looks only at what comes after."""
+        self.offset = os.path.getsize(self.path) if os.path.exists(self.path) else 0
+        self.tail = ""
+
+    def wait(self, found: Callable[[str], bool]) -> float:
+        """The time at which ``found`` first holds for the text drawn since the last ``skip``."""
+        deadline = time.perf_counter() + TIMEOUT
+        while time.perf_counter() < deadline:
+            try:
+                with open(self.path, "rb") as handle:
+                    handle.seek(self.offset)
+                    data = handle.read()
+            except FileNotFoundError:
+                data = b""
+            if data:
+                now = time.perf_counter()
+                self.offset += len(data)
+                self.tail = (self.tail + data.decode("utf-8", "replace"))[-_KEEP:]
+                if found(_ESCAPES.sub("", self.tail)):
+                    return now
+            time.sleep(0.001)
+        raise TimeoutError("the screen never showed it")
 
 
 def tmux_run(path: str, edits: list[tuple[bytes, str]], spacing: float, env: dict[str, str]) -> tuple[float, list[float]]:
@@ -115,17 +141,23 @@ def tmux_run(path: str, edits: list[tuple[bytes, str]], spacing: float, env: dic
     server = f"tokenbox-bench-{os.getpid()}"
     command = shlex.join(["env", *(f"{k}={v}" for k, v in env.items() if k.startswith(("PYTHON", "XDG_", "TOKENBOX"))),
                           sys.executable, "-m", "tokenbox.tui", path])
+    output = _PaneOutput(f"{path}.pane-{os.getpid()}")
     started = time.perf_counter()
     subprocess.run(["tmux", "-L", server, "new-session", "-d", "-x", "120", "-y", "40", command], check=True)
     try:
-        first = _wait_for(server, lambda screen: _FINGERPRINT.search(screen) is not None) - started
+        # attached at once: the app takes far longer to start than tmux takes to run this
+        subprocess.run(["tmux", "-L", server, "pipe-pane", "-o", f"cat >> {shlex.quote(output.path)}"], check=True)
+        first = output.wait(lambda screen: _FINGERPRINT.search(screen) is not None) - started
         latencies = []
         for data, marker in edits:
             time.sleep(spacing)
+            output.skip()
             started = time.perf_counter()
             with open(path, "wb") as handle:
                 handle.write(data)
-            latencies.append(_wait_for(server, lambda screen, marker=marker: marker in screen) - started)
+            latencies.append(output.wait(lambda screen, marker=marker: marker in screen) - started)
         return first, latencies
     finally:
         subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
+        with contextlib.suppress(OSError):
+            os.remove(output.path)

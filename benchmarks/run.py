@@ -607,7 +607,7 @@ def _figure_8_tmux(b: Bench) -> None:
     bare = follower.bare_latencies(path, [data for data, _ in edits], spacing, step_ms, debounce_ms)
     b.report.add(Row("8", f"TUI in tmux: file write -> edit visible ({sections} sections)", Stat(latencies[2:] or latencies),
                      "bare follower: watchfiles + read + json.loads", Stat(bare[2:] or bare), target=1.3,
-                     note=f"{len(latencies)} edits; screen read by tmux capture-pane"))
+                     note=f"{len(latencies)} edits; the pane's output read as written (tmux pipe-pane)"))
 
 
 def figure_9(b: Bench) -> None:
