@@ -20,7 +20,7 @@ from dataclasses import replace
 from rich.markup import escape
 from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult, ScreenStackError, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.notifications import Notify, SeverityLevel
 from textual.reactive import var
@@ -111,6 +111,7 @@ class TokenboxApp(App[None]):
         self._reload_timer: Timer | None = None
         self._last_reload = float("-inf")
         self._last_change = ""
+        self._main_screen: Screen | None = None  # the screen composed by ``compose`` (set on mount)
 
     # ------------------------------------------------------------------ the state, read-only
 
@@ -198,6 +199,7 @@ class TokenboxApp(App[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self._main_screen = self.screen
         self.query_one("#timeline", Timeline).display = False
         self.query_one(SectionBars).focus()
         self._draw(None, self.state)
@@ -391,11 +393,9 @@ class TokenboxApp(App[None]):
         return text.replace(printable(self.path), shown).replace(self.path, shown)
 
     def _main_screen_ready(self) -> bool:
-        """Whether the main screen's widgets are there (not while starting or closing)."""
-        try:
-            return bool(self.screen.query("#topbar"))
-        except ScreenStackError:
-            return False
+        """Whether the main screen's widgets are there: after mount, before closing. A help screen over
+        them is fine (they are drawn beneath it, so it closes onto the current state)."""
+        return self._main_screen is not None and self._main_screen.is_attached
 
     def watch_state(self, old: ViewState, new: ViewState) -> None:
         """A new state: redraw what differs from the old one."""
@@ -416,9 +416,13 @@ class TokenboxApp(App[None]):
         def changed(*names: str) -> bool:
             return old is None or new.differs(old, *names)
 
-        view = new.view()
         if changed("sidebar_shown"):
             self._layout_sidebar(new)
+        if not changed("plan", "step", "timeline", "turn", "sidebar", "selected", "waiting", "file_error",
+                       "settings_error"):
+            self._refresh_status()  # progress, what-if or reload time only: the view is as it was
+            return
+        view = new.view()  # the layout at the step shown (worked out from the trace: once per draw)
         if changed("plan", "step"):
             self.query_one(Gauge).show(view)
         if changed("plan", "step", "timeline", "turn"):

@@ -117,3 +117,22 @@ async def test_esc_in_the_detail_posts_left_and_the_sections_take_the_focus(tmp_
         await pilot.pause()
         assert DetailView.Left in seen
         assert isinstance(app.focused, SectionBars)
+
+
+async def test_a_plan_that_arrives_under_the_help_screen_is_drawn(tmp_path):
+    """The help screen covers the view; a plan arriving meanwhile is drawn beneath it, so closing the
+    help shows the current state (the redraw used to wait for the next change)."""
+    from tokenbox.tui.help import HelpScreen
+    from tokenbox.tui.messages import FileChanged
+
+    path = copy_sample("facet_layout.yaml", tmp_path)
+    app = make_app(path, watch=False)
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        path.write_text(path.read_text().replace("max_ctx: 530", "max_ctx: 600"))
+        app.post_message(FileChanged("modified"))
+        await wait_plan(pilot, 2)
+        assert isinstance(app.screen, HelpScreen)
+        assert "/ 600" in app.query_one(Gauge).last_text.plain
