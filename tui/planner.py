@@ -338,9 +338,11 @@ def _turn_facts(turns: Sequence[Session], number: int) -> dict | None:
     facts = info(number)
     if facts.get("request") is None:
         return None
+    from tokenbox.core.importers.claude_code import MAIN  # loaded already: only transcripts have facts
+
     thread = facts.get("thread")
     return {"identity": ("request", thread, facts["request"], facts.get("line")), "recorded": facts.get("recorded"),
-            "sidechain": thread not in (None, "main")}
+            "sidechain": thread not in (None, MAIN)}
 
 
 def turn_identity(turn: Session) -> tuple:
