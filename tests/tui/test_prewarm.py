@@ -68,6 +68,9 @@ def test_nothing_is_warmed_for_a_file_that_needs_no_table_or_does_not_load(tmp_p
 def test_missing_directory_and_large_files_load_nothing(tmp_path, environ, warmed, monkeypatch):
     assert prewarm.load(str(tmp_path / "missing.yaml"), environ=environ) is None
     assert prewarm.load(str(tmp_path), environ=environ) is None
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)  # nobody writes it: peeking must not wait for a writer
+    assert prewarm.load(str(fifo), environ=environ) is None
     monkeypatch.setattr(prewarm, "PEEK_MAX_BYTES", 100)
     path = write(tmp_path, "big.yaml", sample_text("passepartout_turn.yaml"))
     assert os.path.getsize(path) > 100
