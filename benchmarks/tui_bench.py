@@ -47,10 +47,10 @@ def app_class():
     return cls, getattr(module, "RELOAD_INTERVAL", 0.0)
 
 
-def make_app(cls, path: str):
+def make_app(cls, path: str, **extra):
     for options in ({"frozen": True, "toast_seconds": 3600}, {"frozen": True}, {}):
         try:
-            return cls(path, **options)
+            return cls(path, **options, **extra)
         except TypeError:
             continue
     raise Unavailable("the app cannot be built from a file path")

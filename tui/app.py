@@ -32,12 +32,13 @@ from tokenbox.core.config import WHAT_IF_STEP_PERCENT, config_path
 from tokenbox.core.errors import ConfigError
 from tokenbox.core.textsafe import printable
 from tokenbox.core.thresholds import warn_levels
-from tokenbox.tui import watcher
+from tokenbox.tui import firstplan, watcher
 from tokenbox.tui.alerts import alerts
 from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
 from tokenbox.tui.claude import DiscoveryError, discover
 from tokenbox.tui.cli import Options, UsageError, fail, parse_args, sample_path, usage_message
 from tokenbox.tui.detail import DetailView
+from tokenbox.tui.firstplan import FirstPlan
 from tokenbox.tui.gauge import Gauge
 from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.keys import KEYS, bindings
@@ -61,6 +62,7 @@ WIDE = 180  # columns: from this the sidebar widens (longer trace lines and brea
 NARROW_NAME = 24  # characters of the session name in the top bar below NARROW columns
 HIDDEN = 100  # columns: below this the sidebar hides (``s`` shows it)
 RELOAD_INTERVAL = 0.2  # seconds: file events closer than this to the last reload coalesce into one more
+ADOPT_AFTER = 2.0  # seconds the worker waits for a handed-over first plan to be drawn before its own load
 FROZEN_ENV = "TOKENBOX_TUI_FROZEN"  # set to 1: no clock or timings on screen (tests, demos)
 
 
@@ -88,6 +90,7 @@ class TokenboxApp(App[None]):
         display_name: str | None = None,
         toast_seconds: float | None = None,
         reserve_out: int | None = None,
+        first_plan: FirstPlan | None = None,
     ) -> None:
         super().__init__(driver_class=driver_class())
         self.path = os.path.abspath(path)
@@ -112,6 +115,7 @@ class TokenboxApp(App[None]):
         self._last_reload = float("-inf")
         self._last_change = ""
         self._main_screen: Screen | None = None  # the screen composed by ``compose`` (set on mount)
+        self._first_plan = first_plan  # the first request's outcome, planned by a forked process (``tui/firstplan.py``)
 
     # ------------------------------------------------------------------ the state, read-only
 
@@ -277,13 +281,29 @@ class TokenboxApp(App[None]):
     @work(thread=True, group="plan", exit_on_error=False)
     def _plan_worker(self, request: PlanRequest) -> None:
         planner = self._planner
-        outcome = planner.run(request)
+        first, self._first_plan = self._first_plan, None
+        handed = first.take(request) if first is not None else None
+        outcome = handed or planner.run(request)
         self.post_message(PlanComputed(outcome))
+        if first is not None and handed is not None:
+            self._adopt(first, request)
         if outcome.plan is not None and not outcome.timeline_complete:
             # recorded usage is on screen already; the estimates of uncached turns follow
             filled = planner.fill_timeline(outcome)
             if filled is not None:
                 self.post_message(TimelineFilled(filled))
+
+    def _adopt(self, first: FirstPlan, request: PlanRequest) -> None:
+        """After the handed-over first plan is drawn, build this process's engine, tokenizer and file
+        state (the next request is then as quick as ever); a file changed since the child read it is
+        reloaded. Runs in the plan worker: a request made meanwhile waits for the planner's lock."""
+        drawn = threading.Event()
+        self.call_after_refresh(drawn.set)  # after PlanComputed is handled and the screen painted
+        drawn.wait(ADOPT_AFTER)
+        before = firstplan.stamp(request.path)
+        self._planner.run(request)
+        if before != first.stamp:
+            self.post_message(FileChanged("modified"))
 
     @work(thread=True, group="watch", exit_on_error=False)
     def _watch(self) -> None:
@@ -639,15 +659,15 @@ class TokenboxApp(App[None]):
         return run
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``tokenbox-tui``."""
-    code = _main(list(sys.argv[1:] if argv is None else argv))
+def main(argv: Sequence[str] | None = None, first_plan: FirstPlan | None = None) -> int:
+    """Entry point of ``tokenbox-tui``; ``first_plan`` is the first plan of FILE already started (``tui/launch.py``)."""
+    code = _main(list(sys.argv[1:] if argv is None else argv), first_plan)
     if argv is None:
         sys.exit(code)
     return code
 
 
-def _main(argv: list[str]) -> int:
+def _main(argv: list[str], first_plan: FirstPlan | None = None) -> int:
     try:
         options: Options = parse_args(argv)
     except UsageError as exc:
@@ -689,7 +709,7 @@ def _main(argv: list[str]) -> int:
             app = TokenboxApp(path, **settings)
         else:
             path = options.file or sample_path(stack)
-            app = TokenboxApp(path, **settings)
+            app = TokenboxApp(path, first_plan=first_plan, **settings)
         try:
             app.run()
         except KeyboardInterrupt:

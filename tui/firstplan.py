@@ -1,0 +1,183 @@
+"""The first plan of ``tokenbox-tui FILE``, worked out in a forked process while the app imports Textual.
+
+Start-up is two long jobs that each hold the GIL: importing Textual and building the app (≈ 300–400
+ms), and loading the BPE table and planning the file (≈ 400 ms, what ``tokenbox plan`` does). A
+thread beside the import saves nothing (both are Python, and tiktoken builds its tables holding the
+GIL), so done one after the other the first plan reached the screen ≈ 1.8× later than a
+``tokenbox plan`` process. The console entry therefore forks, before anything heavy is imported
+(no thread exists yet): the child runs the planner on the request the app will make first and
+sends back the finished ``Outcome`` (pickled, over a pipe that only the two processes hold), while
+the parent imports Textual and mounts the app on the other core. The app's plan worker takes that
+outcome instead of planning (``take``), draws it, and only then builds its own engine for the
+requests that follow, in the background.
+
+Nothing changes in what is shown: the child runs the same ``Planner`` on the same request with the
+same environment, so a plan, a file that fails to load, a missing tokenizer or bad settings arrive
+exactly as the app's own planner would report them. Anything unexpected (no ``fork``, the child
+dying, a pickle that fails, a request that does not match) means ``take`` returns ``None`` and the
+app plans as it always did. The child never touches the terminal (its standard streams are
+``/dev/null``) and ignores Ctrl-C (the app handles it; ``close`` ends the child).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the planner is imported by the child and by ``take``, not at fork time
+    from tokenbox.tui.planner import Outcome, PlanRequest
+
+# A file larger than this is planned by the app itself: its load and plan dominate the table's, so
+# planning it twice (the child, then the app's own engine) would cost more than it saves.
+FORK_MAX_BYTES = 4 * 1024 * 1024
+TAKE_TIMEOUT = 60.0  # seconds: a child slower than this is given up on and the app plans itself
+
+Stamp = tuple[int, int, int, int] | None
+
+
+def stamp(path: str) -> Stamp:
+    """What identifies the file's content as read (device, inode, size, mtime); ``None`` when missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class FirstPlan:
+    """A forked process planning the app's first request; ``take`` waits for its outcome (once)."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self._pid: int | None = pid
+        self._fd: int | None = fd
+        self.stamp: Stamp = None  # the file as the child read it (set by ``take``)
+
+    @classmethod
+    def start(cls, make_request: Callable[[], PlanRequest | None]) -> FirstPlan | None:
+        """Fork a process that plans what ``make_request()`` returns there (nothing when it returns
+        ``None``); ``None`` where no process can be forked (the app plans itself).
+
+        Called first thing, before the flags are parsed or anything heavy imported: the child parses
+        them (``make_request``), so its table load starts as early as it can and the parent imports
+        Textual meanwhile."""
+        if not hasattr(os, "fork"):
+            return None
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError:
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_fd)
+            os.close(write_fd)
+            return None
+        if pid == 0:  # pragma: no cover - the child (its work is what the app's own planner does)
+            os.close(read_fd)
+            _child(make_request, write_fd)
+        os.close(write_fd)
+        return cls(pid, read_fd)
+
+    def take(self, request: PlanRequest, timeout: float = TAKE_TIMEOUT) -> Outcome | None:
+        """The child's outcome for ``request`` (the app's own request object in it), or ``None``: not
+        the same request, already taken, or the child failed. Blocks until the child is done."""
+        fd = self._fd
+        if fd is None:
+            return None
+        self._fd = None
+        try:
+            data = _read_all(fd, time.monotonic() + timeout)
+        finally:
+            os.close(fd)
+            self._reap(kill=True)
+        if not data:
+            return None
+        from tokenbox.tui.planner import Outcome
+
+        try:
+            read_stamp, outcome = pickle.loads(data)  # written by our own child, over our own pipe
+        except Exception:
+            return None
+        if not isinstance(outcome, Outcome) or _key(outcome.request) != _key(request):
+            return None
+        self.stamp = read_stamp
+        return replace(outcome, request=request)
+
+    def close(self) -> None:
+        """End the child if it still runs (the app quit first, or never started); idempotent."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        self._reap(kill=True)
+
+    def _reap(self, *, kill: bool) -> None:
+        pid, self._pid = self._pid, None
+        if pid is None:
+            return
+        if kill:
+            try:
+                os.kill(pid, signal.SIGKILL)  # done already (it exits once written) or not wanted any more
+            except OSError:
+                pass
+        try:
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+
+
+def _key(request: PlanRequest) -> PlanRequest:
+    """What must match between the child's request and the app's (not its number or reason)."""
+    return replace(request, seq=0, reason="")
+
+
+def _read_all(fd: int, deadline: float) -> bytes:
+    """Everything the child writes, until it closes the pipe; ``b""`` past ``deadline``."""
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return b""
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20)
+        except InterruptedError:
+            continue
+        except OSError:
+            return b""
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _child(make_request: Callable[[], PlanRequest | None], write_fd: int) -> None:  # pragma: no cover - forked
+    """Plan ``make_request()`` and write ``(stamp, outcome)`` pickled to ``write_fd``; never returns."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the app's; it ends this process
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):  # never a byte to or from the terminal the app is about to take over
+            os.dup2(null, fd)
+        request = make_request()
+        if request is None:
+            return
+        read_stamp = stamp(request.path)  # before reading: a later change shows as a difference
+        if read_stamp is not None and read_stamp[2] > FORK_MAX_BYTES:
+            return
+        from tokenbox.tui.planner import Planner
+
+        outcome = Planner().run(request)
+        data = pickle.dumps((read_stamp, outcome), protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_fd, view):]
+    except BaseException:  # the app plans itself when nothing arrives
+        pass
+    finally:
+        os._exit(0)
