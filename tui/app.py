@@ -115,7 +115,9 @@ class TokenboxApp(App[None]):
         self._last_reload = float("-inf")
         self._last_change = ""
         self._main_screen: Screen | None = None  # the screen composed by ``compose`` (set on mount)
-        self._first_plan = first_plan  # the first request's outcome, planned by a forked process (``tui/firstplan.py``)
+        # the first request's outcome, planned by a forked process (``tui/firstplan.py``); taken once,
+        # closed when the app ends (the child never outlives it)
+        self._first_plan = first_plan
 
     # ------------------------------------------------------------------ the state, read-only
 
@@ -218,6 +220,8 @@ class TokenboxApp(App[None]):
     def on_unmount(self) -> None:
         self._stop.set()
         self._config_stop.set()
+        if self._first_plan is not None:
+            self._first_plan.close()  # a worker waiting for it stops waiting; the child is reaped
 
     # ------------------------------------------------------------------ workers
 
@@ -281,8 +285,10 @@ class TokenboxApp(App[None]):
     @work(thread=True, group="plan", exit_on_error=False)
     def _plan_worker(self, request: PlanRequest) -> None:
         planner = self._planner
-        first, self._first_plan = self._first_plan, None
-        handed = first.take(request) if first is not None else None
+        first = self._first_plan
+        handed = first.take(request) if first is not None else None  # the first request only: None after
+        if self._stop.is_set():
+            return  # the app has ended (and closed the first plan): nothing to plan for
         outcome = handed or planner.run(request)
         self.post_message(PlanComputed(outcome))
         if first is not None and handed is not None:
@@ -299,7 +305,11 @@ class TokenboxApp(App[None]):
         reloaded. Runs in the plan worker: a request made meanwhile waits for the planner's lock."""
         drawn = threading.Event()
         self.call_after_refresh(drawn.set)  # after PlanComputed is handled and the screen painted
-        drawn.wait(ADOPT_AFTER)
+        deadline = time.monotonic() + ADOPT_AFTER
+        while not drawn.wait(0.05) and not self._stop.is_set() and time.monotonic() < deadline:
+            pass
+        if self._stop.is_set():
+            return  # the app has ended: no engine to build
         before = firstplan.stamp(request.path)
         self._planner.run(request)
         if before != first.stamp:
@@ -669,6 +679,14 @@ def main(argv: Sequence[str] | None = None, first_plan: FirstPlan | None = None)
 
 def _main(argv: list[str], first_plan: FirstPlan | None = None) -> int:
     try:
+        return _run(argv, first_plan)
+    finally:
+        if first_plan is not None:
+            first_plan.close()  # reaped here at the latest (the app closes it when it ends)
+
+
+def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
+    try:
         options: Options = parse_args(argv)
     except UsageError as exc:
         return fail(usage_message(exc))
@@ -710,6 +728,9 @@ def _main(argv: list[str], first_plan: FirstPlan | None = None) -> int:
         else:
             path = options.file or sample_path(stack)
             app = TokenboxApp(path, first_plan=first_plan, **settings)
+            first_plan = None
+        if first_plan is not None:
+            first_plan.close()  # a mode that finds its own file: the child planned nothing, reap it now
         try:
             app.run()
         except KeyboardInterrupt:

@@ -16,7 +16,14 @@ same environment, so a plan, a file that fails to load, a missing tokenizer or b
 exactly as the app's own planner would report them. Anything unexpected (no ``fork``, the child
 dying, a pickle that fails, a request that does not match) means ``take`` returns ``None`` and the
 app plans as it always did. The child never touches the terminal (its standard streams are
-``/dev/null``) and ignores Ctrl-C (the app handles it; ``close`` ends the child).
+``/dev/null``), ignores Ctrl-C (the app handles it; ``close`` ends the child), writes no file, and
+ends itself after ``CHILD_SECONDS`` whatever happens (``SIGALRM``), so that even a parent killed
+outright leaves nothing behind for long. The parent reaps it (``take`` or ``close``, both safe from
+any thread), so no zombie outlives the app.
+
+Forking is only safe while the process has one thread (a lock held by another thread at the fork
+stays held in the child for ever): ``start`` refuses when it finds another (``single_threaded``),
+and the entry forks first thing, before anything that could start one is imported.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ import os
 import pickle
 import select
 import signal
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -36,7 +45,8 @@ if TYPE_CHECKING:  # the planner is imported by the child and by ``take``, not a
 # A file larger than this is planned by the app itself: its load and plan dominate the table's, so
 # planning it twice (the child, then the app's own engine) would cost more than it saves.
 FORK_MAX_BYTES = 4 * 1024 * 1024
-TAKE_TIMEOUT = 60.0  # seconds: a child slower than this is given up on and the app plans itself
+CHILD_SECONDS = 60  # the child's hard limit (``SIGALRM``): past it, it ends without a word
+TAKE_TIMEOUT = CHILD_SECONDS + 5.0  # seconds ``take`` waits at most (the child has ended by then)
 
 Stamp = tuple[int, int, int, int] | None
 
@@ -54,9 +64,12 @@ class FirstPlan:
     """A forked process planning the app's first request; ``take`` waits for its outcome (once)."""
 
     def __init__(self, pid: int, fd: int) -> None:
-        self._pid: int | None = pid
+        self.pid = pid  # the child's process id (reaped by ``take`` or ``close``)
+        self._live: int | None = pid  # not reaped yet
         self._fd: int | None = fd
+        self._lock = threading.Lock()  # ``close`` (the UI thread) can meet ``take`` (a worker)
         self.stamp: Stamp = None  # the file as the child read it (set by ``take``)
+        self.handed = False  # whether ``take`` handed the child's outcome over
 
     @classmethod
     def start(cls, make_request: Callable[[], PlanRequest | None]) -> FirstPlan | None:
@@ -66,7 +79,7 @@ class FirstPlan:
         Called first thing, before the flags are parsed or anything heavy imported: the child parses
         them (``make_request``), so its table load starts as early as it can and the parent imports
         Textual meanwhile."""
-        if not hasattr(os, "fork"):
+        if not hasattr(os, "fork") or not single_threaded():
             return None
         try:
             read_fd, write_fd = os.pipe()
@@ -87,15 +100,15 @@ class FirstPlan:
     def take(self, request: PlanRequest, timeout: float = TAKE_TIMEOUT) -> Outcome | None:
         """The child's outcome for ``request`` (the app's own request object in it), or ``None``: not
         the same request, already taken, or the child failed. Blocks until the child is done."""
-        fd = self._fd
+        with self._lock:
+            fd, self._fd = self._fd, None
         if fd is None:
             return None
-        self._fd = None
         try:
             data = _read_all(fd, time.monotonic() + timeout)
         finally:
             os.close(fd)
-            self._reap(kill=True)
+            self._reap()
         if not data:
             return None
         from tokenbox.tui.planner import Outcome
@@ -107,28 +120,42 @@ class FirstPlan:
         if not isinstance(outcome, Outcome) or _key(outcome.request) != _key(request):
             return None
         self.stamp = read_stamp
+        self.handed = True
         return replace(outcome, request=request)
 
     def close(self) -> None:
-        """End the child if it still runs (the app quit first, or never started); idempotent."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-        self._reap(kill=True)
+        """End the child if it still runs (the app quit first, or never took it) and reap it; a ``take``
+        waiting in another thread then returns ``None`` at once. Idempotent, from any thread."""
+        with self._lock:
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+        self._reap()
 
-    def _reap(self, *, kill: bool) -> None:
-        pid, self._pid = self._pid, None
-        if pid is None:
-            return
-        if kill:
+    def _reap(self) -> None:
+        """Kill the child (done already: it exits once written; or not wanted any more) and wait for it."""
+        with self._lock:  # the pid is signalled and waited for once: never a recycled one
+            pid, self._live = self._live, None
+            if pid is None:
+                return
             try:
-                os.kill(pid, signal.SIGKILL)  # done already (it exits once written) or not wanted any more
+                os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        try:
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
+            try:
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+
+
+def single_threaded() -> bool:
+    """Whether this process runs one thread only (forking is safe then); ``False`` when unsure."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1  # every thread, Python's or not
+    except OSError:
+        pass
+    module = sys.modules.get("threading")  # elsewhere: the threads Python knows of
+    return module is None or module.active_count() == 1
 
 
 def _key(request: PlanRequest) -> PlanRequest:
@@ -161,6 +188,7 @@ def _child(make_request: Callable[[], PlanRequest | None], write_fd: int) -> Non
     """Plan ``make_request()`` and write ``(stamp, outcome)`` pickled to ``write_fd``; never returns."""
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the app's; it ends this process
+        signal.alarm(CHILD_SECONDS)  # the default action ends the process: bounded, whatever hangs
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):  # never a byte to or from the terminal the app is about to take over
             os.dup2(null, fd)

@@ -27,12 +27,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         try:
             first = start(args)
-        except KeyboardInterrupt:  # interrupted while the table loads: the exit the app gives
+            from tokenbox.tui.app import main as app_main
+        except KeyboardInterrupt:  # interrupted before the app runs: the exit the app gives, no traceback
             if argv is None:
                 sys.exit(130)
             return 130
-        from tokenbox.tui.app import main as app_main
-
         return app_main(argv, first_plan=first)
     finally:
         if first is not None:

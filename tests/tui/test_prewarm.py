@@ -120,7 +120,7 @@ def test_the_entry_prewarms_the_file_it_opens(monkeypatch, capsys, args, expecte
     calls: list[tuple] = []
     monkeypatch.setattr(prewarm, "load", lambda path, tokenizer=None, environ=None: calls.append((path, tokenizer)))
     launch.prewarm_for(args)
-    assert calls == expected
+    assert calls == [(os.path.abspath(path), tokenizer) for path, tokenizer in expected]
     assert capsys.readouterr() == ("", "")  # help, version and errors are printed once, by the app
 
 
