@@ -76,14 +76,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="follow the newest Codex CLI rollout started in the current directory "
              "(~/.codex/sessions/, or $CODEX_HOME/sessions/)",
     )
-    from tokenbox.core.record.run import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url
+    # the flags only, not the proxy's machinery (asyncio): the first plan waits for this parser
+    from tokenbox.core.record.flags import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url
 
     parser.add_argument("--record", action="store_true",
                         help="run a capture proxy (as `tokenbox record`) and follow its capture log")
     parser.add_argument("--listen", type=listen_address, metavar="HOST:PORT", help=f"with --record: address (default {DEFAULT_LISTEN})")
     parser.add_argument("--upstream", type=upstream_url, metavar="URL", help=f"with --record: API to forward to (default {DEFAULT_UPSTREAM})")
-    parser.add_argument("--version", action="version", version=f"tokenbox-tui {package_version()}")
+    parser.add_argument("--version", action=_Version, help="show program's version number and exit")
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``, looked up only when asked for (the installed metadata costs tens of ms to read)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        sys.stdout.write(f"tokenbox-tui {package_version()}\n")  # where argparse's own ``version`` prints it
+        parser.exit()
 
 
 def parse_args(argv: Sequence[str]) -> Options:

@@ -5,7 +5,6 @@ aiohttp is imported only here, when a proxy starts, so ``import tokenbox.core`` 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import ipaddress
@@ -15,38 +14,12 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TextIO
-from urllib.parse import urlsplit
 
 from tokenbox.core.errors import ConfigError
+from tokenbox.core.record.flags import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url  # noqa: F401 - also run's
 from tokenbox.core.textsafe import printable
 
-DEFAULT_LISTEN = "127.0.0.1:8787"
-DEFAULT_UPSTREAM = "https://api.anthropic.com"
 _START_TIMEOUT = 30.0
-
-
-def listen_address(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[v6]:PORT`` for IPv6) as a flag type."""
-    value = text.strip()
-    host, sep, port = value.rpartition(":")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if not sep or not host or not port.isascii() or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"{printable(text, 80)!r} is not HOST:PORT (e.g. 127.0.0.1:8787)")
-    return host, int(port)
-
-
-def upstream_url(text: str) -> str:
-    """An ``http(s)://host[:port][/path]`` URL as a flag type (no query, no trailing slash)."""
-    value = text.strip()
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises on a bad port
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-        raise argparse.ArgumentTypeError("the upstream must be an http(s) URL without a query, e.g. https://api.openai.com")
-    return value.rstrip("/")
 
 
 def is_loopback(host: str) -> bool:
