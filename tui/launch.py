@@ -43,12 +43,15 @@ def start(args: list[str]) -> FirstPlan | None:
     ARGS open (``first_request``), returned for the app to take; where no process can be forked,
     prewarm the file's tokenizer instead (``None``). Never raises.
 
-    Nothing else is imported first: the child parses the flags, so its table load starts as soon as
-    it can. Bad flags and the modes that find their own file (``--claude``, ``--codex``,
-    ``--record``) plan nothing there: the app reports the former, and the latter discover their
-    file once the app runs.
+    Only what both processes need is imported first, once, instead of in each after the fork: the
+    flags' parser and the planner (tokenbox.core's model, loader and engine; no thread, no table).
+    The child parses the flags, so its table load starts as soon as it can. Bad flags and the modes
+    that find their own file (``--claude``, ``--codex``, ``--record``) plan nothing there: the app
+    reports the former, and the latter discover their file once the app runs.
     """
     try:
+        import tokenbox.tui.cli
+        import tokenbox.tui.planner  # noqa: F401 - imported for both processes
         from tokenbox.tui.firstplan import FirstPlan
 
         first = FirstPlan.start(lambda: first_request(args))
