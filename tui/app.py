@@ -63,6 +63,9 @@ NARROW_NAME = 24  # characters of the session name in the top bar below NARROW c
 HIDDEN = 100  # columns: below this the sidebar hides (``s`` shows it)
 RELOAD_INTERVAL = 0.2  # seconds: file events closer than this to the last reload coalesce into one more
 ADOPT_AFTER = 2.0  # seconds the worker waits for a handed-over first plan to be drawn before its own load
+# seconds from that draw to the load: the BPE table's load holds the GIL ~100 ms at a time, and the
+# terminal's writer thread must first write the frame out (the plan is on screen, not only composed)
+ADOPT_SETTLE = 0.15
 FROZEN_ENV = "TOKENBOX_TUI_FROZEN"  # set to 1: no clock or timings on screen (tests, demos)
 
 
@@ -308,7 +311,7 @@ class TokenboxApp(App[None]):
         deadline = time.monotonic() + ADOPT_AFTER
         while not drawn.wait(0.05) and not self._stop.is_set() and time.monotonic() < deadline:
             pass
-        if self._stop.is_set():
+        if self._stop.wait(ADOPT_SETTLE):
             return  # the app has ended: no engine to build
         before = firstplan.stamp(request.path)
         self._planner.run(request)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 from dataclasses import replace
 
@@ -16,6 +17,8 @@ from tokenbox.tui.firstplan import FirstPlan
 from tokenbox.tui.planner import Planner
 
 from tests.tui.helpers import SIZE, copy_sample, make_app, screen_lines, wait_idle, wait_plan
+
+REAL = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "real_sessions")
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork: the app plans itself")
 
@@ -46,13 +49,23 @@ async def shown(path, first: FirstPlan | None) -> tuple[str, list[str]]:
         await wait_plan(pilot)
         plan = app.plan
         await wait_idle(pilot)
+        # the plan worker's own engine and the timeline's estimates come after the plan: wait for them
+        planning = [worker for worker in app.workers if worker.group == "plan"]
+        if planning:  # (none: wait_for_complete would wait for every worker, the watchers too)
+            await app.workers.wait_for_complete(planning)
+        await pilot.pause()
         assert plan is not None
         return plan_json(plan), screen_lines(app)
 
 
-@pytest.mark.parametrize("name", ["passepartout_turn.yaml", "facet_layout.yaml"])
+@pytest.mark.parametrize("name", ["passepartout_turn.yaml", "facet_layout.yaml", "agent_log.jsonl",
+                                  "claude-code_fixture_compact-after-rewind.jsonl"])
 async def test_the_app_shows_the_forked_plan_and_it_is_the_plan_it_would_make(tmp_path, forkable, name):
-    path = copy_sample(name, tmp_path)
+    if name.startswith("claude-code"):  # a real transcript: estimated turns, a timeline filled in afterwards
+        path = tmp_path / name
+        shutil.copyfile(os.path.join(REAL, name), path)
+    else:
+        path = copy_sample(name, tmp_path)
     first = FirstPlan.start(lambda: launch.first_request([str(path)]))
     assert first is not None
     forked, forked_screen = await shown(path, first)
