@@ -23,7 +23,13 @@ any thread), so no zombie outlives the app.
 
 Forking is only safe while the process has one thread (a lock held by another thread at the fork
 stays held in the child for ever): ``start`` refuses when it finds another (``single_threaded``),
-and the entry forks first thing, before anything that could start one is imported.
+and the entry forks first thing, before anything that could start one is imported. On one CPU it
+does not fork either: the two processes would only take turns (``usable_cpus``); the entry then
+loads the table before Textual instead (``tokenbox.tui.prewarm``).
+
+The gain needs that second core free: on a machine already busy (measured with two other agents
+running on two cores), the app's own work competes with the child's and the first plan comes no
+sooner than with the prewarm.
 """
 
 from __future__ import annotations
@@ -79,7 +85,7 @@ class FirstPlan:
         Called first thing, before the flags are parsed or anything heavy imported: the child parses
         them (``make_request``), so its table load starts as early as it can and the parent imports
         Textual meanwhile."""
-        if not hasattr(os, "fork") or not single_threaded():
+        if not hasattr(os, "fork") or not single_threaded() or usable_cpus() < 2:
             return None
         try:
             read_fd, write_fd = os.pipe()
@@ -146,6 +152,14 @@ class FirstPlan:
                 os.waitpid(pid, 0)
             except OSError:
                 pass
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: with one, the child only takes turns with the app (no gain)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def single_threaded() -> bool:

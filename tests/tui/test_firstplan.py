@@ -173,6 +173,16 @@ def test_close_without_take_ends_the_child(forkable):
     assert first.take(launch.first_request(["x.yaml"])) is None
 
 
+def test_no_fork_on_one_cpu(tmp_path, forkable, monkeypatch):
+    path = copy_sample("passepartout_turn.yaml", tmp_path)
+    loaded: list[str] = []
+    monkeypatch.setattr(prewarm, "load", lambda p, tokenizer=None, environ=None: loaded.append(p))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert firstplan.usable_cpus() == 1
+    assert launch.start([str(path)]) is None  # the entry prewarms instead
+    assert loaded == [str(path)]
+
+
 def test_no_fork_beside_another_thread(tmp_path, monkeypatch):
     path = copy_sample("passepartout_turn.yaml", tmp_path)
     loaded: list[str] = []
