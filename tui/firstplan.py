@@ -27,9 +27,8 @@ and the entry forks first thing, before anything that could start one is importe
 does not fork either: the two processes would only take turns (``usable_cpus``); the entry then
 loads the table before Textual instead (``tokenbox.tui.prewarm``).
 
-The gain needs that second core free: on a machine already busy (measured with two other agents
-running on two cores), the app's own work competes with the child's and the first plan comes no
-sooner than with the prewarm.
+The gain needs that second core to be free: on a machine whose cores are already busy, the app's
+own start-up competes with the child's and the first plan comes no sooner than with the prewarm.
 """
 
 from __future__ import annotations
@@ -82,9 +81,8 @@ class FirstPlan:
         """Fork a process that plans what ``make_request()`` returns there (nothing when it returns
         ``None``); ``None`` where no process can be forked (the app plans itself).
 
-        Called first thing, before the flags are parsed or anything heavy imported: the child parses
-        them (``make_request``), so its table load starts as early as it can and the parent imports
-        Textual meanwhile."""
+        Called before Textual is imported and before any thread starts: the child parses the flags
+        (``make_request``) and loads the table at once while the parent imports Textual."""
         if not hasattr(os, "fork") or not single_threaded() or usable_cpus() < 2:
             return None
         try:
