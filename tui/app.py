@@ -56,6 +56,7 @@ from tokenbox.tui.view import View, use_thresholds
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
 WORKING_AFTER = 0.5  # seconds: a plan running longer says so in the status line
+STALE_AFTER = 0.1  # seconds: a reload running longer marks the plan on screen stale (a quicker one just replaces it)
 NARROW = 120  # columns: below this the sidebar narrows (and the top bar's session name shortens)
 WIDE = 180  # columns: from this the sidebar widens (longer trace lines and breakdown labels)
 NARROW_NAME = 24  # characters of the session name in the top bar below NARROW columns
@@ -258,19 +259,28 @@ class TokenboxApp(App[None]):
 
     def _start(self, request: PlanRequest) -> None:
         self._in_flight = request
-        self._track_progress(working=False)
-        self.set_timer(WORKING_AFTER, lambda: self._still_working(request))
         self._plan_worker(request)
+        # Not marked stale yet: a reload that is done within a few frames just replaces the plan, and
+        # redrawing the status line for it would only take the UI thread (and the GIL) from the planner
+        # and the next frame from the new plan. One timer: stale after STALE_AFTER, working after WORKING_AFTER.
+        self._track_progress(working=False, mark_stale=False)
+        self.set_timer(STALE_AFTER, lambda: self._still_running(request))
+
+    def _still_running(self, request: PlanRequest) -> None:
+        if self._in_flight is request:
+            self._track_progress()
+            self.set_timer(WORKING_AFTER - STALE_AFTER, lambda: self._still_working(request))
 
     def _still_working(self, request: PlanRequest) -> None:
         if self._in_flight is request:
             self._track_progress(working=True)
 
-    def _track_progress(self, working: bool | None = None) -> None:
-        """The planner's progress into the state: working (slow), and stale (the file is read again)."""
+    def _track_progress(self, working: bool | None = None, *, mark_stale: bool = True) -> None:
+        """The planner's progress into the state: working (slow), and stale (the file is read again;
+        with ``mark_stale`` False a plan not marked stale yet stays unmarked)."""
         state = self.state
         working = state.working if working is None else working
-        stale = self._dirty and self.busy
+        stale = self._dirty and self.busy and (mark_stale or state.stale)
         if (working, stale) != (state.working, state.stale):
             self.state = replace(state, working=working, stale=stale)
 
@@ -332,17 +342,17 @@ class TokenboxApp(App[None]):
             if self._follow_up is not None:
                 queued, self._follow_up = self._follow_up, None
                 self._start(queued)
-            else:
-                self._track_progress(working=False)
         if not self.accepts(outcome) or request.seq < self._handled_seq:
-            self._track_progress()
+            self._track_progress(working=self.state.working and self.busy)
             return
         self._handled_seq = request.seq
         if request.reload and request.seq == self._seq:
             self._dirty = False
         state = self.state.with_outcome(outcome, None if self.frozen else time.strftime("%H:%M:%S"))
         found, watermark = alerts(state.watermark, outcome.plan, None)
-        self.state = replace(state, watermark=watermark, stale=self._dirty and self.busy)
+        # the progress with it: one new state, one draw (not a status-line draw before the plan's)
+        self.state = replace(state, watermark=watermark, stale=self._dirty and self.busy and state.stale,
+                             working=state.working and self.busy)
         for alert in found:
             self.notify(alert.message, title=alert.title, severity=alert.severity,  # type: ignore[arg-type]
                         timeout=self.toast_seconds or TOAST_SECONDS.get(alert.severity, 4.0), markup=False)
