@@ -43,6 +43,7 @@ from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.keys import KEYS, bindings
 from tokenbox.tui.messages import ConfigChanged, FileChanged, PlanComputed, TimelineFilled
 from tokenbox.tui.planner import Outcome, Planner, PlanRequest, TurnPoint
+from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.sections import SectionBars, SectionHeader
 from tokenbox.tui.state import ViewState
@@ -443,12 +444,12 @@ class TokenboxApp(App[None]):
         if changed("plan", "step", "selected"):
             self.query_one(SectionBars).show(view, new.selected if view else None)
             # one row, fixed by the stylesheet: no layout pass (a new plan already redraws enough)
-            self.query_one("#detail-title", Static).update(Text(self._detail_title(new, view), end=""), layout=False)
+            show_text(self.query_one("#detail-title", Static), Text(self._detail_title(new, view), end=""), layout=False)
         if changed("plan", "step", "selected", "waiting", "file_error", "settings_error"):
             self.query_one(DetailView).show(view, new.selected if view else None, self._detail_message(new))
         if changed("plan", "step", "timeline", "turn"):
             topbar = Text(self._topbar(new, view), no_wrap=True, overflow="ellipsis", end="")
-            self.query_one("#topbar", Static).update(topbar, layout=False)  # one row, fixed by the stylesheet
+            show_text(self.query_one("#topbar", Static), topbar, layout=False)  # one row, fixed by the stylesheet
         self._refresh_status()
 
     def _show_timelines(self, state: ViewState, view: View | None) -> None:

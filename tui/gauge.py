@@ -9,6 +9,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 from tokenbox.core.config import WHAT_IF_STEP_PERCENT
+from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
 from tokenbox.tui.view import View, bar_class, fmt, gauge_cells, level
@@ -30,7 +31,7 @@ class Gauge(Themed, Static):
     def show(self, view: View | None) -> None:
         self._view = view
         self.last_text = render_gauge(view, max(10, self.content_region.width or 34), self.component_styles())
-        self.update(self.last_text)
+        show_text(self, self.last_text)  # an edit elsewhere often leaves the gauge as it was
 
     def restyle(self) -> None:
         self.show(self._view)

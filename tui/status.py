@@ -8,6 +8,7 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
+from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import PLAIN, Styles, Themed
 
@@ -69,7 +70,7 @@ class StatusLine(Themed, Static):
             return
         self._status = status
         self.last_text = status_text(status, self.component_styles())
-        self.update(self.last_text)
+        show_text(self, self.last_text)
 
     def restyle(self) -> None:
         if self._status is not None:
