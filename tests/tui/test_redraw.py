@@ -13,7 +13,7 @@ from tokenbox.tui.lines import LineView
 from tokenbox.tui.messages import FileChanged
 from tokenbox.tui.redraw import same_text, show_text
 
-from tests.tui.helpers import SIZE, copy_sample, make_app, screen_lines, wait_plan
+from tests.tui.helpers import SIZE, copy_sample, detail_text, make_app, screen_lines, wait_plan
 
 HEIGHT = 5
 RENDERS: list[str] = []  # the rows turned into segments since the test last cleared it
@@ -144,3 +144,30 @@ async def test_a_reloaded_plan_draws_as_a_fresh_start(tmp_path):
     status = SIZE[1] - 2  # the status line (the footer is below it)
     assert shown[:status] == expected[:status]
     assert shown != [] and any("scratchpad" in row for row in shown)
+
+
+async def test_the_detail_is_kept_through_an_edit_elsewhere_and_rebuilt_by_one_of_its_section(tmp_path, monkeypatch):
+    from tokenbox.tui import detail
+
+    wraps: list[str] = []
+    original = detail.iter_wrap
+
+    def spy(raw, *args, **kwargs):
+        wraps.append(raw)
+        return original(raw, *args, **kwargs)
+
+    path = copy_sample("facet_layout.yaml", tmp_path, "session.yaml")
+    app = make_app(path, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("down")  # the scratchpad
+        monkeypatch.setattr(detail, "iter_wrap", spy)
+        path.write_text(path.read_text().replace("2.4.0 fix", "2.4.1 fix"))  # the changelog
+        app.post_message(FileChanged("modified"))
+        await wait_plan(pilot, 2)
+        assert wraps == []
+        path.write_text(path.read_text().replace("the v2 client retries 429", "the v3 client retries 503"))
+        app.post_message(FileChanged("modified"))
+        await wait_plan(pilot, 3)
+        assert wraps != []
+        assert "the v3 client retries 503" in detail_text(app)
