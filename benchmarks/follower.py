@@ -145,7 +145,8 @@ class _PaneOutput:
                 if found(_ESCAPES.sub("", self.tail)):
                     return now
             time.sleep(0.001)
-        raise TimeoutError("the screen never showed it")
+        shown = " ".join(_ESCAPES.sub("", self.tail).split())[-160:]
+        raise TimeoutError(f"the screen never showed it; the last text drawn: {shown!r}")
 
 
 def tmux_run(path: str, edits: list[tuple[bytes, str]], waits: list[float], env: dict[str, str]) -> tuple[float, list[float]]:
