@@ -486,7 +486,8 @@ class TokenboxApp(App[None]):
             error = "critical overflow: " + (state.plan.error or {}).get("message", "")
         plan_ms = None if self.frozen or state.outcome is None else state.outcome.plan_seconds * 1000
         self.query_one(StatusLine).show(
-            Status(self.display_name, None if self.frozen else state.reloaded, state.changes, plan_ms, error, self._note())
+            Status(self.display_name, None if self.frozen else state.reloaded, state.changes, plan_ms, error, self._note(),
+                   first=state.first_load)
         )
 
     def _note(self) -> str:

@@ -17,11 +17,12 @@ ERROR_LIMIT = 2000  # the line is cropped on screen anyway; the detail banner ha
 @dataclass(frozen=True)
 class Status:
     file: str
-    reloaded: str | None = None  # clock time, None when suppressed
+    reloaded: str | None = None  # clock time of the last load that planned, None when suppressed
     changes: str = ""
     plan_ms: float | None = None  # None when suppressed
     error: str | None = None
     note: str = ""
+    first: bool = False  # the plan shown is the file's first: "loaded", not "reloaded"
 
 
 def _gap(t: Text, dot: bool = True) -> None:
@@ -38,7 +39,7 @@ def status_text(status: Status, styles: Styles = PLAIN) -> Text:
     t.append(plain(status.file, FIELD_LIMIT), "bold")
     if status.reloaded:
         _gap(t, dot=False)
-        t.append(f"reloaded {status.reloaded}", "dim")
+        t.append(f"{'loaded' if status.first else 'reloaded'} {status.reloaded}", "dim")
     if status.changes:
         _gap(t)
         t.append(plain(status.changes, FIELD_LIMIT))

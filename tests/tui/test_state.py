@@ -136,3 +136,20 @@ async def test_a_plan_that_arrives_under_the_help_screen_is_drawn(tmp_path):
         await wait_plan(pilot, 2)
         assert isinstance(app.screen, HelpScreen)
         assert "/ 600" in app.query_one(Gauge).last_text.plain
+
+
+def test_status_says_loaded_then_reloaded_and_a_failed_reload_keeps_the_time(tmp_path_factory, tmp_path):
+    from tokenbox.tui.status import Status, status_text
+
+    good = _outcome(tmp_path_factory, "facet_layout.yaml")
+    first = ViewState().with_outcome(good, reloaded="10:00:00")
+    assert (first.reloaded, first.first_load) == ("10:00:00", True)
+    again = first.with_outcome(good, reloaded="10:00:05")
+    assert (again.reloaded, again.first_load) == ("10:00:05", False)
+    missing = Planner().run(PlanRequest(path=str(tmp_path / "gone.yaml"), reload=True, seq=2))
+    assert missing.plan is None and missing.file_error
+    failed = again.with_outcome(missing, reloaded="10:00:09")
+    assert failed.reloaded == "10:00:05" and failed.plan is again.plan and failed.file_error
+    line = status_text(Status("f.yaml", first.reloaded, first.changes, first=first.first_load)).plain
+    assert "loaded 10:00:00" in line and "reloaded" not in line
+    assert "reloaded 10:00:05" in status_text(Status("f.yaml", again.reloaded, first=again.first_load)).plain
