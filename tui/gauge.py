@@ -105,9 +105,11 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
     _row(out, "tokenizer", tokenizer)
     _row(out, "policy", plain(plan.trimming))
     prefix = plan.prefix_cache
-    broken = prefix == "miss" and plan.session.turn > 1
-    _row(out, "prefix", prefix + ("  ✗ break" if broken else ""),
-         crit if broken else "")
+    # a first turn always misses (nothing was cached yet); only a later miss breaks the provider's cache
+    first = plan.session.turn <= 1
+    broken = prefix == "miss" and not first
+    note = "  ✗ break" if broken else " (cold)" if prefix == "miss" else ""
+    _row(out, "prefix", prefix + note, crit if broken else "")
     _row(out, "context", plan.context_cache)
     if not plan.ok:
         overflow = Text()

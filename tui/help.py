@@ -24,7 +24,10 @@ LEGEND: tuple[tuple[str, str], ...] = (
     ("Gauge", "Usage of max_ctx after the shown step: green below {0}%, yellow below {1}%, red from there on or "
               "when the layout at the shown step is over budget. The bar shows each section's share, joins "
               "(separators), reserve_out, headroom and free space; ≈ marks numbers from an approximate tokenizer "
-              "(or a turn still pending). Caches: prefix/context hit, miss or none (no earlier turn)."),
+              "(or a turn still pending)."),
+    ("Caches", "prefix hit: the cached prefix is the same as the earlier turn's; miss: it changed, a provider "
+               "cache break (✗) after the first turn, cold on the first; context reused, rebuilt or skipped "
+               "(heartbeat/delegation); none: the session has no such section."),
     ("Sections", "Tokens before → after, a bar where a full bar is the largest part (█ kept, ░ trimmed, ┄ allotment: "
                  "room the layout grants beyond the text), ◆ critical, ◀ the section changed by the shown step."),
     ("Trace", "Step 0 is untrimmed; Δ is the deficit still to trim after a step (\"fits\" when none); stepping moves "

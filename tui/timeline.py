@@ -53,7 +53,8 @@ def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, 
             mark, style = " ", Style()
         t.append(mark.center(cell), style)
     t.append("\n")
-    t.append("× cache break  ▲ shown  [ ] turns", "dim")
+    # the turn keys only where they apply, as in the footer
+    t.append("× cache break  ▲ shown" + ("  [ ] turns" if count > 1 else ""), "dim")
     return t
 
 

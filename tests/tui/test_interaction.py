@@ -9,7 +9,7 @@ import threading
 from tokenbox.core import Engine, TokenizerError
 from tokenbox.core.tokenizers import TokenizerEntry, TokenizerRegistry
 from tokenbox.tui.detail import DetailView
-from tokenbox.tui.help import HelpScreen
+from tokenbox.tui.help import LEGEND, HelpScreen
 from tokenbox.tui.planner import Planner
 from tokenbox.tui.sections import SectionBars
 from tokenbox.tui.trace import TraceView
@@ -198,6 +198,9 @@ async def test_turns_follow_and_timeline(tmp_path):
         await pilot.press("right_square_bracket")
         await wait_for(pilot, lambda: app.plan.session.turn == 5, what="turn 5")
         assert "break" in gauge_text(app)  # prefix-cache miss on turn 5
+        await pilot.press(*["left_square_bracket"] * 4)
+        await wait_for(pilot, lambda: app.plan.session.turn == 1, what="turn 1")
+        assert "miss (cold)" in gauge_text(app) and "break" not in gauge_text(app)  # nothing cached yet
         await pilot.press("f")
         await wait_for(pilot, lambda: app.plan.session.turn == 6 and app.state.following, what="following")
         assert "following" in timeline.last_text.plain
@@ -228,7 +231,7 @@ async def test_help_screen(tmp_path):
         assert not isinstance(app.screen, HelpScreen)
 
 
-TERMS = {"Gauge", "Sections", "Trace", "Detail", "Errors", "More"}
+TERMS = {term for term, _ in LEGEND}  # the legend's terms start rows; all else continues under the text
 
 
 async def test_help_wraps_each_paragraph_under_itself_at_80_columns(tmp_path):
