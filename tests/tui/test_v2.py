@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import threading
 
+import pytest
 from tokenbox.tui import app as app_module
 from tokenbox.tui.messages import FileChanged, PlanComputed
 from tokenbox.tui.planner import Planner
@@ -166,6 +167,18 @@ async def test_footer_at_80_columns_keeps_help_and_ends_with_the_palette(tmp_pat
         footer = screen_lines(app)[-1].rstrip()
         for shown in ("← → step", "+ - budget", "[ ] turn", "f follow", "v breakdown", "? help"):
             assert shown in footer, footer
+        assert footer.endswith("^p palette"), footer
+
+
+@pytest.mark.parametrize("width", [60, 64, 70, 75])
+async def test_footer_clipped_at_any_width_ends_with_the_palette(tmp_path, width):
+    """Wherever the width cuts the keys, the palette key covers the last column: the keys scrolled
+    beneath it never show a stray letter after "^p palette"."""
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await wait_plan(pilot)
+        await pilot.pause()
+        footer = screen_lines(app)[-1].rstrip()
         assert footer.endswith("^p palette"), footer
 
 
