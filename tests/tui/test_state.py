@@ -153,3 +153,13 @@ def test_status_says_loaded_then_reloaded_and_a_failed_reload_keeps_the_time(tmp
     line = status_text(Status("f.yaml", first.reloaded, first.changes, first=first.first_load)).plain
     assert "loaded 10:00:00" in line and "reloaded" not in line
     assert "reloaded 10:00:05" in status_text(Status("f.yaml", again.reloaded, first=again.first_load)).plain
+
+
+def test_a_long_file_name_gives_way_to_the_reload_time():
+    """At 80 columns a long transcript name is cut in its middle; the time and the extension stay whole."""
+    from tokenbox.tui.status import Status, status_text
+
+    name = "claude-code_ccviewer_1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+    line = status_text(Status(name, "16:21:31", "first plan", 12.0, first=True), width=80).plain
+    assert "loaded 16:21:31" in line and ".jsonl  loaded" in line and "…" in line.split("loaded")[0]
+    assert status_text(Status("f.yaml", "16:21:31"), width=80).plain.startswith(" f.yaml  reloaded 16:21:31")
