@@ -261,3 +261,19 @@ async def test_page_keys_move_the_selection_and_stepping_back_selects_the_step_s
         for _ in range(len(app.plan.steps) - 1):
             await pilot.press("left")  # the table's ◀ marks the section the shown step changed: selected
             assert app.plan.sections[app.selected].id == app.plan.steps[app.step - 1].section
+
+
+async def test_the_headline_moves_to_the_top_bar_while_the_sidebar_is_hidden(tmp_path):
+    """At 80 columns the sidebar (and its gauge) is hidden: the top bar carries the context headline,
+    and gives it back when ``s`` shows the sidebar."""
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_plan(pilot)
+        await pilot.pause()
+        top = screen_lines(app)[0]
+        assert f"context {app.plan.usage_percent}%" in top and "turn 6/6" in top, top
+        await pilot.press("s")
+        await pilot.pause()
+        assert app.query_one("#sidebar").display
+        top = screen_lines(app)[0]
+        assert "context" not in top and "turn 6/6" in top, top
