@@ -52,7 +52,7 @@ from tokenbox.tui.terminal import TerminalGone, driver_class
 from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
-from tokenbox.tui.view import View, use_thresholds
+from tokenbox.tui.view import View, fitted, fmt, use_thresholds
 
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
@@ -430,7 +430,7 @@ class TokenboxApp(App[None]):
         if changed("sidebar_shown"):
             self._layout_sidebar(new)
         if not changed("plan", "step", "timeline", "turn", "sidebar", "selected", "waiting", "file_error",
-                       "settings_error"):
+                       "settings_error", "sidebar_shown"):
             self._refresh_status()  # progress, what-if or reload time only: the view is as it was
             return
         view = new.view()  # the layout at the step shown (worked out from the trace: once per draw)
@@ -447,7 +447,7 @@ class TokenboxApp(App[None]):
             show_text(self.query_one("#detail-title", Static), Text(self._detail_title(new, view), end=""), layout=False)
         if changed("plan", "step", "selected", "waiting", "file_error", "settings_error"):
             self.query_one(DetailView).show(view, new.selected if view else None, self._detail_message(new))
-        if changed("plan", "step", "timeline", "turn"):
+        if changed("plan", "step", "timeline", "turn", "sidebar_shown"):
             topbar = Text(self._topbar(new, view), no_wrap=True, overflow="ellipsis", end="")
             show_text(self.query_one("#topbar", Static), topbar, layout=False)  # one row, fixed by the stylesheet
         self._refresh_status()
@@ -497,7 +497,8 @@ class TokenboxApp(App[None]):
             error = "critical overflow: " + (state.plan.error or {}).get("message", "")
         plan_ms = None if self.frozen or state.outcome is None else state.outcome.plan_seconds * 1000
         self.query_one(StatusLine).show(
-            Status(self.display_name, None if self.frozen else state.reloaded, state.changes, plan_ms, error, self._note())
+            Status(self.display_name, None if self.frozen else state.reloaded, state.changes, plan_ms, error, self._note(),
+                   first=state.first_load)
         )
 
     def _note(self) -> str:
@@ -555,15 +556,20 @@ class TokenboxApp(App[None]):
         plan = view.plan
         # capped (redrawn per key); on a narrow terminal shorter still, so the turn and step stay in view
         name_limit = FIELD_LIMIT if self.size.width >= NARROW else NARROW_NAME
-        parts = ["tokenbox", plain(plan.session.name or self.display_name, name_limit)]
+        parts = ["tokenbox"]
+        if not self.query_one("#sidebar").display:  # the gauge is hidden: its headline comes up here
+            parts.append(_headline(view))
+        name = len(parts)
+        parts.append(plain(plan.session.name or self.display_name, name_limit))
         if plan.session.turn_count > 1 or state.timeline:
             parts.append(f"turn {plan.session.turn}/{plan.session.turn_count}"
                          + (" (following)" if state.following else " (pinned)"))
         parts.append(f"step {view.step}/{view.last_step}" + (" final" if view.step == view.last_step else ""))
+        essential = len(parts) - 1  # up to the step: the name gives way for these
         parts.append(f"policy {plain(plan.trimming)}")
         parts.append(f"{plain(plan.tokenizer.name, FIELD_LIMIT)}{'' if plan.tokenizer.exact else ' ≈'}")
-        parts.append(f"max_ctx {plan.budget.max_ctx}")
-        return " · ".join(parts)
+        parts.append(f"max_ctx {fmt(plan.budget.max_ctx)}")
+        return fitted(parts, self.size.width - 2, name=name, essential=essential)  # less the bar's padding
 
     # ------------------------------------------------------------------ actions
 
@@ -706,6 +712,20 @@ def _main(argv: list[str]) -> int:
         except KeyboardInterrupt:
             return 130
     return 0
+
+
+def _headline(view: View) -> str:
+    """The gauge's headline in words, for the top bar while the sidebar is hidden."""
+    plan = view.plan
+    if view.state.deficit > 0 or not plan.ok:
+        note = " over budget"
+    elif plan.pending:
+        note = " pending"
+    elif plan.headline_kind == "recorded":
+        note = " recorded"
+    else:
+        note = ""
+    return f"context {view.headline_approx}{view.percent}%{note}"
 
 
 def _applicable(state: ViewState) -> tuple[bool, bool]:
