@@ -118,10 +118,10 @@ class LineView(ScrollView, can_focus=True):
             return
         changed = []
         for index in self._visible_rows():
-            strip = old_strips.get(index)
-            if (strip is not None and (index in old_highlighted) == (index in self.highlighted)
+            cached = old_strips.get(index)
+            if (cached is not None and (index in old_highlighted) == (index in self.highlighted)
                     and same_text(_built(old_lines, index), self._lines[index])):
-                self._strips[index] = strip  # drawn as before: nothing to repaint
+                self._strips[index] = cached  # drawn as before: nothing to repaint
             else:
                 changed.append(index)
         for start, count in _runs(changed):
