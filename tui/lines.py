@@ -113,8 +113,10 @@ class LineView(ScrollView, can_focus=True):
         if cursor is not None:
             self.scroll_to_line(cursor + cursor_height - 1)
             self.scroll_to_line(cursor)
-        if self.virtual_size != old_size:
-            self.refresh()  # new geometry (a scroll repaints everything by itself)
+        if self.virtual_size != old_size or self.scrollable_content_region.area == 0:
+            # new geometry (a scroll repaints everything by itself); or not on screen (hidden, or an
+            # ancestor is): what Textual kept of the rows drawn before must go, for when it shows again
+            self.refresh()
             return
         changed = []
         for index in self._visible_rows():
@@ -130,7 +132,7 @@ class LineView(ScrollView, can_focus=True):
     def _visible_rows(self) -> range:
         """The rows in view now (the cache keeps strips of these only: others are rebuilt when drawn)."""
         top = int(self.scroll_y)
-        return range(top, min(len(self._lines), top + max(1, self.scrollable_content_region.height)))
+        return range(top, min(len(self._lines), top + self.scrollable_content_region.height))
 
     def add_lines(self, lines: list[Text]) -> None:
         """Append rows (built lazily by a subclass) without moving the scroll position or the cursor."""

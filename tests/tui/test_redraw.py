@@ -6,8 +6,10 @@ drawn is read from the compositor (what would reach the terminal) and from the w
 
 from __future__ import annotations
 
+import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.containers import Vertical
 from textual.widgets import Static
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.messages import FileChanged
@@ -171,3 +173,29 @@ async def test_the_detail_is_kept_through_an_edit_elsewhere_and_rebuilt_by_one_o
         await wait_plan(pilot, 3)
         assert wraps != []
         assert "the v3 client retries 503" in detail_text(app)
+
+
+class Boxed(App[None]):
+    CSS = f"LineView {{ height: {HEIGHT}; }}"
+    AUTO_FOCUS = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):  # as the sidebar, which hides with the trace in it
+            yield LineView(id="live")
+
+
+@pytest.mark.parametrize("hidden", ["#live", "#box"])
+async def test_rows_set_while_hidden_are_drawn_when_shown_again(hidden):
+    app = Boxed()
+    async with app.run_test(size=(40, 12)) as pilot:
+        live = app.query_one("#live", LineView)
+        live.set_lines(_rows("a", "b", "c", "d", "e"))
+        await pilot.pause()
+        app.query_one(hidden).display = False
+        await pilot.pause()
+        live.set_lines(_rows("a", "B", "C", "D", "E"))
+        await pilot.pause()
+        app.query_one(hidden).display = True
+        await pilot.pause()
+        assert [row.strip() for row in _drawn(live)] == ["a", "B", "C", "D", "E"]
+        assert [line.strip() for line in screen_lines(app)[:HEIGHT]] == ["a", "B", "C", "D", "E"]
