@@ -481,18 +481,25 @@ class Reuse:
 
 
 def _common_prefix(a: str, b: str, chunk: int) -> int:
-    """Length of the common start of ``a`` and ``b`` (growing chunks, then halving to the difference)."""
+    """Length of the common start of ``a`` and ``b`` (growing chunks, then halving to the difference).
+
+    Each probe copies a slice of ``a`` only and compares it in place in ``b`` (``startswith`` at an
+    offset): half the copying of comparing two slices, which counts for a text of wide characters.
+    """
     n = min(len(a), len(b))
     lo = 0
-    while lo < n and a[lo : lo + chunk] == b[lo : lo + chunk]:
-        lo += chunk
+    hi = 0
+    while lo < n:
+        hi = min(lo + chunk, n)
+        if not b.startswith(a[lo:hi], lo):
+            break
+        lo = hi
         chunk *= 2
-    if lo >= n:
+    else:
         return n
-    hi = min(lo + chunk, n)  # the first difference is in [lo, hi), if any
-    while hi - lo > 64:
+    while hi - lo > 64:  # the first difference is in [lo, hi)
         mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
+        if b.startswith(a[lo:mid], lo):
             lo = mid
         else:
             hi = mid
@@ -502,13 +509,19 @@ def _common_prefix(a: str, b: str, chunk: int) -> int:
 
 
 def _common_suffix(a: str, b: str, limit: int, chunk: int) -> int:
-    """Length of the common end of ``a`` and ``b``, at most ``limit``."""
+    """Length of the common end of ``a`` and ``b``, at most ``limit`` (at most the shorter length);
+    slices of ``a`` are compared in place at the end of ``b[:end]`` (``endswith``)."""
     la, lb = len(a), len(b)
     k = 0
     step = 0
+    # An edit is usually short: all but the last chunk before ``limit`` is tried in one probe first,
+    # which copies the common end once instead of about twice (growing chunks).
+    guess = limit - chunk
+    if guess > chunk and b.endswith(a[la - guess :]):
+        k = guess
     while k < limit:
         step = min(chunk, limit - k)
-        if a[la - k - step : la - k] != b[lb - k - step : lb - k]:
+        if not b.endswith(a[la - k - step : la - k], 0, lb - k):
             break
         k += step
         chunk *= 2
@@ -517,7 +530,7 @@ def _common_suffix(a: str, b: str, limit: int, chunk: int) -> int:
     lo, hi = k, k + step  # the common end is at least lo and less than hi characters long
     while hi - lo > 64:
         mid = (lo + hi) // 2
-        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+        if b.endswith(a[la - mid : la - lo], 0, lb - lo):
             lo = mid
         else:
             hi = mid
