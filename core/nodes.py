@@ -385,10 +385,10 @@ class Reuse:
 
     _CHUNK = 4096
 
-    def __init__(self, old_text: str, old: FastDocument, new_text: str) -> None:
-        self.prefix = _common_prefix(old_text, new_text, self._CHUNK)
-        limit = min(len(old_text), len(new_text)) - self.prefix
-        suffix = _common_suffix(old_text, new_text, limit, self._CHUNK)
+    def __init__(
+        self, old_text: str, old: FastDocument, new_text: str, old_data: bytes | None = None, new_data: bytes | None = None
+    ) -> None:
+        self.prefix, suffix = _common_ends(old_text, new_text, old_data, new_data, self._CHUNK)
         self.suffix_start = len(old_text) - suffix  # in the old text
         self.delta = len(new_text) - len(old_text)
         self.items = {start: (end, value, size) for start, end, value, size in old.items}
@@ -478,6 +478,41 @@ class Reuse:
             if found is not None:
                 return found[0] + self.delta, found[1], found[2]
         return None
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _common_ends(old_text: str, new_text: str, old_data: bytes | None, new_data: bytes | None, chunk: int) -> tuple[int, int]:
+    """The lengths (in characters) of the common start of two texts and of their common end after it.
+
+    With the UTF-8 bytes each text was decoded from (``None``: unknown), the ends are found in the
+    bytes, whose slices are copies of up to 4 times fewer bytes than those of a text holding a
+    character past U+FFFF, with no scan for the widest character; then counted in characters.
+    """
+    if old_data is None or new_data is None or old_data.startswith(_BOM) or new_data.startswith(_BOM):
+        prefix = _common_prefix(old_text, new_text, chunk)
+        return prefix, _common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix, chunk)
+    start = _common_prefix(old_data, new_data, chunk)
+    # back to the start of a character in both (a continuation byte is 0b10xxxxxx)
+    while start and (_continues(new_data, start) or _continues(old_data, start)):
+        start -= 1
+    end = _common_suffix(old_data, new_data, min(len(old_data), len(new_data)) - start, chunk)
+    while end and _continues(new_data, len(new_data) - end):  # the same byte in both
+        end -= 1
+    # In characters: the common start decoded from whichever side of it is shorter, and the common
+    # end as what the changed middle leaves of the new text (decoding is what costs here).
+    view = memoryview(new_data)
+    if start <= len(view) // 2:
+        prefix = len(str(view[:start], "utf-8"))
+    else:
+        prefix = len(new_text) - len(str(view[start:], "utf-8"))
+    return prefix, len(new_text) - prefix - len(str(view[start : len(view) - end], "utf-8"))
+
+
+def _continues(data: bytes, at: int) -> bool:
+    """Whether the byte at ``at`` continues a UTF-8 character (``0b10xxxxxx``); false past the end."""
+    return at < len(data) and data[at] & 0xC0 == 0x80
 
 
 def _common_prefix(a: str, b: str, chunk: int) -> int:

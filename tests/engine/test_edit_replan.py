@@ -57,10 +57,12 @@ def dump(doc: dict[str, Any], indent: int | None, escaped: frozenset[int], raw_e
     text = json.dumps(head, indent=indent)[:-1].rstrip() + (",\n" if head else "") + '"sections": [' + separator.join(sections) + "]}"
     if ("cut", 0) in raw_edits:
         text = text[: len(text) * 2 // 3]
+    if ("bom", 0) in raw_edits:
+        text = "\ufeff" + text  # a UTF-8 byte-order mark, which a load skips
     return text
 
 
-_WORDS = st.sampled_from(["alpha", "beta", "gamma", "the", "a", "\n", "  ", "é", "😀", '"q"', "\\", "\t", "{x}", "0.5", "-", "."])
+_WORDS = st.sampled_from(["alpha", "beta", "gamma", "the", "a", "\n", "  ", "é", "è", "😀", "😁", "©", "\ufeff", '"q"', "\\", "\t", "{x}", "0.5", "-", "."])
 _TEXT = st.lists(_WORDS, max_size=24).map(" ".join)
 _BIG = st.integers(20, 120).map(lambda n: " ".join(f"word{k} stuff" for k in range(n)))
 
@@ -91,7 +93,7 @@ _DOCS = st.one_of(st.sampled_from(sorted(SAMPLE_DOCS)).map(lambda name: json.loa
 
 _EDIT = st.tuples(
     st.sampled_from(["text", "append", "big", "empty", "id", "kind", "tokens", "critical", "grow", "budget",
-                     "escape", "dup_id", "dup_text", "surrogate", "pair", "bad_value", "cut"]),
+                     "escape", "dup_id", "dup_text", "surrogate", "pair", "bad_value", "cut", "bom"]),
     st.integers(0, 50),
     _TEXT,
 )
@@ -105,8 +107,8 @@ def apply(doc: dict[str, Any], edits: list[tuple[str, int, str]], escaped: set[i
         index = where % len(sections)
         section = sections[index]
         texty = "text" in section and section.get("kind", "text") in TEXT_KINDS
-        if op in ("dup_id", "dup_text", "surrogate", "pair", "bad_value", "cut"):
-            raw.append((op, index if op != "cut" else 0))
+        if op in ("dup_id", "dup_text", "surrogate", "pair", "bad_value", "cut", "bom"):
+            raw.append((op, index if op not in ("cut", "bom") else 0))
         elif op == "escape":
             escaped.symmetric_difference_update({index})
         elif op == "budget":
@@ -259,6 +261,26 @@ def test_bad_input_after_a_good_load_is_one_line_and_the_next_good_load_recovers
         out, _ = capsys.readouterr()
         assert out == cold(path)[0] + "\n"
         assert outcome(engine, load_session, path) == cold(path)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("😀", "😁"), ("é", "è"), ("é", "©"), ("€", "₭"), ("é", "😀"), ("a", "é"), ("😀", "")],
+)
+def test_an_edit_inside_a_multibyte_character_reloads_like_a_cold_load(tmp_path: Path, before: str, after: str) -> None:
+    # the first and the last differing bytes of the file fall inside a character (same lead bytes, or
+    # the same continuation bytes): the reload must still find the change on character boundaries
+    path = tmp_path / "s.json"
+    doc = _big_session(sections=30)
+    for ensure_ascii in (False, True):
+        doc["sections"][12]["text"] = f"start {before}{before} middle {before} end"
+        path.write_text(json.dumps(doc, ensure_ascii=ensure_ascii), encoding="utf-8")
+        engine = Engine()
+        loader = Loader()
+        assert outcome(engine, loader.load_session, path) == cold(path)
+        doc["sections"][12]["text"] = f"start {before}{after} middle {after} end"
+        path.write_text(json.dumps(doc, ensure_ascii=ensure_ascii), encoding="utf-8")
+        assert outcome(engine, loader.load_session, path) == cold(path)
 
 
 _SCRIPT = """
