@@ -198,7 +198,9 @@ class Loader:
             return _session.parse_turns(text, path, "json")
         with self._lock:
             self._documents.pop(key, None)
-            self._documents[key] = _Loaded(text, doc, turns[0], data)  # type: ignore[arg-type]
+            # the bytes only help to find the change in a text of wide characters (an ASCII text's
+            # slices are plain copies); kept only then
+            self._documents[key] = _Loaded(text, doc, turns[0], None if text.isascii() else data)  # type: ignore[arg-type]
             while len(self._documents) > self._documents_kept:
                 self._documents.popitem(last=False)
         return turns
