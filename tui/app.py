@@ -51,7 +51,7 @@ from tokenbox.tui.terminal import TerminalGone, driver_class
 from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
-from tokenbox.tui.view import View, use_thresholds
+from tokenbox.tui.view import View, fitted, fmt, use_thresholds
 
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
@@ -486,7 +486,8 @@ class TokenboxApp(App[None]):
             error = "critical overflow: " + (state.plan.error or {}).get("message", "")
         plan_ms = None if self.frozen or state.outcome is None else state.outcome.plan_seconds * 1000
         self.query_one(StatusLine).show(
-            Status(self.display_name, None if self.frozen else state.reloaded, state.changes, plan_ms, error, self._note())
+            Status(self.display_name, None if self.frozen else state.reloaded, state.changes, plan_ms, error, self._note(),
+                   first=state.first_load)
         )
 
     def _note(self) -> str:
@@ -551,8 +552,8 @@ class TokenboxApp(App[None]):
         parts.append(f"step {view.step}/{view.last_step}" + (" final" if view.step == view.last_step else ""))
         parts.append(f"policy {plain(plan.trimming)}")
         parts.append(f"{plain(plan.tokenizer.name, FIELD_LIMIT)}{'' if plan.tokenizer.exact else ' ≈'}")
-        parts.append(f"max_ctx {plan.budget.max_ctx}")
-        return " · ".join(parts)
+        parts.append(f"max_ctx {fmt(plan.budget.max_ctx)}")
+        return fitted(parts, self.size.width - 2, name=1)  # the bar's padding; the name may be cut
 
     # ------------------------------------------------------------------ actions
 

@@ -185,3 +185,20 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
     if old.trimming != new.trimming:
         parts.append(f"policy {new.trimming}")
     return "; ".join(parts) if parts else "no change"
+
+
+def fitted(fields: list[str], width: int, separator: str = " · ", name: int | None = None) -> str:
+    """``fields`` joined by ``separator`` within ``width`` cells: the leading fields that fit whole and
+    "…" for the rest, so that no number is shown cut short; the first field is always there. The
+    field at index ``name`` (a name, not a number) is cut with "…" to the room left instead of being
+    dropped."""
+    shown = fields[0]
+    for index, field in enumerate(fields[1:], 1):
+        more = index < len(fields) - 1
+        if len(shown) + len(separator) + len(field) + (len(separator) + 1 if more else 0) > width:
+            room = width - len(shown) - len(separator)
+            if index == name and room > 1:
+                return shown + separator + field[: room - 1] + "…"
+            return shown + separator + "…"
+        shown += separator + field
+    return shown
