@@ -165,6 +165,11 @@ def cold(path: Path) -> Any:
     return outcome(Engine(), Loader().load_session, path)
 
 
+# One engine for every example too: it last planned another file, with as many sections at times
+# (the patch must not take another file's assembly for this one's).
+_SHARED = Engine()
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     doc=_DOCS,
@@ -177,11 +182,11 @@ def test_a_warm_replan_after_edits_equals_a_cold_plan(tmp_path_factory: pytest.T
     path.write_text(dump(doc, indent, frozenset(escaped), []), encoding="utf-8")
     warm = Engine()
     loader = Loader()
-    assert outcome(warm, loader.load_session, path) == cold(path)
+    assert outcome(warm, loader.load_session, path) == cold(path) == outcome(_SHARED, load_session, path)
     for edits in steps:
         raw = apply(doc, edits, escaped)
         path.write_text(dump(doc, indent, frozenset(escaped), raw), encoding="utf-8")
-        assert outcome(warm, loader.load_session, path) == cold(path)
+        assert outcome(warm, loader.load_session, path) == cold(path) == outcome(_SHARED, load_session, path)
 
 
 # ------------------------------------------------------------------------------- fixed examples
