@@ -49,9 +49,10 @@ from tokenbox.tui.state import ViewState
 from tokenbox.tui.status import Status, StatusLine
 from tokenbox.tui.terminal import TerminalGone, driver_class
 from tokenbox.tui.timeline import Timeline
+from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
-from tokenbox.tui.view import View, fitted, fmt, use_thresholds
+from tokenbox.tui.view import View, fmt, use_thresholds
 
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
@@ -177,7 +178,7 @@ class TokenboxApp(App[None]):
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
-        yield Static(id="topbar")
+        yield TopBar(id="topbar")
         with Horizontal(id="body"):
             with Vertical(id="sidebar"):
                 yield Gauge(id="gauge")
@@ -419,7 +420,7 @@ class TokenboxApp(App[None]):
         if changed("sidebar_shown"):
             self._layout_sidebar(new)
         if not changed("plan", "step", "timeline", "turn", "sidebar", "selected", "waiting", "file_error",
-                       "settings_error"):
+                       "settings_error", "sidebar_shown"):
             self._refresh_status()  # progress, what-if or reload time only: the view is as it was
             return
         view = new.view()  # the layout at the step shown (worked out from the trace: once per draw)
@@ -436,9 +437,8 @@ class TokenboxApp(App[None]):
             self.query_one("#detail-title", Static).update(Text(self._detail_title(new, view), end=""), layout=False)
         if changed("plan", "step", "selected", "waiting", "file_error", "settings_error"):
             self.query_one(DetailView).show(view, new.selected if view else None, self._detail_message(new))
-        if changed("plan", "step", "timeline", "turn"):
-            topbar = Text(self._topbar(new, view), no_wrap=True, overflow="ellipsis", end="")
-            self.query_one("#topbar", Static).update(topbar, layout=False)  # one row, fixed by the stylesheet
+        if changed("plan", "step", "timeline", "turn", "sidebar_shown"):
+            self.query_one(TopBar).show(*self._topbar(new, view))
         self._refresh_status()
 
     def _show_timelines(self, state: ViewState, view: View | None) -> None:
@@ -539,21 +539,27 @@ class TokenboxApp(App[None]):
         result = view.plan.sections[state.selected]
         return f"Detail — {plain(result.id, FIELD_LIMIT)} after step {view.step}"
 
-    def _topbar(self, state: ViewState, view: View | None) -> str:
+    def _topbar(self, state: ViewState, view: View | None) -> tuple[list[str], int, int]:
+        """The top bar's fields, the index of the name and of the last field the name gives way for."""
         if view is None:
-            return f"tokenbox · {plain(self.display_name, FIELD_LIMIT)}"  # plain(): names may hold escapes
+            return ["tokenbox", plain(self.display_name, FIELD_LIMIT)], 1, 1  # plain(): names may hold escapes
         plan = view.plan
         # capped (redrawn per key); on a narrow terminal shorter still, so the turn and step stay in view
         name_limit = FIELD_LIMIT if self.size.width >= NARROW else NARROW_NAME
-        parts = ["tokenbox", plain(plan.session.name or self.display_name, name_limit)]
+        parts = ["tokenbox"]
+        if not self.query_one("#sidebar").display:  # the gauge is hidden: its headline comes up here
+            parts.append(_headline(view))
+        name = len(parts)
+        parts.append(plain(plan.session.name or self.display_name, name_limit))
         if plan.session.turn_count > 1 or state.timeline:
             parts.append(f"turn {plan.session.turn}/{plan.session.turn_count}"
                          + (" (following)" if state.following else " (pinned)"))
         parts.append(f"step {view.step}/{view.last_step}" + (" final" if view.step == view.last_step else ""))
+        essential = len(parts) - 1  # up to the step: the name gives way for these
         parts.append(f"policy {plain(plan.trimming)}")
         parts.append(f"{plain(plan.tokenizer.name, FIELD_LIMIT)}{'' if plan.tokenizer.exact else ' ≈'}")
         parts.append(f"max_ctx {fmt(plan.budget.max_ctx)}")
-        return fitted(parts, self.size.width - 2, name=1)  # the bar's padding; the name may be cut
+        return parts, name, essential
 
     # ------------------------------------------------------------------ actions
 
@@ -696,6 +702,20 @@ def _main(argv: list[str]) -> int:
         except KeyboardInterrupt:
             return 130
     return 0
+
+
+def _headline(view: View) -> str:
+    """The gauge's headline in words, for the top bar while the sidebar is hidden."""
+    plan = view.plan
+    if view.state.deficit > 0 or not plan.ok:
+        note = " over budget"
+    elif plan.pending:
+        note = " pending"
+    elif plan.headline_kind == "recorded":
+        note = " recorded"
+    else:
+        note = ""
+    return f"context {view.headline_approx}{view.percent}%{note}"
 
 
 def _applicable(state: ViewState) -> tuple[bool, bool]:

@@ -274,3 +274,19 @@ def test_fitted_keeps_whole_fields_within_the_width(fields, width):
         assert kept != shown and kept.split(" · ") == fields[: len(kept.split(" · "))] and len(kept.split(" · ")) < len(fields)
         if len(fields[0]) + len(" · …") <= width:
             assert len(shown) <= width
+
+
+@given(st.lists(st.text(alphabet="ab 0123456789", min_size=1, max_size=30), min_size=2, max_size=8),
+       st.integers(min_value=0, max_value=120), st.integers(min_value=1, max_value=7))
+def test_fitted_cuts_only_the_name(fields, width, essential):
+    """With a name field, only the name is ever cut (ending in "…"); the others stay whole or go."""
+    from tokenbox.tui.view import fitted
+
+    shown = fitted(fields, width, name=1, essential=essential)
+    if len(fields[0]) + len(" · …") <= width:
+        assert len(shown) <= width
+    kept = shown.removesuffix(" · …").split(" · ")
+    assert kept[0] == fields[0]
+    if len(kept) > 1:
+        assert kept[1] == fields[1] or (kept[1].endswith("…") and fields[1].startswith(kept[1][:-1]))
+    assert kept[2:] == fields[2 : len(kept)]
