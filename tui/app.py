@@ -50,9 +50,10 @@ from tokenbox.tui.state import ViewState
 from tokenbox.tui.status import Status, StatusLine
 from tokenbox.tui.terminal import TerminalGone, driver_class
 from tokenbox.tui.timeline import Timeline
+from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
-from tokenbox.tui.view import View, fitted, fmt, use_thresholds
+from tokenbox.tui.view import View, fmt, use_thresholds
 
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
@@ -179,7 +180,7 @@ class TokenboxApp(App[None]):
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
-        yield Static(id="topbar")
+        yield TopBar(id="topbar")
         with Horizontal(id="body"):
             with Vertical(id="sidebar"):
                 yield Gauge(id="gauge")
@@ -448,8 +449,7 @@ class TokenboxApp(App[None]):
         if changed("plan", "step", "selected", "waiting", "file_error", "settings_error"):
             self.query_one(DetailView).show(view, new.selected if view else None, self._detail_message(new))
         if changed("plan", "step", "timeline", "turn", "sidebar_shown"):
-            topbar = Text(self._topbar(new, view), no_wrap=True, overflow="ellipsis", end="")
-            show_text(self.query_one("#topbar", Static), topbar, layout=False)  # one row, fixed by the stylesheet
+            self.query_one(TopBar).show(*self._topbar(new, view))
         self._refresh_status()
 
     def _show_timelines(self, state: ViewState, view: View | None) -> None:
@@ -550,9 +550,10 @@ class TokenboxApp(App[None]):
         result = view.plan.sections[state.selected]
         return f"Detail — {plain(result.id, FIELD_LIMIT)} after step {view.step}"
 
-    def _topbar(self, state: ViewState, view: View | None) -> str:
+    def _topbar(self, state: ViewState, view: View | None) -> tuple[list[str], int, int]:
+        """The top bar's fields, the index of the name and of the last field the name gives way for."""
         if view is None:
-            return f"tokenbox · {plain(self.display_name, FIELD_LIMIT)}"  # plain(): names may hold escapes
+            return ["tokenbox", plain(self.display_name, FIELD_LIMIT)], 1, 1  # plain(): names may hold escapes
         plan = view.plan
         # capped (redrawn per key); on a narrow terminal shorter still, so the turn and step stay in view
         name_limit = FIELD_LIMIT if self.size.width >= NARROW else NARROW_NAME
@@ -569,7 +570,7 @@ class TokenboxApp(App[None]):
         parts.append(f"policy {plain(plan.trimming)}")
         parts.append(f"{plain(plan.tokenizer.name, FIELD_LIMIT)}{'' if plan.tokenizer.exact else ' ≈'}")
         parts.append(f"max_ctx {fmt(plan.budget.max_ctx)}")
-        return fitted(parts, self.size.width - 2, name=name, essential=essential)  # less the bar's padding
+        return parts, name, essential
 
     # ------------------------------------------------------------------ actions
 

@@ -277,3 +277,18 @@ async def test_the_headline_moves_to_the_top_bar_while_the_sidebar_is_hidden(tmp
         assert app.query_one("#sidebar").display
         top = screen_lines(app)[0]
         assert "context" not in top and "turn 6/6" in top, top
+
+
+async def test_the_top_bar_fits_beside_the_keys_panel(tmp_path):
+    """The palette's "Keys" panel narrows the screen without a resize: the top bar refits its fields
+    to its own width (whole fields, never one cut in the middle)."""
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await wait_plan(pilot)
+        app.action_show_help_panel()
+        await pilot.pause()
+        await pilot.pause()
+        bar = app.query_one("#topbar").region
+        top = screen_lines(app)[0][bar.x : bar.right].strip()
+        fields = top.removesuffix(" · …").split(" · ")
+        assert fields[0] == "tokenbox" and "(…" not in top and "step 1/1 final" in top, top
