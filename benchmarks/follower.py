@@ -4,6 +4,12 @@
   same ``step`` and ``debounce`` as the app, read the file and ``json.loads`` it on every change.
   Write → screen of the TUI is compared with write → loaded of this follower, measured in the same
   run on the same edits.
+* ``pauses``: the waits before each write. Each is the spacing plus a part of one watch ``step``
+  (seeded, the same for the app and the follower): a follower's watch loop wakes every ``step`` and
+  restarts when it reports, so writes spaced by a whole number of steps after a report all land at
+  the same point of its cycle. With a fixed spacing of 10 steps the bare follower's writes always
+  landed just before a wake-up (one step, its best case, every time) while the app's landed wherever
+  its own latency put them; an agent's writes are not timed to either.
 * ``tmux_run``: the app in a real terminal (a private tmux server, 120 × 40): the time from starting
   it to its first plan on screen (the sidebar's fingerprint appears), and from each write to the edit
   being visible (the edited section's new id in the section bars). What the app draws is read as it
@@ -17,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import re
 import shlex
 import shutil
@@ -80,8 +87,14 @@ class BareFollower:
         return self.when - started
 
 
-def bare_latencies(path: str, edits: list[bytes], spacing: float, step_ms: int, debounce_ms: int) -> list[float]:
-    """Write → loaded of a ``BareFollower`` for each edit (written in place, ``spacing`` apart)."""
+def pauses(spacing: float, count: int, step_ms: int, seed: int = 8) -> list[float]:
+    """``count`` waits before writes: ``spacing`` plus a seeded part of one watch step (see above)."""
+    rng = random.Random(seed)
+    return [spacing + rng.uniform(0.0, step_ms / 1000) for _ in range(count)]
+
+
+def bare_latencies(path: str, edits: list[bytes], waits: list[float], step_ms: int, debounce_ms: int) -> list[float]:
+    """Write → loaded of a ``BareFollower`` for each edit (written in place, after ``waits[k]``)."""
 
     def writer(data: bytes) -> Callable[[], None]:
         def write() -> None:
@@ -92,8 +105,8 @@ def bare_latencies(path: str, edits: list[bytes], spacing: float, step_ms: int, 
 
     times = []
     with BareFollower(path, step_ms, debounce_ms) as follower:
-        for data in edits:
-            time.sleep(spacing)
+        for data, wait in zip(edits, waits, strict=True):
+            time.sleep(wait)
             times.append(follower.latency(writer(data)))
     return times
 
@@ -132,10 +145,11 @@ class _PaneOutput:
                 if found(_ESCAPES.sub("", self.tail)):
                     return now
             time.sleep(0.001)
-        raise TimeoutError("the screen never showed it")
+        shown = " ".join(_ESCAPES.sub("", self.tail).split())[-160:]
+        raise TimeoutError(f"the screen never showed it; the last text drawn: {shown!r}")
 
 
-def tmux_run(path: str, edits: list[tuple[bytes, str]], spacing: float, env: dict[str, str]) -> tuple[float, list[float]]:
+def tmux_run(path: str, edits: list[tuple[bytes, str]], waits: list[float], env: dict[str, str]) -> tuple[float, list[float]]:
     """Start the app on ``path`` in tmux; seconds to the first plan on screen, and write → visible
     for each ``(content, marker)`` edit (the marker is text the new plan shows)."""
     server = f"tokenbox-bench-{os.getpid()}"
@@ -149,8 +163,8 @@ def tmux_run(path: str, edits: list[tuple[bytes, str]], spacing: float, env: dic
         subprocess.run(["tmux", "-L", server, "pipe-pane", "-o", f"cat >> {shlex.quote(output.path)}"], check=True)
         first = output.wait(lambda screen: _FINGERPRINT.search(screen) is not None) - started
         latencies = []
-        for data, marker in edits:
-            time.sleep(spacing)
+        for (data, marker), wait in zip(edits, waits, strict=True):
+            time.sleep(wait)
             output.skip()
             started = time.perf_counter()
             with open(path, "wb") as handle:

@@ -9,7 +9,7 @@ steps the trim trace (``step``). Anything missing makes the figure "not measured
   ``pilot.pause(0)``: every message pending on the screen and its widgets handled, then a screen
   update (``pause()`` without a delay also waits for the process to look idle, which the watcher
   thread and a busy machine stretch). Writes are spaced by more than the app's reload coalescing
-  interval, so each is a single edit.
+  interval, so each is a single edit, plus a seeded part of a watch step (``follower.pauses``).
 * stepping: a ``right`` key event on the trace (``App.simulate_key``), until the screen has been
   refreshed.
 * start-up: a fresh process until the first frame, and until the first plan is on screen
@@ -90,13 +90,19 @@ async def write_to_screen(bench, sections: int, repeats: int) -> tuple[float, fl
     for k in range(repeats + 2):
         current = synth.edit_section(current, 7 * k + 3, f"tui{k}")
         edits.append(synth.to_json(current).encode("utf-8"))
+    from benchmarks.follower import bare_latencies, pauses
+
+    step_ms, debounce_ms = watch_settings()
+    # spaced by more than the reload coalescing (a single edit, not a burst), plus a part of a watch
+    # step: writes not timed to either follower's wake-ups (``follower.pauses``); the same for both
+    waits = pauses(max(0.05, reload_interval * 1.5), len(edits), step_ms)
     app = make_app(cls, path)
     latencies: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: shown(app) != 0 and getattr(app, "plan", True) is not None)
         await pilot.pause()
         for k, data in enumerate(edits):
-            await asyncio.sleep(max(0.05, reload_interval * 1.5))  # a single edit, not a burst
+            await asyncio.sleep(waits[k])
             before = shown(app)
             started = time.perf_counter()
             with open(path, "wb") as handle:  # written in place, as many agents do
@@ -117,11 +123,8 @@ async def write_to_screen(bench, sections: int, repeats: int) -> tuple[float, fl
         started = time.perf_counter()
         engine.plan(bench.load(other))
         plan_times.append(time.perf_counter() - started)
-    # the bare watchfiles follower on the same edits, same spacing, same watch settings
-    from benchmarks.follower import bare_latencies
-
-    step_ms, debounce_ms = watch_settings()
-    bare = bare_latencies(path, edits, max(0.05, reload_interval * 1.5), step_ms, debounce_ms)
+    # the bare watchfiles follower on the same edits, same waits, same watch settings
+    bare = bare_latencies(path, edits, waits, step_ms, debounce_ms)
     bench.bare = statistics.median(bare[2:] or bare)
     return statistics.median(latencies), statistics.median(plan_times[2:]), len(latencies)
 

@@ -7,6 +7,7 @@ turn replays the assembly of every earlier turn first, so its cache states are t
 
 from __future__ import annotations
 
+import operator
 import os
 import threading
 from collections.abc import Mapping
@@ -17,7 +18,7 @@ from tokenbox.core.config import Resolved, Settings, load_settings, resolve, wha
 from tokenbox.core.counting import TokenCounter
 from tokenbox.core.errors import BadInput, ContextCriticalOverflow, TokenizerError
 from tokenbox.core.estimate import ESTIMATE, BaseEstimates, EstimateTokenizer
-from tokenbox.core.layout import LayoutResult, LensCache, fixed_tokens, run_layout
+from tokenbox.core.layout import LayoutResult, LensCache, fixed_tokens, patch_layout, run_layout
 from tokenbox.core.model import Section, Session, TurnHistory
 from tokenbox.core.plan import Budget, Plan, SectionResult, TokenizerInfo
 from tokenbox.core.tokenizers import TokenizerRegistry, default_registry
@@ -28,20 +29,70 @@ _SCALED_COUNTERS = 4  # calibrated estimate counters kept (one per scale; a foll
 
 
 class _PartsKey:
-    """The assembled parts as a layout cache key, hashed once (a what-if plan reuses it as it is)."""
+    """The assembled parts as a layout cache key, hashed once (a what-if plan reuses it as it is).
 
-    __slots__ = ("chars", "hash", "items")
+    The hash is that of the parts' own hashes, so a key patched at a few parts (``patched``) hashes
+    only those again.
+    """
+
+    __slots__ = ("chars", "hash", "hashes", "items")
 
     def __init__(self, parts: list[Assembled]) -> None:
-        self.items = tuple((p.section, p.text, p.skipped, tuple(p.tiers) if p.tiers else None) for p in parts)
-        self.hash = hash(self.items)
+        self.items = tuple(map(_key_item, parts))
+        self.hashes = tuple(map(hash, self.items))
+        self.hash = hash(self.hashes)
         self.chars = sum(len(p.text) for p in parts)
+
+    @classmethod
+    def patched(cls, before: _PartsKey, parts: list[Assembled], changed: list[int]) -> _PartsKey:
+        """The key of ``parts``, which differ from those of ``before`` only at the indices ``changed``."""
+        key = cls.__new__(cls)
+        items, hashes, chars = list(before.items), list(before.hashes), before.chars
+        for i in changed:
+            chars += len(parts[i].text) - len(items[i][1])
+            items[i] = _key_item(parts[i])
+            hashes[i] = hash(items[i])
+        key.items, key.hashes, key.chars = tuple(items), tuple(hashes), chars
+        key.hash = hash(key.hashes)
+        return key
 
     def __hash__(self) -> int:
         return self.hash
 
     def __eq__(self, other: object) -> bool:
         return self is other or (isinstance(other, _PartsKey) and self.hash == other.hash and self.items == other.items)
+
+
+def _key_item(part: Assembled) -> tuple:
+    return (part.section, part.text, part.skipped, tuple(part.tiers) if part.tiers else None)
+
+
+_PATCHED_KINDS = ("prefix", "context", "behaviors")  # kinds whose text depends on more than the section: never patched
+_PATCH_LIMIT = 16  # changed sections past which a session is assembled in full
+
+
+def _changed_sections(before: Session, session: Session) -> list[int] | None:
+    """The indices of the sections of ``session`` that are not those of ``before`` (the turn planned
+    last), when its assembly can be the one of ``before`` patched there; else ``None``.
+
+    Only sections of text kinds may differ, with no sized part to fit (``context_tokens``), the same
+    sensor and the same earlier turns: then every other part is assembled exactly as it was.
+    """
+    if (
+        len(before.sections) != len(session.sections)
+        or before.sensor != session.sensor
+        or before.context_tokens is not None
+        or session.context_tokens is not None
+        or not (before.history is session.history or (not before.history and not session.history))
+    ):
+        return None
+    changed = [i for i, same in enumerate(map(operator.is_, before.sections, session.sections)) if not same]
+    if len(changed) > _PATCH_LIMIT:
+        return None
+    for i in changed:
+        if before.sections[i].kind in _PATCHED_KINDS or session.sections[i].kind in _PATCHED_KINDS:
+            return None
+    return changed
 
 
 def _rebind(outcome: LayoutResult, parts: list[Assembled]) -> LayoutResult:
@@ -159,14 +210,21 @@ class Engine:
             assembler = self._assemblers[counter_key] = Assembler(counter.count, additive=additive)
             if len(self._assemblers) > _SCALED_COUNTERS + 8:
                 self._assemblers.pop(next(k for k in self._assemblers if k.startswith(ESTIMATE + "×")), None)
-        assembly, parts_key, notes = self._assemble(session, assembler, counter)
+        assembly, parts_key, notes, base = self._assemble(session, assembler, counter)
         key = (counter_key, resolved.available, resolved.trimming, parts_key)
         outcome = self._layouts.get(key)
         if outcome is None:
-            try:
-                outcome = run_layout(assembly.parts, counter, resolved.available, resolved.trimming, self._lens_cache)
-            except ContextCriticalOverflow as exc:
-                outcome = exc
+            # an edit of a few sections: the layout of the parts before, patched, when nothing is trimmed
+            previous = self._layouts.get((*key[:3], base[0])) if base is not None else None
+            if isinstance(previous, LayoutResult):
+                outcome = patch_layout(previous, assembly.parts, base[1], counter, resolved.available, self._lens_cache)
+                if outcome is not None:
+                    outcome = _rebind(outcome, assembly.parts)
+            if outcome is None:
+                try:
+                    outcome = run_layout(assembly.parts, counter, resolved.available, resolved.trimming, self._lens_cache)
+                except ContextCriticalOverflow as exc:
+                    outcome = exc
             self._remember_layout(key, outcome, parts_key.chars)
         elif isinstance(outcome, LayoutResult):
             outcome = _rebind(outcome, assembly.parts)
@@ -223,16 +281,34 @@ class Engine:
             **common,
         )
 
-    def _assemble(self, session: Session, assembler: Assembler, counter: TokenCounter) -> tuple[Assembly, _PartsKey, tuple[str, ...]]:
-        """The assembled turn, its layout key and notes; kept for the last session object (what-if plans)."""
+    def _assemble(
+        self, session: Session, assembler: Assembler, counter: TokenCounter
+    ) -> tuple[Assembly, _PartsKey, tuple[str, ...], tuple[_PartsKey, list[int]] | None]:
+        """The assembled turn, its layout key and notes; kept for the last session object (what-if plans).
+
+        A turn that differs from the last one in a few text sections (an edit of the file) is that
+        turn's assembly patched there; it then also comes with the key of the parts before and the
+        indices that changed, from which the layout can be patched.
+        """
         memo = self._assembled.get(id(assembler))
         if memo is not None and memo[0] is session:
-            return memo[1], memo[2], memo[3]
+            return memo[1], memo[2], memo[3], None
+        changed = _changed_sections(memo[0], session) if memo is not None else None
+        if memo is not None and changed is not None:
+            before = memo[1]
+            parts = list(before.parts)
+            for i in changed:
+                section = session.sections[i]
+                parts[i] = Assembled(section, section.text or "")
+            assembly = Assembly(parts, before.prefix_cache, before.context_cache)
+            parts_key = _PartsKey.patched(memo[2], parts, changed)
+            self._assembled[id(assembler)] = (session, assembly, parts_key, memo[3])
+            return assembly, parts_key, memo[3], (memo[2], changed)
         assembly = assembler.assemble(session, assembler.replay(session.history))
         notes = _size_inferred(session, assembly, counter)
         parts_key = _PartsKey(assembly.parts)
         self._assembled[id(assembler)] = (session, assembly, parts_key, notes)
-        return assembly, parts_key, notes
+        return assembly, parts_key, notes, None
 
     def _scaled_counter(self, key: str, scale: float) -> TokenCounter:
         """The counter of the estimate at ``scale``; only the few newest scales are kept."""

@@ -333,47 +333,109 @@ def run_layout(
     return LayoutResult(_results(state, available, total), state.steps, before, total, critical_load)
 
 
+def patch_layout(
+    previous: LayoutResult, parts: list[Assembled], changed: list[int], counter: TokenCounter, available: int,
+    cache: LensCache,
+) -> LayoutResult | None:
+    """``run_layout`` of ``parts`` from the layout of parts that differed from them only at ``changed``
+    (texts of their own, no fixed size, same number of parts), or ``None`` when it has to run in full.
+
+    When the previous layout fitted without a step and the new parts fit too, nothing is trimmed: the
+    joined total is patched at the changed texts (``JoinedTotal`` starts from the kept join), and the
+    results of the other sections are the previous ones, but for the allotments of growing sections.
+    """
+    if previous.steps or len(previous.sections) != len(parts):
+        return None
+    old = previous.sections
+    for i in changed:
+        section, before = parts[i].section, old[i].section
+        if section.tokens is not None or before.tokens is not None or parts[i].tiers is not None or parts[i].skipped:
+            return None
+    counter.prepare([parts[i].text for i in changed])
+    critical_load = previous.fixed_load
+    if any(parts[i].section.critical or old[i].section.critical for i in changed):
+        critical_load = fixed_load(parts, counter)
+    if critical_load > available:
+        return None  # run_layout raises the overflow
+    joined = JoinedTotal(counter, [p.text if p.section.tokens is None else "" for p in parts])
+    total = joined.total + fixed_tokens(parts)
+    if total > available:
+        return None  # something must be trimmed: the full layout
+    counts = joined.counts
+    growing = [i for i, p in enumerate(parts) if p.section.grow > 0 and p.text]
+    grow_sum = _grow_sum([parts[i].section.grow for i in growing])
+    slack = max(0, available - total)
+    results = list(old)
+    for i in sorted({*changed, *growing}):
+        part = parts[i]
+        tokens = part.section.tokens if part.section.tokens is not None else counts[i]
+        results[i] = _result(part, tokens, tokens, part.text, [], [], "", _allotment(part.section, tokens, part.text, grow_sum, slack), cache)
+    return LayoutResult(results, [], total, total, critical_load)
+
+
+def _allotment(section: object, tokens: int, text: str, grow_sum: Fraction | int, slack: int) -> int:
+    """A section's tokens, with its share of the slack when it grows: ``int(slack * grow / grow_sum)``,
+    exactly (``grow`` as the fraction the float is), in integers."""
+    if grow_sum and text and section.grow > 0:  # type: ignore[attr-defined]
+        share = _fraction(section.grow)  # type: ignore[attr-defined]
+        total = Fraction(grow_sum)
+        return tokens + slack * share.numerator * total.denominator // (share.denominator * total.numerator)
+    return tokens
+
+
+@functools.lru_cache(maxsize=1024)
+def _fraction(value: float) -> Fraction:
+    return Fraction(value)
+
+
+def _grow_sum(grows: list[float]) -> Fraction | int:
+    """The exact sum of the ``grow`` of the growing sections (0 when none grows)."""
+    return sum(map(_fraction, grows), Fraction(0)) if grows else 0
+
+
 def _results(state: _Layout, available: int, total: int) -> list[SectionResult]:
     pieces = state.pieces
-    growing = [p for p in pieces if p.part.section.grow > 0 and p.text]
-    grow_sum = sum((Fraction(p.part.section.grow) for p in growing), Fraction(0)) if growing else 0
+    grow_sum = _grow_sum([p.part.section.grow for p in pieces if p.part.section.grow > 0 and p.text])
     slack = max(0, available - total)
     cache = state.cache
-    results = []
-    for piece in pieces:
-        part = piece.part
-        section = part.section
-        allotment = piece.tokens
-        if grow_sum and piece.text and section.grow > 0:
-            allotment += int(slack * Fraction(section.grow) / grow_sum)
-        steps = piece.steps
-        if not steps and not part.skipped:
-            reused = cache.kept(section, part.text, piece.tokens, allotment)
-            if reused is not None:
-                results.append(reused)
-                continue
-        if part.skipped:
-            action = "skipped"
-        elif "drop" in steps or (steps and not piece.text):
-            action = "dropped"
-        elif "truncate" in steps:
-            action = "truncated"
-        elif steps:
-            action = "compressed"
-        else:
-            action = "kept"
-        result = SectionResult(
-            section=section,
-            tokens_before=piece.before,
-            tokens_after=piece.tokens,
-            allotment=allotment,
-            action=action,
-            lenses=tuple(piece.lenses),
-            text_before=part.text,
-            text_after=piece.text,
-            cut=piece.cut,
-        )
-        if action == "kept":
-            cache.keep(result)
-        results.append(result)
-    return results
+    return [
+        _result(piece.part, piece.before, piece.tokens, piece.text, piece.steps, piece.lenses, piece.cut,
+                _allotment(piece.part.section, piece.tokens, piece.text, grow_sum, slack), cache)
+        for piece in pieces
+    ]
+
+
+def _result(
+    part: Assembled, before: int, tokens: int, text: str, steps: list[str], lens_names: list[str], cut: str, allotment: int,
+    cache: LensCache,
+) -> SectionResult:
+    """One section's result: the one kept for these very objects and numbers when it was left as it was."""
+    section = part.section
+    if not steps and not part.skipped:
+        reused = cache.kept(section, part.text, tokens, allotment)
+        if reused is not None:
+            return reused
+    if part.skipped:
+        action = "skipped"
+    elif "drop" in steps or (steps and not text):
+        action = "dropped"
+    elif "truncate" in steps:
+        action = "truncated"
+    elif steps:
+        action = "compressed"
+    else:
+        action = "kept"
+    result = SectionResult(
+        section=section,
+        tokens_before=before,
+        tokens_after=tokens,
+        allotment=allotment,
+        action=action,
+        lenses=tuple(lens_names),
+        text_before=part.text,
+        text_after=text,
+        cut=cut,
+    )
+    if action == "kept":
+        cache.keep(result)
+    return result

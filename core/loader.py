@@ -29,10 +29,11 @@ DOCUMENTS_KEPT = 4  # JSON session files remembered for their next load (each: t
 class _Loaded:
     """A JSON session file as last loaded: its text, its fast-read document and its session."""
 
-    __slots__ = ("doc", "session", "text")
+    __slots__ = ("data", "doc", "session", "text")
 
-    def __init__(self, text: str, doc: FastDocument, session: Session) -> None:
+    def __init__(self, text: str, doc: FastDocument, session: Session, data: bytes | None) -> None:
         self.text = text
+        self.data = data  # the bytes ``text`` was decoded from, when known
         self.doc = doc
         self.session = session
 
@@ -90,8 +91,9 @@ class Loader:
             transcript = self._followed_transcript(path, max_bytes)
             if transcript is not None:
                 return _session.select_turn(_transcript_main(transcript, path), turn, path)
-        text = _session.read_text(path, max_bytes)
-        return _session.select_turn(self._document_turns(text, path), turn, path)
+        data = _session.read_bytes(path, max_bytes)
+        text = _session.decode_text(data, path, partial_tail=_followed(path))
+        return _session.select_turn(self._document_turns(text, path, data), turn, path)
 
     def load_turns(self, path: str | os.PathLike[str], *, max_bytes: int = _session.DEFAULT_MAX_FILE_BYTES) -> list[Session]:
         """Every turn of a session file, each with its history, oldest first.
@@ -110,7 +112,8 @@ class Loader:
                 return _transcript_main(transcript, path)  # type: ignore[return-value]  (a lazy sequence)
         from tokenbox.core.logreader import with_histories
 
-        turns = self._document_turns(_session.read_text(path, max_bytes), path)
+        data = _session.read_bytes(path, max_bytes)
+        turns = self._document_turns(_session.decode_text(data, path, partial_tail=_followed(path)), path, data)
         if not isinstance(turns, list):
             return turns  # type: ignore[return-value]  (a lazy sequence of a transcript's turns)
         return with_histories(turns)
@@ -160,7 +163,7 @@ class Loader:
 
     # ------------------------------------------------------------------ the caches
 
-    def _document_turns(self, text: str, path: str) -> list[Session]:
+    def _document_turns(self, text: str, path: str, data: bytes | None = None) -> list[Session]:
         """``parse_turns(text, path)``; a JSON session read before under this path is read incrementally.
 
         Only the sections whose text changed since the previous load are scanned and validated again
@@ -180,7 +183,10 @@ class Loader:
             return [before.session]
         reuse = None
         if before is not None and len(before.doc.items) == len(before.session.sections):
-            reuse = Reuse(before.text, before.doc, text)
+            try:
+                reuse = Reuse(before.text, before.doc, text, before.data, data if not _followed(path) else None)
+            except Exception:  # a slip in what is kept costs the reuse, never the load
+                reuse = None
         doc = fast_json(text, reuse=reuse)
         turns = None
         if doc is not None:
@@ -192,7 +198,9 @@ class Loader:
             return _session.parse_turns(text, path, "json")
         with self._lock:
             self._documents.pop(key, None)
-            self._documents[key] = _Loaded(text, doc, turns[0])  # type: ignore[arg-type]
+            # the bytes only help to find the change in a text of wide characters (an ASCII text's
+            # slices are plain copies); kept only then
+            self._documents[key] = _Loaded(text, doc, turns[0], None if text.isascii() else data)  # type: ignore[arg-type]
             while len(self._documents) > self._documents_kept:
                 self._documents.popitem(last=False)
         return turns

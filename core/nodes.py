@@ -284,6 +284,14 @@ class FastDocument:
     items: list[tuple[int, int, Any, int]] = field(default_factory=list)
     strings: bool = False  # whether strings were checked for surrogates
     list_end: int = -1  # offset just after the ``sections`` list's closing bracket (-1: no items)
+    # for ``Reuse``: where each positioned value starts (document order) and its (line, column), the
+    # first line and column the positions count from, and where the first ``\\u`` escape and the first
+    # escaped surrogate are (-1: none; the surrogate ``None`` when not looked for)
+    offsets: list[int] = field(default_factory=list)
+    places: list[tuple[int, int]] = field(default_factory=list)
+    origin: tuple[int, int] = (1, 1)
+    escape_at: int = -1
+    surrogate_at: int | None = None
 
     def view(self) -> Node:
         """The whole document as (unpositioned) nodes, for content detectors."""
@@ -372,14 +380,15 @@ class Reuse:
     scanner's result depends on the item's text alone, and that text was accepted before.
     """
 
-    __slots__ = ("delta", "ends", "index", "items", "list_end", "prefix", "spans", "strings", "suffix_start")
+    __slots__ = ("delta", "ends", "escape_at", "index", "items", "list_end", "newlines", "nodes", "origin", "places",
+                 "prefix", "spans", "strings", "suffix_newline", "suffix_start", "surrogate_at")
 
     _CHUNK = 4096
 
-    def __init__(self, old_text: str, old: FastDocument, new_text: str) -> None:
-        self.prefix = _common_prefix(old_text, new_text, self._CHUNK)
-        limit = min(len(old_text), len(new_text)) - self.prefix
-        suffix = _common_suffix(old_text, new_text, limit, self._CHUNK)
+    def __init__(
+        self, old_text: str, old: FastDocument, new_text: str, old_data: bytes | None = None, new_data: bytes | None = None
+    ) -> None:
+        self.prefix, suffix = _common_ends(old_text, new_text, old_data, new_data, self._CHUNK)
         self.suffix_start = len(old_text) - suffix  # in the old text
         self.delta = len(new_text) - len(old_text)
         self.items = {start: (end, value, size) for start, end, value, size in old.items}
@@ -388,6 +397,50 @@ class Reuse:
         self.ends = [span[1] for span in old.items]
         self.list_end = old.list_end
         self.strings = old.strings
+        # Positions: a value before the change is where it was; one after it is as many lines further
+        # as the change added, at the same column once a line break after the change precedes it.
+        new_end = self.suffix_start + self.delta
+        self.newlines = new_text.count("\n", self.prefix, new_end) - old_text.count("\n", self.prefix, self.suffix_start)
+        self.suffix_newline = new_text.find("\n", new_end)
+        self.places = dict(zip(old.offsets, old.places, strict=True))
+        self.origin = old.origin
+        listed = old.root.value.get("sections") if isinstance(old.root.value, dict) else None
+        self.nodes: dict[int, Node] = {}
+        if listed is not None and isinstance(listed.value, list) and len(listed.value) == len(old.items):
+            self.nodes = {span[0]: node for span, node in zip(old.items, listed.value, strict=True)}
+        self.escape_at = old.escape_at
+        self.surrogate_at = old.surrogate_at
+
+    def place(self, pos: int) -> tuple[int, int] | None:
+        """``(line, column)`` of a value starting at ``pos`` of the new text, when known from the old one."""
+        if pos <= self.prefix:  # a position depends only on the text before it
+            return self.places.get(pos)
+        new_end = self.suffix_start + self.delta
+        if pos < new_end or not 0 <= self.suffix_newline < pos:
+            return None  # in the change, or on the line the change ends on: counted
+        found = self.places.get(pos - self.delta)
+        return None if found is None else (found[0] + self.newlines, found[1])
+
+    def node(self, pos: int, value: Any, place: tuple[int, int]) -> Node | None:
+        """The old node of an unchanged item now at ``pos``, when it holds ``value`` at ``place``."""
+        found = self.nodes.get(pos if pos <= self.prefix else pos - self.delta)
+        if found is not None and found.value is value and found.line == place[0] and found.col == place[1]:
+            return found
+        return None
+
+    def first(self, text: str, old_at: int, length: int, find: Any) -> int:
+        """Where a pattern of ``length`` characters first occurs in the new text (-1: nowhere), from
+        where it first occurred in the old one (``old_at``): only the changed part is searched, and
+        what follows it when the old text's first occurrence was inside the change."""
+        if 0 <= old_at and old_at + length <= self.prefix:
+            return old_at  # the same first occurrence: the text up to it is unchanged
+        new_end = self.suffix_start + self.delta
+        found = find(text, max(0, self.prefix - length + 1), min(len(text), new_end + length - 1))
+        if found >= 0 or old_at < 0:
+            return found
+        if old_at >= self.suffix_start:
+            return old_at + self.delta
+        return find(text, new_end, len(text))
 
     def run(self, pos: int) -> tuple[list[tuple[int, int, Any, int]], int, bool] | None:
         """Several unchanged items from ``pos`` on, with the separators between them: ``(spans in the
@@ -427,19 +480,61 @@ class Reuse:
         return None
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _common_ends(old_text: str, new_text: str, old_data: bytes | None, new_data: bytes | None, chunk: int) -> tuple[int, int]:
+    """The lengths (in characters) of the common start of two texts and of their common end after it.
+
+    With the UTF-8 bytes each text was decoded from (``None``: unknown), the ends are found in the
+    bytes, whose slices are copies of up to 4 times fewer bytes than those of a text holding a
+    character past U+FFFF, with no scan for the widest character; then counted in characters.
+    """
+    if old_data is None or new_data is None or old_data.startswith(_BOM) or new_data.startswith(_BOM):
+        prefix = _common_prefix(old_text, new_text, chunk)
+        return prefix, _common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix, chunk)
+    start = _common_prefix(old_data, new_data, chunk)
+    # back to the start of a character in both (a continuation byte is 0b10xxxxxx)
+    while start and (_continues(new_data, start) or _continues(old_data, start)):
+        start -= 1
+    end = _common_suffix(old_data, new_data, min(len(old_data), len(new_data)) - start, chunk)
+    while end and _continues(new_data, len(new_data) - end):  # the same byte in both
+        end -= 1
+    # In characters: the common start decoded from whichever side of it is shorter, and the common
+    # end as what the changed middle leaves of the new text (decoding is what costs here).
+    view = memoryview(new_data)
+    if start <= len(view) // 2:
+        prefix = len(str(view[:start], "utf-8"))
+    else:
+        prefix = len(new_text) - len(str(view[start:], "utf-8"))
+    return prefix, len(new_text) - prefix - len(str(view[start : len(view) - end], "utf-8"))
+
+
+def _continues(data: bytes, at: int) -> bool:
+    """Whether the byte at ``at`` continues a UTF-8 character (``0b10xxxxxx``); false past the end."""
+    return at < len(data) and data[at] & 0xC0 == 0x80
+
+
 def _common_prefix(a: str, b: str, chunk: int) -> int:
-    """Length of the common start of ``a`` and ``b`` (growing chunks, then halving to the difference)."""
+    """Length of the common start of ``a`` and ``b`` (growing chunks, then halving to the difference).
+
+    Each probe copies a slice of ``a`` only and compares it in place in ``b`` (``startswith`` at an
+    offset): half the copying of comparing two slices, which counts for a text of wide characters.
+    """
     n = min(len(a), len(b))
     lo = 0
-    while lo < n and a[lo : lo + chunk] == b[lo : lo + chunk]:
-        lo += chunk
+    hi = 0
+    while lo < n:
+        hi = min(lo + chunk, n)
+        if not b.startswith(a[lo:hi], lo):
+            break
+        lo = hi
         chunk *= 2
-    if lo >= n:
+    else:
         return n
-    hi = min(lo + chunk, n)  # the first difference is in [lo, hi), if any
-    while hi - lo > 64:
+    while hi - lo > 64:  # the first difference is in [lo, hi)
         mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
+        if b.startswith(a[lo:mid], lo):
             lo = mid
         else:
             hi = mid
@@ -449,13 +544,19 @@ def _common_prefix(a: str, b: str, chunk: int) -> int:
 
 
 def _common_suffix(a: str, b: str, limit: int, chunk: int) -> int:
-    """Length of the common end of ``a`` and ``b``, at most ``limit``."""
+    """Length of the common end of ``a`` and ``b``, at most ``limit`` (at most the shorter length);
+    slices of ``a`` are compared in place at the end of ``b[:end]`` (``endswith``)."""
     la, lb = len(a), len(b)
     k = 0
     step = 0
+    # An edit is usually short: all but the last chunk before ``limit`` is tried in one probe first,
+    # which copies the common end once instead of about twice (growing chunks).
+    guess = limit - chunk
+    if guess > chunk and b.endswith(a[la - guess :]):
+        k = guess
     while k < limit:
         step = min(chunk, limit - k)
-        if a[la - k - step : la - k] != b[lb - k - step : lb - k]:
+        if not b.endswith(a[la - k - step : la - k], 0, lb - k):
             break
         k += step
         chunk *= 2
@@ -464,7 +565,7 @@ def _common_suffix(a: str, b: str, limit: int, chunk: int) -> int:
     lo, hi = k, k + step  # the common end is at least lo and less than hi characters long
     while hi - lo > 64:
         mid = (lo + hi) // 2
-        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+        if b.endswith(a[la - mid : la - lo], 0, lb - lo):
             lo = mid
         else:
             hi = mid
@@ -493,7 +594,16 @@ def _fast_json(text: str, first_line: int, first_col: int, reuse: Reuse | None =
     scan = _SCAN
     # parse_json refuses a string holding a surrogate only when the string has a \u escape: strings
     # are looked at only when the text has one (and, if all ASCII, one of \ud800-\udfff).
-    strings = "\\u" in text and (not text.isascii() or _ESCAPED_SURROGATE.search(text) is not None)
+    if reuse is not None and reuse.origin != (first_line, first_col):
+        reuse = None
+    escape_at = reuse.first(text, reuse.escape_at, 2, _find_escape) if reuse is not None else text.find("\\u")
+    surrogate_at = None
+    if escape_at >= 0 and text.isascii():
+        if reuse is not None and reuse.surrogate_at is not None:
+            surrogate_at = reuse.first(text, reuse.surrogate_at, 4, _find_surrogate)
+        else:
+            surrogate_at = _find_surrogate(text, 0, len(text))
+    strings = escape_at >= 0 and (surrogate_at is None or surrogate_at >= 0)
     if reuse is not None and reuse.strings != strings:
         reuse = None
     spans: list[tuple[int, int, Any, int]] = []
@@ -577,20 +687,43 @@ def _fast_json(text: str, first_line: int, first_col: int, reuse: Reuse | None =
             break
     if skip(text, pos).end() < len(text) or count > MAX_NODES:  # type: ignore[union-attr]
         return None
-    where = iter(_positions(text, offsets, first_line, first_col))
+    places = _positions(text, offsets, first_line, first_col, reuse.place if reuse is not None else None)
+    where = iter(places)
     line, col = next(where)
     fields: dict[str, Node] = {}
     for key, value, listed in shallow:
         at = next(where)
         if listed:
-            fields[key] = Node([ShallowNode(item, *next(where)) for item in value], *at)
+            if reuse is None:
+                fields[key] = Node([ShallowNode(item, *next(where)) for item in value], *at)
+            else:  # an unchanged item at its old place keeps its node
+                nodes = []
+                for span in spans:
+                    place = next(where)
+                    nodes.append(reuse.node(span[0], span[2], place) or ShallowNode(span[2], *place))
+                fields[key] = Node(nodes, *at)
         else:
             fields[key] = ShallowNode(value, *at)
-    return FastDocument(Node(fields, line, col), members, spans, strings, list_end)
+    return FastDocument(Node(fields, line, col), members, spans, strings, list_end, offsets, places, (first_line, first_col),
+                        escape_at, surrogate_at)
 
 
-def _positions(text: str, offsets: list[int], first_line: int, first_col: int) -> list[tuple[int, int]]:
-    """(line, column) of each offset (ascending), as ``_Lines.at`` gives them, in one pass."""
+def _find_escape(text: str, start: int, end: int) -> int:
+    return text.find("\\u", start, end)
+
+
+def _find_surrogate(text: str, start: int, end: int) -> int:
+    found = _ESCAPED_SURROGATE.search(text, start, end)
+    return -1 if found is None else found.start()
+
+
+def _positions(
+    text: str, offsets: list[int], first_line: int, first_col: int, known: Any = None
+) -> list[tuple[int, int]]:
+    """(line, column) of each offset (ascending), as ``_Lines.at`` gives them, in one pass.
+
+    ``known(offset)``, when given, answers the place of an offset without counting (``None``: count).
+    """
     result = []
     line = first_line
     line_start = 0
@@ -598,6 +731,14 @@ def _positions(text: str, offsets: list[int], first_line: int, first_col: int) -
     count = text.count
     rfind = text.rfind
     for offset in offsets:
+        if known is not None:
+            found = known(offset)
+            if found is not None:
+                line = found[0]
+                line_start = offset - found[1] + 1 + (first_col - 1 if line == first_line else 0)
+                result.append(found)
+                previous = offset
+                continue
         newline = rfind("\n", previous, offset)
         if newline >= 0:
             line += count("\n", previous, offset)

@@ -49,6 +49,11 @@ FORMATS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl"}
 
 def read_text(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str:
     """Read ``path`` as UTF-8 text, refusing directories, oversized and binary files before parsing."""
+    return decode_text(read_bytes(path, max_bytes), path, partial_tail=path.lower().endswith(".jsonl"))
+
+
+def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path`` as ``read_text`` reads them (same refusals), before decoding."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -84,7 +89,7 @@ def read_text(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str:
         )
     if not data and not regular:
         raise SessionError("nothing to read (not a regular file)", "pass the path of a session file", path)
-    return decode_text(data, path, partial_tail=path.lower().endswith(".jsonl"))
+    return data
 
 
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)

@@ -56,6 +56,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 # while the others are idle. Each is self-contained (no test depends on another's order).
 LONGEST_FIRST = (
     "tests/test_benchmarks_smoke.py::",
+    "tests/tui/test_hostile.py::test_hostile_session_on_every_view",
+    "tests/tui/test_reload.py::test_following_does_not_accumulate_widgets",
 )
 
 

@@ -1,4 +1,4 @@
-"""Which notifications a new plan deserves: thresholds crossed, cache breaks, overflow, errors.
+"""Which notifications a new plan deserves: thresholds crossed, cache breaks, errors asked for.
 
 Pure: the app keeps the previous ``Watermark`` and shows what ``alerts`` returns as toasts.
 """
@@ -45,9 +45,8 @@ def alerts(previous: Watermark, plan: Plan | None, error: str | None) -> tuple[l
         out.append(Alert(message, severity, "budget pressure"))
     elif now < previous.band:
         out.append(Alert(f"context usage back to {usage}%", "information", "budget pressure"))
-    if not plan.ok and previous.ok:
-        message = (plan.error or {}).get("message", "critical sections do not fit")
-        out.append(Alert(printable(message, 300), "error", "critical overflow"))
+    # a critical overflow is not toasted: the status line's error row and the gauge's badge show it for
+    # as long as it lasts (one place per error, and no toast over the section bars it explains)
     turn_key = (plan.session.path, plan.session.turn)
     if plan.session.turn > 1 and plan.prefix_cache == "miss" and turn_key != previous.turn_key:
         out.append(Alert(

@@ -44,19 +44,22 @@ from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.keys import KEYS, bindings
 from tokenbox.tui.messages import ConfigChanged, FileChanged, PlanComputed, TimelineFilled
 from tokenbox.tui.planner import Outcome, Planner, PlanRequest, TurnPoint
+from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.sections import SectionBars, SectionHeader
 from tokenbox.tui.state import ViewState
 from tokenbox.tui.status import Status, StatusLine
 from tokenbox.tui.terminal import TerminalGone, driver_class
 from tokenbox.tui.timeline import Timeline
+from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
-from tokenbox.tui.view import View, use_thresholds
+from tokenbox.tui.view import View, fmt, use_thresholds
 
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
 WORKING_AFTER = 0.5  # seconds: a plan running longer says so in the status line
+STALE_AFTER = 0.1  # seconds: a reload running longer marks the plan on screen stale (a quicker one just replaces it)
 NARROW = 120  # columns: below this the sidebar narrows (and the top bar's session name shortens)
 WIDE = 180  # columns: from this the sidebar widens (longer trace lines and breakdown labels)
 NARROW_NAME = 24  # characters of the session name in the top bar below NARROW columns
@@ -186,7 +189,7 @@ class TokenboxApp(App[None]):
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
-        yield Static(id="topbar")
+        yield TopBar(id="topbar")
         with Horizontal(id="body"):
             with Vertical(id="sidebar"):
                 yield Gauge(id="gauge")
@@ -269,19 +272,28 @@ class TokenboxApp(App[None]):
 
     def _start(self, request: PlanRequest) -> None:
         self._in_flight = request
-        self._track_progress(working=False)
-        self.set_timer(WORKING_AFTER, lambda: self._still_working(request))
         self._plan_worker(request)
+        # Not marked stale yet: a reload that is done within a few frames just replaces the plan, and
+        # redrawing the status line for it would only take the UI thread (and the GIL) from the planner
+        # and the next frame from the new plan. One timer: stale after STALE_AFTER, working after WORKING_AFTER.
+        self._track_progress(working=False, mark_stale=False)
+        self.set_timer(STALE_AFTER, lambda: self._still_running(request))
+
+    def _still_running(self, request: PlanRequest) -> None:
+        if self._in_flight is request:
+            self._track_progress()
+            self.set_timer(WORKING_AFTER - STALE_AFTER, lambda: self._still_working(request))
 
     def _still_working(self, request: PlanRequest) -> None:
         if self._in_flight is request:
             self._track_progress(working=True)
 
-    def _track_progress(self, working: bool | None = None) -> None:
-        """The planner's progress into the state: working (slow), and stale (the file is read again)."""
+    def _track_progress(self, working: bool | None = None, *, mark_stale: bool = True) -> None:
+        """The planner's progress into the state: working (slow), and stale (the file is read again;
+        with ``mark_stale`` False a plan not marked stale yet stays unmarked)."""
         state = self.state
         working = state.working if working is None else working
-        stale = self._dirty and self.busy
+        stale = self._dirty and self.busy and (mark_stale or state.stale)
         if (working, stale) != (state.working, state.stale):
             self.state = replace(state, working=working, stale=stale)
 
@@ -365,17 +377,17 @@ class TokenboxApp(App[None]):
             if self._follow_up is not None:
                 queued, self._follow_up = self._follow_up, None
                 self._start(queued)
-            else:
-                self._track_progress(working=False)
         if not self.accepts(outcome) or request.seq < self._handled_seq:
-            self._track_progress()
+            self._track_progress(working=self.state.working and self.busy)
             return
         self._handled_seq = request.seq
         if request.reload and request.seq == self._seq:
             self._dirty = False
         state = self.state.with_outcome(outcome, None if self.frozen else time.strftime("%H:%M:%S"))
         found, watermark = alerts(state.watermark, outcome.plan, None)
-        self.state = replace(state, watermark=watermark, stale=self._dirty and self.busy)
+        # the progress with it: one new state, one draw (not a status-line draw before the plan's)
+        self.state = replace(state, watermark=watermark, stale=self._dirty and self.busy and state.stale,
+                             working=state.working and self.busy)
         for alert in found:
             self.notify(alert.message, title=alert.title, severity=alert.severity,  # type: ignore[arg-type]
                         timeout=self.toast_seconds or TOAST_SECONDS.get(alert.severity, 4.0), markup=False)
@@ -452,7 +464,7 @@ class TokenboxApp(App[None]):
         if changed("sidebar_shown"):
             self._layout_sidebar(new)
         if not changed("plan", "step", "timeline", "turn", "sidebar", "selected", "waiting", "file_error",
-                       "settings_error"):
+                       "settings_error", "sidebar_shown"):
             self._refresh_status()  # progress, what-if or reload time only: the view is as it was
             return
         view = new.view()  # the layout at the step shown (worked out from the trace: once per draw)
@@ -466,12 +478,11 @@ class TokenboxApp(App[None]):
         if changed("plan", "step", "selected"):
             self.query_one(SectionBars).show(view, new.selected if view else None)
             # one row, fixed by the stylesheet: no layout pass (a new plan already redraws enough)
-            self.query_one("#detail-title", Static).update(Text(self._detail_title(new, view), end=""), layout=False)
+            show_text(self.query_one("#detail-title", Static), Text(self._detail_title(new, view), end=""), layout=False)
         if changed("plan", "step", "selected", "waiting", "file_error", "settings_error"):
             self.query_one(DetailView).show(view, new.selected if view else None, self._detail_message(new))
-        if changed("plan", "step", "timeline", "turn"):
-            topbar = Text(self._topbar(new, view), no_wrap=True, overflow="ellipsis", end="")
-            self.query_one("#topbar", Static).update(topbar, layout=False)  # one row, fixed by the stylesheet
+        if changed("plan", "step", "timeline", "turn", "sidebar_shown"):
+            self.query_one(TopBar).show(*self._topbar(new, view))
         self._refresh_status()
 
     def _show_timelines(self, state: ViewState, view: View | None) -> None:
@@ -519,7 +530,8 @@ class TokenboxApp(App[None]):
             error = "critical overflow: " + (state.plan.error or {}).get("message", "")
         plan_ms = None if self.frozen or state.outcome is None else state.outcome.plan_seconds * 1000
         self.query_one(StatusLine).show(
-            Status(self.display_name, None if self.frozen else state.reloaded, state.changes, plan_ms, error, self._note())
+            Status(self.display_name, None if self.frozen else state.reloaded, state.changes, plan_ms, error, self._note(),
+                   first=state.first_load)
         )
 
     def _note(self) -> str:
@@ -571,21 +583,27 @@ class TokenboxApp(App[None]):
         result = view.plan.sections[state.selected]
         return f"Detail — {plain(result.id, FIELD_LIMIT)} after step {view.step}"
 
-    def _topbar(self, state: ViewState, view: View | None) -> str:
+    def _topbar(self, state: ViewState, view: View | None) -> tuple[list[str], int, int]:
+        """The top bar's fields, the index of the name and of the last field the name gives way for."""
         if view is None:
-            return f"tokenbox · {plain(self.display_name, FIELD_LIMIT)}"  # plain(): names may hold escapes
+            return ["tokenbox", plain(self.display_name, FIELD_LIMIT)], 1, 1  # plain(): names may hold escapes
         plan = view.plan
         # capped (redrawn per key); on a narrow terminal shorter still, so the turn and step stay in view
         name_limit = FIELD_LIMIT if self.size.width >= NARROW else NARROW_NAME
-        parts = ["tokenbox", plain(plan.session.name or self.display_name, name_limit)]
+        parts = ["tokenbox"]
+        if not self.query_one("#sidebar").display:  # the gauge is hidden: its headline comes up here
+            parts.append(_headline(view))
+        name = len(parts)
+        parts.append(plain(plan.session.name or self.display_name, name_limit))
         if plan.session.turn_count > 1 or state.timeline:
             parts.append(f"turn {plan.session.turn}/{plan.session.turn_count}"
                          + (" (following)" if state.following else " (pinned)"))
         parts.append(f"step {view.step}/{view.last_step}" + (" final" if view.step == view.last_step else ""))
+        essential = len(parts) - 1  # up to the step: the name gives way for these
         parts.append(f"policy {plain(plan.trimming)}")
         parts.append(f"{plain(plan.tokenizer.name, FIELD_LIMIT)}{'' if plan.tokenizer.exact else ' ≈'}")
-        parts.append(f"max_ctx {plan.budget.max_ctx}")
-        return " · ".join(parts)
+        parts.append(f"max_ctx {fmt(plan.budget.max_ctx)}")
+        return parts, name, essential
 
     # ------------------------------------------------------------------ actions
 
@@ -739,6 +757,20 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
         except KeyboardInterrupt:
             return 130
     return 0
+
+
+def _headline(view: View) -> str:
+    """The gauge's headline in words, for the top bar while the sidebar is hidden."""
+    plan = view.plan
+    if view.state.deficit > 0 or not plan.ok:
+        note = " over budget"
+    elif plan.pending:
+        note = " pending"
+    elif plan.headline_kind == "recorded":
+        note = " recorded"
+    else:
+        note = ""
+    return f"context {view.headline_approx}{view.percent}%{note}"
 
 
 def _applicable(state: ViewState) -> tuple[bool, bool]:

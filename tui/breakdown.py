@@ -24,6 +24,7 @@ from tokenbox.tui.view import View, fmt
 LABEL_WIDTH = 17  # "tool definitions" and a blank
 COUNT_WIDTH = 8  # "≈200 000": rows (with " ✂") stay within 35 cells, the sidebar less a scrollbar
 SHARE_WIDTH = 6  # "100.0%"
+MIN_LABEL_WIDTH = 8  # the narrowest label column: "joins", "total" and a cut name stay legible
 NOT_RECORDED = "system prompt + tools"  # what Claude Code transcripts leave out
 UNKNOWN = "not in the file"
 
@@ -131,10 +132,20 @@ def cells(t: Text, text: str, width: int, style: Style | str = "", *, right: boo
         t.append(pad)
 
 
-def _row(label: str, count: str, tail: str = "", style: Style | str = "", tail_style: Style | str = "dim") -> Text:
-    """`` label      count  tail``: the label left-aligned, the count right-aligned, the tail after a blank."""
+def label_width(width: int | None) -> int:
+    """The label column for a panel ``width`` cells wide: narrower where the sidebar is, so that the
+    counts and shares stay whole and the labels (names) take the ellipsis; ``LABEL_WIDTH`` at most."""
+    if width is None:
+        return LABEL_WIDTH
+    return max(MIN_LABEL_WIDTH, min(LABEL_WIDTH, width - COUNT_WIDTH - 1 - SHARE_WIDTH - len(" ✂")))
+
+
+def _row(label: str, count: str, tail: str = "", style: Style | str = "", tail_style: Style | str = "dim",
+         labels: int = LABEL_WIDTH) -> Text:
+    """`` label      count  tail``: the label left-aligned in ``labels`` cells, the count right-aligned,
+    the tail after a blank."""
     t = Text(no_wrap=True, end="")
-    cells(t, label, LABEL_WIDTH, style)
+    cells(t, label, labels, style)
     cells(t, count, COUNT_WIDTH, style, right=True)
     if tail:
         t.append(" ")
@@ -145,43 +156,45 @@ def _row(label: str, count: str, tail: str = "", style: Style | str = "", tail_s
     return t
 
 
-def breakdown_lines(view: View, styles: Styles = PLAIN) -> list[Text]:
-    """The panel's rows: a header, one row per group, joins, the total; recorded usage; tools by cost."""
+def breakdown_lines(view: View, styles: Styles = PLAIN, width: int | None = None) -> list[Text]:
+    """The panel's rows, ``width`` cells wide at most (a number is never cut): a header, one row per group,
+    joins, the total; recorded usage; tools by cost."""
+    labels = label_width(width)
     b = breakdown(view)
     trimmed_style = styles["breakdown--trimmed"]
     approx = b.approx
     lines: list[Text] = []
     header = Text(no_wrap=True, end="")
-    cells(header, "by category" if b.imported else "by section kind", LABEL_WIDTH, "dim")
+    cells(header, "by category" if b.imported else "by section kind", labels, "dim")
     cells(header, "tokens", COUNT_WIDTH, "dim", right=True)
     header.append(" ")
     cells(header, "share", SHARE_WIDTH, "dim", right=True)
     lines.append(header)
     for group in b.groups:
         trimmed = group.tokens < group.tokens_before
-        row = _row(group.label, fmt(group.tokens, approx), share(group.tokens, b.total))
+        row = _row(group.label, fmt(group.tokens, approx), share(group.tokens, b.total), labels=labels)
         if trimmed:
             row.append(" ✂", trimmed_style)
         lines.append(row)
-    lines.append(_row("joins", fmt(b.joins, approx), share(b.joins, b.total) if b.joins else ""))
-    total = _row("total" if b.recorded is None else "estimate", fmt(b.total, approx), share(b.total, b.total), "bold", "bold")
+    lines.append(_row("joins", fmt(b.joins, approx), share(b.joins, b.total) if b.joins else "", labels=labels))
+    total = _row("total" if b.recorded is None else "estimate", fmt(b.total, approx), share(b.total, b.total), "bold", "bold", labels=labels)
     lines.append(total)
     if b.total != b.total_before:
         lines.append(_row("untrimmed", fmt(b.total_before, approx), f"✂ {fmt(b.total_before - b.total, approx)}",
-                          tail_style=trimmed_style))
+                          tail_style=trimmed_style, labels=labels))
     if b.recorded is not None:
-        lines.append(_row("+ unaccounted", fmt(b.unaccounted or 0, approx)))
-        lines.append(_row("= recorded", fmt(b.recorded), style=styles["breakdown--recorded"]))
+        lines.append(_row("+ unaccounted", fmt(b.unaccounted or 0, approx), labels=labels))
+        lines.append(_row("= recorded", fmt(b.recorded), style=styles["breakdown--recorded"], labels=labels))
         lines.append(Text(f"unaccounted: {b.not_recorded}", "dim", no_wrap=True, end=""))
     if b.cache_prefix is not None:
-        lines.append(_row("cache prefix", fmt(b.cache_prefix, approx), f"{b.cache_marks} marks"))
+        lines.append(_row("cache prefix", fmt(b.cache_prefix, approx), f"{b.cache_marks} marks", labels=labels))
     if b.tools:
         lines.append(Text(""))
         tools = Text(no_wrap=True, end="", style="bold")
         tools.append(f"Tools by cost ({len(b.tools)})")
         lines.append(tools)
         for tool in b.tools:
-            row = _row(tool.label, fmt(tool.tokens, approx), share(tool.tokens, b.total))
+            row = _row(tool.label, fmt(tool.tokens, approx), share(tool.tokens, b.total), labels=labels)
             lines.append(row)
     return lines
 
@@ -199,7 +212,8 @@ class BreakdownView(Themed, LineView, inherit_bindings=False, can_focus=False):
 
     def show(self, view: View | None) -> None:
         self._view = view
-        lines = breakdown_lines(view, self.component_styles()) if view is not None else [Text("no plan", "dim")]
+        width = self.scrollable_content_region.width or None  # none before the first layout
+        lines = breakdown_lines(view, self.component_styles(), width) if view is not None else [Text("no plan", "dim")]
         self.set_lines(lines)
 
     def restyle(self) -> None:

@@ -179,6 +179,7 @@ class DetailView(Themed, LineView, inherit_bindings=False):
         self.index: int | None = None
         self.message: str | None = None
         self._last_key: tuple | None = None
+        self._content: tuple | None = None  # what the rows were built from (``_content_of``)
         self._source: Iterator[Text] | None = None
         self._count = 0
 
@@ -189,7 +190,17 @@ class DetailView(Themed, LineView, inherit_bindings=False):
         same_section = self._last_key is not None and self._last_key[2] == index and self._last_key[0] == key[0]
         self.view, self.index, self.message = view, index, message
         self._last_key = key
+        content = self._content_of(view, index, message)
+        if content == self._content:
+            return  # a new plan, but this section's detail reads the same (an edit elsewhere): keep the rows
+        self._content = content
         self._rebuild(keep_scroll=same_section)
+
+    @staticmethod
+    def _content_of(view: View | None, index: int | None, message: str | None) -> tuple:
+        """What the rows are built from (but the width and the styles, which rebuild them by themselves)."""
+        shown = view is not None and index is not None and index < len(view.plan.sections)
+        return (index, message, tuple(detail_blocks(view, index)) if shown else None)  # type: ignore[arg-type]
 
     def _rebuild(self, keep_scroll: bool = True) -> None:
         width = max(10, (self.scrollable_content_region.width or 60) - 1)

@@ -9,6 +9,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 from tokenbox.core.config import WHAT_IF_STEP_PERCENT
+from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
 from tokenbox.tui.view import View, bar_class, fmt, gauge_cells, level
@@ -30,7 +31,7 @@ class Gauge(Themed, Static):
     def show(self, view: View | None) -> None:
         self._view = view
         self.last_text = render_gauge(view, max(10, self.content_region.width or 34), self.component_styles())
-        self.update(self.last_text)
+        show_text(self, self.last_text)  # an edit elsewhere often leaves the gauge as it was
 
     def restyle(self) -> None:
         self.show(self._view)
@@ -41,8 +42,11 @@ def _cell_style(kind: str, styles: Styles) -> Style:
     return styles[bar_class(0) if kind == "section" else f"gauge--{kind}"]
 
 
+ROW_START = 14  # a row's label column (12) and its swatch and blank: where the value starts
+
+
 def _row(out: Text, label: str, value: str | Text, style: str | Style = "", swatch: str = "", styles: Styles = PLAIN) -> None:
-    out.append(f"{label:<12}", "dim")
+    out.append(f"{label:<{ROW_START - 2}}", "dim")
     if swatch:
         out.append(CELLS[swatch], _cell_style(swatch, styles))
         out.append(" ")
@@ -91,8 +95,13 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
     used = Text(f"{fmt(view.total, view.headline_approx)} / {fmt(b.max_ctx)}", headline)
     _row(out, "used", used, swatch="section", styles=styles)
     free = b.available - view.total
-    _row(out, "available", f"{fmt(b.available)}  " + (f"free {fmt(free, approx)}" if free >= 0 else f"over {fmt(-free, approx)}"),
-         "" if free >= 0 else crit, swatch="free" if free >= 0 else "over", styles=styles)
+    room = f"free {fmt(free, approx)}" if free >= 0 else f"over {fmt(-free, approx)}"
+    swatch = "free" if free >= 0 else "over"
+    if ROW_START + len(fmt(b.available)) + 2 + len(room) <= width:
+        _row(out, "available", f"{fmt(b.available)}  {room}", "" if free >= 0 else crit, swatch=swatch, styles=styles)
+    else:  # a narrow sidebar: the free (or over) count on a row of its own rather than cut
+        _row(out, "available", fmt(b.available), swatch=swatch, styles=styles)
+        _row(out, room[:4], room[5:], "" if free >= 0 else crit)
     _row(out, "reserve_out", fmt(b.reserve_out), swatch="reserve", styles=styles)
     _row(out, "headroom", f"{fmt(b.max_ctx - b.available - b.reserve_out)} ({b.headroom:g})", swatch="headroom", styles=styles)
     _row(out, "joins", fmt(view.joins, approx), swatch="joins", styles=styles)
@@ -100,14 +109,17 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
         _row(out, "what-if", f"max_ctx {plan.what_if * WHAT_IF_STEP_PERCENT:+d}% of {fmt(plan.base_max_ctx)}",
              styles["gauge--info"] + Style(bold=True))
     tokenizer = Text(plain(plan.tokenizer.name, FIELD_LIMIT))
-    tokenizer.append(" exact" if plan.tokenizer.exact else " ≈ approximate",
+    fits = ROW_START + len(tokenizer) + len(" ≈ approximate") <= width
+    tokenizer.append(" exact" if plan.tokenizer.exact else " ≈ approximate" if fits else " ≈",
                      "dim" if plan.tokenizer.exact else warn)
     _row(out, "tokenizer", tokenizer)
     _row(out, "policy", plain(plan.trimming))
     prefix = plan.prefix_cache
-    broken = prefix == "miss" and plan.session.turn > 1
-    _row(out, "prefix", prefix + ("  ✗ break" if broken else ""),
-         crit if broken else "")
+    # a first turn always misses (nothing was cached yet); only a later miss breaks the provider's cache
+    first = plan.session.turn <= 1
+    broken = prefix == "miss" and not first
+    note = "  ✗ break" if broken else " (cold)" if prefix == "miss" else ""
+    _row(out, "prefix", prefix + note, crit if broken else "")
     _row(out, "context", plan.context_cache)
     if not plan.ok:
         overflow = Text()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 from typing import ClassVar
 
+from rich.console import Console, Group
 from rich.style import Style
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -15,33 +18,53 @@ from tokenbox.tui.keys import KEYS
 from tokenbox.tui.styles import PLAIN, Styles, styles_of
 from tokenbox.tui.view import thresholds
 
-ABOUT = """\
-The inspector follows the session file and re-plans it on every change; it never writes the file.
-Gauge: usage of max_ctx after the shown step — green below {0}%, yellow below {1}%, red from there
-  on or when the layout at the shown step is over budget; the bar shows each section's share,
-  joins (separators), reserve_out, headroom and free space; ≈ marks numbers from an approximate
-  tokenizer (or a turn still pending). Caches: prefix/context hit, miss or none (no earlier turn).
-Sections: tokens before → after, a bar where a full bar is the largest part (█ kept, ░ trimmed,
-  ┄ allotment: room the layout grants beyond the text), ◆ critical, ◀ the section changed by the shown step.
-Trace: step 0 is untrimmed; Δ is the deficit still to trim after a step ("fits" when none);
-  stepping moves the gauge, the bars and the detail together and selects the section it changed.
-Detail: the section's text after the shown step; ✂ marks text that was cut.
-A broken file keeps the last good plan on screen with the error in the status line.
-ctrl+p opens the command palette; Tab moves the focus; q or ctrl+q quits."""
+# the legend: a term and its paragraph (Rich wraps each paragraph at words, under the paragraph's start)
+INTRO = "The inspector follows the session file and re-plans it on every change; it never writes the file."
+LEGEND: tuple[tuple[str, str], ...] = (
+    ("Gauge", "Usage of max_ctx after the shown step: green below {0}%, yellow below {1}%, red from there on or "
+              "when the layout at the shown step is over budget. The bar shows each section's share, joins "
+              "(separators), reserve_out, headroom and free space; ≈ marks numbers from an approximate tokenizer "
+              "(or a turn still pending)."),
+    ("Caches", "prefix hit: the cached prefix is the same as the earlier turn's; miss: it changed, a provider "
+               "cache break (✗) after the first turn, cold on the first; context reused, rebuilt or skipped "
+               "(heartbeat/delegation); none: the session has no such section."),
+    ("Sections", "Tokens before → after, a bar where a full bar is the largest part (█ kept, ░ trimmed, ┄ allotment: "
+                 "room the layout grants beyond the text), ◆ critical, ◀ the section changed by the shown step."),
+    ("Trace", "Step 0 is untrimmed; Δ is the deficit still to trim after a step (\"fits\" when none); stepping moves "
+              "the gauge, the bars and the detail together and selects the section it changed."),
+    ("Detail", "The section's text after the shown step; ✂ marks text that was cut."),
+    ("Errors", "A broken file keeps the last good plan on screen with the error in the status line."),
+    ("More", "ctrl+p opens the command palette; Tab moves the focus; q or ctrl+q quits."),
+)
 
 
-def help_text(styles: Styles = PLAIN) -> Text:
-    """The help text; keys in the ``help--key`` style."""
+def _grid() -> Table:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    return grid
+
+
+def help_text(styles: Styles = PLAIN) -> Group:
+    """The help: every key and the legend, in two columns whose text wraps under itself; keys and
+    terms in the ``help--key`` style."""
     key_style = styles["help--key"] + Style(bold=True)
-    t = Text(end="")
-    t.append("tokenbox-tui — keys\n\n", Style(bold=True))
+    keys = _grid()
     for key in KEYS:
-        t.append(f"  {key.shown:<7}", key_style)
-        t.append(f"{key.help}\n")
-    t.append("  Esc    ", key_style)
-    t.append("Leave the detail / close this help\n\n")
-    t.append(ABOUT.format(*thresholds()))
-    return t
+        keys.add_row(Text(f" {key.shown}", key_style), Text(key.help))
+    keys.add_row(Text(" Esc", key_style), Text("Leave the detail / close this help"))
+    legend = _grid()
+    levels = thresholds()
+    for term, paragraph in LEGEND:
+        legend.add_row(Text(term, key_style), Text(paragraph.format(*levels)))
+    return Group(Text("tokenbox-tui — keys", Style(bold=True)), Text(INTRO), Text(""), keys, Text(""), legend)
+
+
+def help_plain(width: int = 100) -> str:
+    """The help as plain text at ``width`` columns (what a test or a pipe reads)."""
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    console.print(help_text())
+    return console.export_text()
 
 
 class HelpScreen(ModalScreen[None]):

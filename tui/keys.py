@@ -16,11 +16,19 @@ class Key:
     help: str  # one line for the help screen and the command palette
     shown: str  # how the key is written for people
     footer: bool = True
+    group: str = ""  # keys of one group share a footer label ("← → step"), which keeps the footer short
 
 
+# the footer labels of the key pairs
+STEP_GROUP, BUDGET_GROUP, TURN_GROUP = "step", "budget", "turn"
+
+
+# The footer shows the keys in this order and an 80-column terminal clips it at the right, so the keys
+# people need first come first (help before the policy and tokenizer switches).
 KEYS: tuple[Key, ...] = (
-    Key("left", "step(-1)", "step◀", "Step backward through the trim trace (step 0 = untrimmed)", "←"),
-    Key("right", "step(1)", "step▶", "Step forward through the trim trace", "→"),
+    Key("left", "step(-1)", "step◀", "Step backward through the trim trace (step 0 = untrimmed)", "←",
+        group=STEP_GROUP),
+    Key("right", "step(1)", "step▶", "Step forward through the trim trace", "→", group=STEP_GROUP),
     Key("home", "step_to(0)", "untrimmed", "Show the untrimmed layout (step 0)", "Home", footer=False),
     Key("end", "step_to(-1)", "final", "Show the final layout (last step)", "End", footer=False),
     Key("up", "select(-1)", "section↑", "Select the previous section", "↑", footer=False),
@@ -28,22 +36,27 @@ KEYS: tuple[Key, ...] = (
     Key("pageup", "select(-10)", "page↑", "Select the section ten rows up", "PgUp", footer=False),
     Key("pagedown", "select(10)", "page↓", "Select the section ten rows down", "PgDn", footer=False),
     Key("enter", "focus_detail", "detail", "Focus the selected section's text (Esc to come back)", "Enter", footer=False),
-    Key("plus,equals_sign", "budget(1)", "budget+", f"What-if: raise max_ctx by {STEP}% of the file's max_ctx", "+"),
-    Key("minus", "budget(-1)", "budget-", f"What-if: lower max_ctx by {STEP}% of the file's max_ctx", "-"),
+    Key("plus,equals_sign", "budget(1)", "budget+", f"What-if: raise max_ctx by {STEP}% of the file's max_ctx", "+",
+        group=BUDGET_GROUP),
+    Key("minus", "budget(-1)", "budget-", f"What-if: lower max_ctx by {STEP}% of the file's max_ctx", "-",
+        group=BUDGET_GROUP),
     Key("0", "budget(0)", "file budget", "Back to the file's budget", "0", footer=False),
-    Key("p", "policy", "policy", "Switch the trimming policy (tokenbox / progressive)", "p"),
-    Key("t", "tokenizer", "tokenizer", "Cycle through the tokenizers", "t"),
-    Key("left_square_bracket", "turn(-1)", "turn◀", "Previous turn of a .jsonl log", "["),
-    Key("right_square_bracket", "turn(1)", "turn▶", "Next turn of a .jsonl log", "]"),
+    Key("left_square_bracket", "turn(-1)", "turn◀", "Previous turn of a .jsonl log", "[", group=TURN_GROUP),
+    Key("right_square_bracket", "turn(1)", "turn▶", "Next turn of a .jsonl log", "]", group=TURN_GROUP),
     Key("f", "follow", "follow", "Follow the newest turn of a .jsonl log", "f"),
     Key("v", "sidebar", "breakdown", "Sidebar: switch between the trim trace and the token breakdown", "v"),
     Key("s", "toggle_sidebar", "sidebar", "Show or hide the sidebar (hidden by itself below 100 columns)", "s", footer=False),
     Key("question_mark", "help", "help", "Show this help", "?"),
+    Key("p", "policy", "policy", "Switch the trimming policy (tokenbox / progressive)", "p"),
+    Key("t", "tokenizer", "tokenizer", "Cycle through the tokenizers", "t"),
     Key("q", "quit", "quit", "Quit", "q"),
 )
 
 
 def bindings() -> list[Binding]:
+    """The app's bindings, in the footer's order (a group's keys are next to each other in ``KEYS``)."""
     return [
-        Binding(k.keys, k.action, k.label, show=k.footer, key_display=k.shown, tooltip=k.help) for k in KEYS
+        Binding(k.keys, k.action, k.label, show=k.footer, key_display=k.shown, tooltip=k.help,
+                group=Binding.Group(k.group) if k.group else None)
+        for k in KEYS
     ]

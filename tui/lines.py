@@ -13,9 +13,10 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from tokenbox.tui.redraw import same_text
 
 
 class LazyRows(Sequence[Text]):
@@ -41,6 +42,28 @@ class LazyRows(Sequence[Text]):
             row = self._built[index] = self._build(index)
         return row
 
+    def built(self, index: int) -> Text | None:
+        """Row ``index`` if it has been built (None otherwise: nothing is built by asking)."""
+        return self._built.get(index)
+
+
+def _built(lines: Sequence[Text], index: int) -> Text | None:
+    """Row ``index`` if it exists without building it (a lazy row never drawn has nothing to keep)."""
+    if isinstance(lines, LazyRows):
+        return lines.built(index)
+    return lines[index] if index < len(lines) else None
+
+
+def _runs(indexes: list[int]) -> list[tuple[int, int]]:
+    """Ascending ``indexes`` as ``(start, count)`` runs of consecutive rows."""
+    runs: list[tuple[int, int]] = []
+    for index in indexes:
+        if runs and runs[-1][0] + runs[-1][1] == index:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((index, 1))
+    return runs
+
 
 class LineView(ScrollView, can_focus=True):
     """Rows of pre-styled, markup-free text; ``cursor`` (or None) is highlighted."""
@@ -56,9 +79,10 @@ class LineView(ScrollView, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._lines: Sequence[Text] = []
-        self._strips: dict[int, Strip] = {}
+        self._strips: dict[int, tuple[tuple[Style, Style | None, int], Strip]] = {}  # row → (the styles it was drawn with, strip)
         self.cursor: int | None = None
         self.cursor_height = 1
+        self._pass: tuple[Style, int] | None = None  # the base style and width, worked out once per render pass
 
     @property
     def line_count(self) -> int:
@@ -71,9 +95,15 @@ class LineView(ScrollView, can_focus=True):
     def set_lines(
         self, lines: Sequence[Text], cursor: int | None = None, *, keep_scroll: bool = True, cursor_height: int = 1
     ) -> None:
-        """Show ``lines`` (a ``LazyRows`` stays lazy: with ``ELLIPSIS`` no row is built before it is drawn)."""
+        """Show ``lines`` (a ``LazyRows`` stays lazy: with ``ELLIPSIS`` no row is built before it is drawn).
+
+        Rows on screen that draw as before keep their strips, and only the rows that changed are
+        repainted: a new plan usually changes a few rows of a table, not all of them.
+        """
+        old_lines, old_strips, old_highlighted = self._lines, self._strips, self.highlighted
+        old_size = self.virtual_size
         self._lines = lines if isinstance(lines, LazyRows) else list(lines)
-        self._strips.clear()
+        self._strips = {}
         self.cursor = cursor
         self.cursor_height = cursor_height
         width = 0 if self.ELLIPSIS else max((line.cell_len for line in lines), default=0)
@@ -83,7 +113,26 @@ class LineView(ScrollView, can_focus=True):
         if cursor is not None:
             self.scroll_to_line(cursor + cursor_height - 1)
             self.scroll_to_line(cursor)
-        self.refresh()
+        if self.virtual_size != old_size or self.scrollable_content_region.area == 0:
+            # new geometry (a scroll repaints everything by itself); or not on screen (hidden, or an
+            # ancestor is): what Textual kept of the rows drawn before must go, for when it shows again
+            self.refresh()
+            return
+        changed = []
+        for index in self._visible_rows():
+            cached = old_strips.get(index)
+            if (cached is not None and (index in old_highlighted) == (index in self.highlighted)
+                    and same_text(_built(old_lines, index), self._lines[index])):
+                self._strips[index] = cached  # drawn as before: nothing to repaint
+            else:
+                changed.append(index)
+        for start, count in _runs(changed):
+            self.refresh_lines(start, count)
+
+    def _visible_rows(self) -> range:
+        """The rows in view now (the cache keeps strips of these only: others are rebuilt when drawn)."""
+        top = int(self.scroll_y)
+        return range(top, min(len(self._lines), top + self.scrollable_content_region.height))
 
     def add_lines(self, lines: list[Text]) -> None:
         """Append rows (built lazily by a subclass) without moving the scroll position or the cursor."""
@@ -105,20 +154,32 @@ class LineView(ScrollView, can_focus=True):
         elif index >= top + height:
             self.scroll_to(y=index - height + 1, animate=False)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # the widget's style walks every ancestor's styles: once per pass, not once per row
+        self._pass = (self.rich_style, self.scrollable_content_region.width)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass = None
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
-        width = self.scrollable_content_region.width
-        base = self.rich_style
+        base, width = self._pass or (self.rich_style, self.scrollable_content_region.width)
         if index >= len(self._lines):
             return Strip.blank(width, base)
-        strip = self._strips.get(index)
-        if strip is None:
+        extra = self._cursor_style() if index in self.highlighted else None
+        # a strip bakes in the widget's style, the cursor's and (cut with "…") the width: one kept by
+        # ``set_lines`` for an unchanged row is used only while they are what they were
+        key = (base, extra, width if self.ELLIPSIS else 0)
+        cached = self._strips.get(index)
+        if cached is not None and cached[0] == key:
+            strip = cached[1]
+        else:
             line = self._lines[index]
             if self.ELLIPSIS and line.cell_len > width > 1:
                 line = line.copy()
                 line.truncate(width, overflow="ellipsis")
-            extra = self._cursor_style() if index in self.highlighted else None
             segments = []
             line_base = base + self.app.console.get_style(line.style) if line.style else base
             for segment in line.render(self.app.console):
@@ -127,7 +188,7 @@ class LineView(ScrollView, can_focus=True):
             strip = Strip(segments, line.cell_len)
             if extra is not None:
                 strip = strip.extend_cell_length(max(width, line.cell_len), base + extra)
-            self._strips[index] = strip
+            self._strips[index] = (key, strip)
         return strip.crop_extend(scroll_x, scroll_x + width, base)
 
     def _cursor_style(self) -> Style:

@@ -13,6 +13,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 from tokenbox.tui.lines import LazyRows, LineView
+from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
 from tokenbox.tui.view import View, bar_class, fmt
@@ -215,7 +216,7 @@ class SectionBars(Themed, LineView, inherit_bindings=False):
         width = self.scrollable_content_region.width or 80
         cols = Columns.fit(self.view, width)
         if self.header is not None:
-            self.header.update(header_text(self.view, cols))
+            show_text(self.header, header_text(self.view, cols))
         if self.view is None:
             self.set_lines([Text("no sections", "dim")])
             return

@@ -57,7 +57,8 @@ class ViewState:
     timeline: tuple[TurnPoint, ...] = ()
     turn_count: int = 0
     changes: str = ""  # what the newest plan changed, in words
-    reloaded: str | None = None  # clock time of the last reload (None when suppressed)
+    reloaded: str | None = None  # clock time of the last reload that planned (None when suppressed)
+    first_load: bool = True  # that reload was the session's first ("loaded", not "reloaded")
     watermark: Watermark = field(default_factory=Watermark)  # the thresholds already notified
     # the planner's progress
     working: bool = False  # the running plan has taken longer than the app's WORKING_AFTER
@@ -107,8 +108,8 @@ class ViewState:
                                       "settings_error": outcome.error if kind in SETTINGS_ERRORS else None}
         if request.reload or kind in ("load", "waiting"):
             changes.update(file_error=outcome.file_error, waiting=kind == "waiting", waiting_for=outcome.waiting_for)
-        if reloaded is not None and request.reload:
-            changes["reloaded"] = reloaded
+        if reloaded is not None and request.reload and outcome.plan is not None:  # a failed reload keeps the time
+            changes.update(reloaded=reloaded, first_load=self.plan is None)
         state = replace(self, **changes)
         return state._showing(outcome) if outcome.plan is not None else state
 

@@ -8,20 +8,23 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
+from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import PLAIN, Styles, Themed
 
 ERROR_LIMIT = 2000  # the line is cropped on screen anyway; the detail banner has the full error
+MIN_NAME = 12  # the shortest a file name gets to leave room for the reload time
 
 
 @dataclass(frozen=True)
 class Status:
     file: str
-    reloaded: str | None = None  # clock time, None when suppressed
+    reloaded: str | None = None  # clock time of the last load that planned, None when suppressed
     changes: str = ""
     plan_ms: float | None = None  # None when suppressed
     error: str | None = None
     note: str = ""
+    first: bool = False  # the plan shown is the file's first: "loaded", not "reloaded"
 
 
 def _gap(t: Text, dot: bool = True) -> None:
@@ -31,14 +34,28 @@ def _gap(t: Text, dot: bool = True) -> None:
         t.append("· ", "dim")
 
 
-def status_text(status: Status, styles: Styles = PLAIN) -> Text:
-    """The status line (and the error line of a broken file), coloured with ``styles``."""
+def shortened(name: str, room: int) -> str:
+    """``name`` in at most ``room`` characters: its middle replaced by "…", so that the start and the
+    end (the extension, a session id's tail) stay readable."""
+    if len(name) <= room:
+        return name
+    tail = (room - 1) // 2
+    return name[: room - 1 - tail] + "…" + name[len(name) - tail :]
+
+
+def status_text(status: Status, styles: Styles = PLAIN, width: int | None = None) -> Text:
+    """The status line (and the error line of a broken file), coloured with ``styles``; within ``width``
+    cells a long file name gives way (cut in its middle) so that the reload time stays whole."""
     t = Text(no_wrap=True, overflow="ellipsis", end="")
     t.append(" ")
-    t.append(plain(status.file, FIELD_LIMIT), "bold")
+    name = plain(status.file, FIELD_LIMIT)
+    if width is not None and status.reloaded:
+        clock = len("  reloaded ") + len(status.reloaded)
+        name = shortened(name, max(MIN_NAME, width - 1 - clock))
+    t.append(name, "bold")
     if status.reloaded:
         _gap(t, dot=False)
-        t.append(f"reloaded {status.reloaded}", "dim")
+        t.append(f"{'loaded' if status.first else 'reloaded'} {status.reloaded}", "dim")
     if status.changes:
         _gap(t)
         t.append(plain(status.changes, FIELD_LIMIT))
@@ -63,15 +80,24 @@ class StatusLine(Themed, Static):
     last_text: Text = Text()
     _status: Status | None = None
 
+    _width: int | None = None
+
     def show(self, status: Status) -> None:
-        """Show ``status`` (nothing to do when it is the one shown: a redraw costs a layout pass)."""
-        if status == self._status:
+        """Show ``status`` (nothing to do when it is the one shown at this width: a redraw costs a
+        layout pass)."""
+        width = self.content_region.width or None  # none before the first layout
+        if status == self._status and width == self._width:
             return
-        self._status = status
-        self.last_text = status_text(status, self.component_styles())
-        self.update(self.last_text)
+        self._status, self._width = status, width
+        self.last_text = status_text(status, self.component_styles(), width)
+        show_text(self, self.last_text)
 
     def restyle(self) -> None:
         if self._status is not None:
             status, self._status = self._status, None
             self.show(status)
+
+    def on_resize(self) -> None:
+        """The file name's room depends on the width."""
+        if self._status is not None:
+            self.show(self._status)

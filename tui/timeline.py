@@ -12,6 +12,7 @@ from tokenbox.tui.styles import PLAIN, Styles, Themed
 from tokenbox.tui.view import level
 
 BLOCKS = "▁▂▃▄▅▆▇█"
+LABELS = 9  # columns beside the sparkline: its range label (" 14–29%")
 
 
 def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, width: int, styles: Styles = PLAIN) -> Text:
@@ -53,7 +54,12 @@ def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, 
             mark, style = " ", Style()
         t.append(mark.center(cell), style)
     t.append("\n")
-    t.append("× cache break  ▲ shown  [ ] turns", "dim")
+    # the turn keys only where they apply, as in the footer; shorter words where the sidebar is narrow
+    keys = "  [ ] turns" if count > 1 else ""
+    legend = "× cache break  ▲ shown" + keys
+    if len(legend) > width + LABELS:
+        legend = "× break ▲ shown" + keys.replace("  ", " ")
+    t.append(legend, "dim")
     return t
 
 
@@ -68,7 +74,8 @@ class Timeline(Themed, Static):
     def show(self, points: tuple[TurnPoint, ...], current: int, following: bool) -> None:
         self._shown = (points, current, following)
         self.display = bool(points)
-        self.last_text = timeline_text(points, current, following, (self.content_region.width or 34) - 9, self.component_styles())
+        self.last_text = timeline_text(points, current, following, (self.content_region.width or 34) - LABELS,
+                                       self.component_styles())
         self.update(self.last_text)
 
     def restyle(self) -> None:

@@ -104,7 +104,8 @@ def usage_text(
     else:
         t.append("no usage recorded for this turn", "dim")
     t.append("\n")
-    t.append("▲ shown  s sub-agent  [ ] turns", "dim")
+    # the turn keys only where they apply, as in the footer
+    t.append("▲ shown  s sub-agent" + ("  [ ] turns" if count > 1 else ""), "dim")
     return t
 
 

@@ -185,3 +185,37 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
     if old.trimming != new.trimming:
         parts.append(f"policy {new.trimming}")
     return "; ".join(parts) if parts else "no change"
+
+
+MIN_NAME = 8  # characters a name in the top bar keeps when later fields need its room
+
+
+def fitted(fields: list[str], width: int, separator: str = " · ", name: int | None = None, essential: int = 0) -> str:
+    """``fields`` joined by ``separator`` within ``width`` cells: the leading fields that fit whole and
+    "…" for the rest, so that no number is shown cut short; the first field is always there.
+
+    The field at index ``name`` (a name, not a number) is cut with "…" rather than dropped: as much as
+    it takes for the fields up to index ``essential`` to fit (down to ``MIN_NAME`` characters), or to
+    the room left when it is the first that does not fit.
+    """
+    fields = list(fields)
+    if name is not None and name < len(fields):
+        # the most essential fields that a shorter name lets fit: cut it by as much as that takes
+        for last in range(min(essential, len(fields) - 1), name, -1):
+            marker = len(separator) + 1 if last + 1 < len(fields) else 0
+            cut = len(separator.join(fields[: last + 1])) + marker - width
+            if cut <= 0:
+                break
+            if cut + 1 <= len(fields[name]) - MIN_NAME:
+                fields[name] = fields[name][: len(fields[name]) - cut - 1] + "…"
+                break
+    shown = fields[0]
+    for index, field in enumerate(fields[1:], 1):
+        more = index < len(fields) - 1
+        if len(shown) + len(separator) + len(field) + (len(separator) + 1 if more else 0) > width:
+            room = width - len(shown) - len(separator)
+            if index == name and room > 1:
+                return shown + separator + field[: room - 1] + "…"
+            return shown + separator + "…"
+        shown += separator + field
+    return shown

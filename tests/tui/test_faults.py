@@ -239,7 +239,7 @@ async def test_burst_of_500_writes_is_coalesced(session):
         # a loaded machine stretches the burst, so the bound follows the time it took)
         assert 1 <= runs <= 2 + elapsed / RELOAD_INTERVAL, f"{runs} plans for 500 writes ({events} file events)"
         assert runs < 100, f"{runs} plans for 500 writes"
-        assert "max_ctx 1499" in screen_lines(app)[0]
+        assert "max_ctx 1 499" in screen_lines(app)[0]
         assert "✗" not in screen(app)
         await assert_responsive(pilot)
 
@@ -341,5 +341,5 @@ async def test_rewritten_while_planning(session):
                        and app.file_error is None, what="every section")
         await wait_idle(pilot)
         assert any(row.lstrip(" ◀▌").startswith("extra29") for row in rows(app))
-        assert "max_ctx 100000" in screen_lines(app)[0]
+        assert "max_ctx 100 000" in screen_lines(app)[0]
         await assert_responsive(pilot)

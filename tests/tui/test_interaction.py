@@ -9,7 +9,7 @@ import threading
 from tokenbox.core import Engine, TokenizerError
 from tokenbox.core.tokenizers import TokenizerEntry, TokenizerRegistry
 from tokenbox.tui.detail import DetailView
-from tokenbox.tui.help import HelpScreen
+from tokenbox.tui.help import LEGEND, HelpScreen
 from tokenbox.tui.planner import Planner
 from tokenbox.tui.sections import SectionBars
 from tokenbox.tui.trace import TraceView
@@ -21,6 +21,7 @@ from tests.tui.helpers import (
     gauge_text,
     make_app,
     rows,
+    screen_lines,
     status_text,
     wait_for,
     wait_idle,
@@ -197,6 +198,9 @@ async def test_turns_follow_and_timeline(tmp_path):
         await pilot.press("right_square_bracket")
         await wait_for(pilot, lambda: app.plan.session.turn == 5, what="turn 5")
         assert "break" in gauge_text(app)  # prefix-cache miss on turn 5
+        await pilot.press(*["left_square_bracket"] * 4)
+        await wait_for(pilot, lambda: app.plan.session.turn == 1, what="turn 1")
+        assert "miss (cold)" in gauge_text(app) and "break" not in gauge_text(app)  # nothing cached yet
         await pilot.press("f")
         await wait_for(pilot, lambda: app.plan.session.turn == 6 and app.state.following, what="following")
         assert "following" in timeline.last_text.plain
@@ -218,9 +222,33 @@ async def test_help_screen(tmp_path):
         await wait_plan(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        text = str(app.screen.query_one("#help-text").render())
+        from tokenbox.tui.help import help_plain
+
+        text = help_plain()
         for key in ("←", "→", "Home", "End", "+", "-", "0", "p", "t", "[", "]", "f", "q", "Enter"):
             assert key in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+TERMS = {term for term, _ in LEGEND}  # the legend's terms start rows; all else continues under the text
+
+
+async def test_help_wraps_each_paragraph_under_itself_at_80_columns(tmp_path):
+    """At 80×24 a long key help or legend paragraph continues under its own first word, never at the
+    box's edge under the keys (the legend had hard line breaks made for a wide screen)."""
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        await pilot.press("end")
+        await pilot.pause()
+        rows = [line.split("│")[1].rstrip("▆▇█▁▂▃▄▅ ") for line in screen_lines(app) if line.count("│") >= 2]
+        rows = [row for row in rows if row.strip()]
+        text_column = next(row.index("Tokens") for row in rows if row.split()[0] == "Sections")
+        for row in rows:  # a term and its text, or a continuation under the text
+            assert row.split()[0] in TERMS or len(row) - len(row.lstrip()) == text_column, rows
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
 

@@ -33,7 +33,7 @@ from tokenbox.tui.messages import FileChanged
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline
 
-from tests.tui.helpers import SIZE, detail_text, make_app, status_text, wait_for, wait_idle, wait_plan
+from tests.tui.helpers import SIZE, detail_text, make_app, screen_lines, status_text, wait_for, wait_idle, wait_plan
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real_sessions"
 SHORT = "claude-code_ccviewer_1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"  # 29 lines, 7 turns
@@ -589,6 +589,24 @@ def test_discovery_note_names_the_other_project(tmp_path):
     d = Discovery(str(tmp_path / "projects" / "-other" / "s.jsonl"), "/mine", str(tmp_path / "projects" / "-mine"), True)
     assert d.note == "fallback: newest session of any project (-other)" and "/mine" in d.explanation
     assert Discovery("/p/-mine/s.jsonl", "/mine", "/p/-mine").note == ""
+
+
+@pytest.mark.parametrize("width", [100, 110, 119, 120, 140, 180])
+async def test_sidebar_never_cuts_a_number(tmp_path, width):
+    """At every sidebar width (narrow from 100 columns, normal, wide) the gauge, usage timeline and
+    breakdown of a real transcript keep every count whole: names take the ellipsis, numbers never."""
+    import re
+
+    app = make_app(copy_fixture(SHORT, tmp_path, "transcript.jsonl"), watch=False)
+    async with app.run_test(size=(width, 44)) as pilot:
+        await wait_plan(pilot)
+        await pilot.pause()
+        sidebar = app.query_one("#sidebar").region
+        lines = [line[sidebar.x : sidebar.right] for line in screen_lines(app)[sidebar.y : sidebar.bottom]]
+        text = "\n".join(lines)
+        assert "200 000" in text and "17 437" in text, text
+        cut = [line for line in lines if re.search(r"[0-9][0-9 ]*…", line)]  # a count cut short
+        assert not cut, text
 
 
 # ---------------------------------------------------------------- snapshots (look at the PNGs before accepting)

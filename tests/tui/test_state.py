@@ -136,3 +136,30 @@ async def test_a_plan_that_arrives_under_the_help_screen_is_drawn(tmp_path):
         await wait_plan(pilot, 2)
         assert isinstance(app.screen, HelpScreen)
         assert "/ 600" in app.query_one(Gauge).last_text.plain
+
+
+def test_status_says_loaded_then_reloaded_and_a_failed_reload_keeps_the_time(tmp_path_factory, tmp_path):
+    from tokenbox.tui.status import Status, status_text
+
+    good = _outcome(tmp_path_factory, "facet_layout.yaml")
+    first = ViewState().with_outcome(good, reloaded="10:00:00")
+    assert (first.reloaded, first.first_load) == ("10:00:00", True)
+    again = first.with_outcome(good, reloaded="10:00:05")
+    assert (again.reloaded, again.first_load) == ("10:00:05", False)
+    missing = Planner().run(PlanRequest(path=str(tmp_path / "gone.yaml"), reload=True, seq=2))
+    assert missing.plan is None and missing.file_error
+    failed = again.with_outcome(missing, reloaded="10:00:09")
+    assert failed.reloaded == "10:00:05" and failed.plan is again.plan and failed.file_error
+    line = status_text(Status("f.yaml", first.reloaded, first.changes, first=first.first_load)).plain
+    assert "loaded 10:00:00" in line and "reloaded" not in line
+    assert "reloaded 10:00:05" in status_text(Status("f.yaml", again.reloaded, first=again.first_load)).plain
+
+
+def test_a_long_file_name_gives_way_to_the_reload_time():
+    """At 80 columns a long transcript name is cut in its middle; the time and the extension stay whole."""
+    from tokenbox.tui.status import Status, status_text
+
+    name = "claude-code_ccviewer_1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+    line = status_text(Status(name, "16:21:31", "first plan", 12.0, first=True), width=80).plain
+    assert "loaded 16:21:31" in line and ".jsonl  loaded" in line and "…" in line.split("loaded")[0]
+    assert status_text(Status("f.yaml", "16:21:31"), width=80).plain.startswith(" f.yaml  reloaded 16:21:31")

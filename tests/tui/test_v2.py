@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import threading
 
+import pytest
 from tokenbox.tui import app as app_module
 from tokenbox.tui.messages import FileChanged, PlanComputed
 from tokenbox.tui.planner import Planner
@@ -148,12 +149,37 @@ async def test_footer_shows_turn_keys_only_for_logs(tmp_path):
     app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
     async with app.run_test(size=(140, 42)) as pilot:
         await wait_plan(pilot)
-        assert "turn◀" not in screen_lines(app)[-1]
+        assert "[ ] turn" not in screen_lines(app)[-1]
     app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
     async with app.run_test(size=(140, 42)) as pilot:
         await wait_plan(pilot)
         await pilot.pause()
-        assert "turn◀" in screen_lines(app)[-1]
+        assert "[ ] turn" in screen_lines(app)[-1]
+
+
+async def test_footer_at_80_columns_keeps_help_and_ends_with_the_palette(tmp_path):
+    """Key pairs share a label, so the keys people need first fit 80 columns; what the width clips
+    ends under the palette key, with no stray letter after it."""
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_plan(pilot)
+        await pilot.pause()
+        footer = screen_lines(app)[-1].rstrip()
+        for shown in ("← → step", "+ - budget", "[ ] turn", "f follow", "v breakdown", "? help"):
+            assert shown in footer, footer
+        assert footer.endswith("^p palette"), footer
+
+
+@pytest.mark.parametrize("width", [60, 64, 70, 75])
+async def test_footer_clipped_at_any_width_ends_with_the_palette(tmp_path, width):
+    """Wherever the width cuts the keys, the palette key covers the last column: the keys scrolled
+    beneath it never show a stray letter after "^p palette"."""
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await wait_plan(pilot)
+        await pilot.pause()
+        footer = screen_lines(app)[-1].rstrip()
+        assert footer.endswith("^p palette"), footer
 
 
 def test_app_exits_when_its_terminal_vanishes(tmp_path):
@@ -235,3 +261,34 @@ async def test_page_keys_move_the_selection_and_stepping_back_selects_the_step_s
         for _ in range(len(app.plan.steps) - 1):
             await pilot.press("left")  # the table's ◀ marks the section the shown step changed: selected
             assert app.plan.sections[app.selected].id == app.plan.steps[app.step - 1].section
+
+
+async def test_the_headline_moves_to_the_top_bar_while_the_sidebar_is_hidden(tmp_path):
+    """At 80 columns the sidebar (and its gauge) is hidden: the top bar carries the context headline,
+    and gives it back when ``s`` shows the sidebar."""
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_plan(pilot)
+        await pilot.pause()
+        top = screen_lines(app)[0]
+        assert f"context {app.plan.usage_percent}%" in top and "turn 6/6" in top, top
+        await pilot.press("s")
+        await pilot.pause()
+        assert app.query_one("#sidebar").display
+        top = screen_lines(app)[0]
+        assert "context" not in top and "turn 6/6" in top, top
+
+
+async def test_the_top_bar_fits_beside_the_keys_panel(tmp_path):
+    """The palette's "Keys" panel narrows the screen without a resize: the top bar refits its fields
+    to its own width (whole fields, never one cut in the middle)."""
+    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await wait_plan(pilot)
+        app.action_show_help_panel()
+        await pilot.pause()
+        await pilot.pause()
+        bar = app.query_one("#topbar").region
+        top = screen_lines(app)[0][bar.x : bar.right].strip()
+        fields = top.removesuffix(" · …").split(" · ")
+        assert fields[0] == "tokenbox" and "(…" not in top and "step 1/1 final" in top, top

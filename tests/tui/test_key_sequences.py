@@ -1,0 +1,57 @@
+"""Seeded key sequences on every kind of session and at sizes from 60×20 to 250×70: whatever order
+the keys come in, the app keeps running, draws only inert text, never cuts a number in the section
+table and answers the next key at once. (Quit and the palette are left out: the first ends the run,
+the second turns later keys into a search.)"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from tokenbox.tui.keys import KEYS
+
+from tests.tui.helpers import assert_responsive, copy_sample, make_app, rows, screen_lines, screen_problems, wait_idle, wait_plan
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real_sessions"
+# every bound key (a Key may name several) but quit, and the keys Textual binds itself
+PRESSABLE = sorted({name for key in KEYS if key.action != "quit" for name in key.keys.split(",")}
+                   | {"tab", "shift+tab", "escape", "x"})
+CASES = [
+    ("facet_layout.yaml", (60, 20), 1),
+    ("agent_log.jsonl", (80, 24), 2),
+    ("claude-code_ccviewer_1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", (250, 70), 3),
+    ("codex_rollout_v0.77_session-start.jsonl", (100, 30), 4),
+    ("overflow.yaml", (140, 42), 5),
+    ("anthropic_messages_request_claude-code-1.0.6.json", (80, 24), 6),
+]
+CUT_NUMBER = re.compile(r"(?:^|[\s≈→])[0-9][0-9 ]*…")  # a count (not the digits ending an id) cut short
+
+
+def _session(name: str, directory: Path) -> Path:
+    if (FIXTURES / name).exists():
+        target = directory / name
+        shutil.copyfile(FIXTURES / name, target)
+        return target
+    return copy_sample(name, directory)
+
+
+@pytest.mark.parametrize(("name", "size", "seed"), CASES, ids=[f"{c[0].split('_')[0]}-{c[1][0]}x{c[1][1]}" for c in CASES])
+async def test_any_key_sequence_keeps_the_app_whole(tmp_path, name, size, seed):
+    app = make_app(_session(name, tmp_path), watch=False)
+    keys = random.Random(seed).choices(PRESSABLE, k=40)
+    async with app.run_test(size=size) as pilot:
+        await wait_plan(pilot)
+        for start in range(0, len(keys), 10):
+            await pilot.press(*keys[start : start + 10])
+            await wait_idle(pilot)
+            assert app.is_running, keys[: start + 10]
+            assert screen_problems(app) == [], keys[: start + 10]
+            if app.screen is app.screen_stack[0]:  # the inspector itself, not the help over it
+                cut = [row for row in rows(app) if CUT_NUMBER.search(row)]
+                assert not cut, (keys[: start + 10], cut, screen_lines(app))
+        await pilot.press("escape", "escape")
+        await wait_idle(pilot)
+        await assert_responsive(pilot)

@@ -1,0 +1,30 @@
+"""The top bar: the session's fields on one row, fitted to the bar's own width each time it is drawn
+(the keys panel or a resize changes that width without a new plan)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+from tokenbox.tui.view import fitted
+
+
+class TopBar(Static):
+    """One row of `` · ``-separated fields: whole fields only, the name (at index ``name``) cut to make
+    room for the fields up to ``essential``, "…" for the ones left out."""
+
+    _fields: tuple[str, ...] = ("tokenbox",)
+    _name: int | None = None
+    _essential: int = 0
+
+    def show(self, fields: list[str], name: int | None = None, essential: int = 0) -> None:
+        """Show ``fields`` (inert text: they are never parsed as markup)."""
+        shown = (tuple(fields), name, essential)
+        if shown == (self._fields, self._name, self._essential):
+            return
+        self._fields, self._name, self._essential = shown
+        self.refresh()
+
+    def render(self) -> Text:
+        width = self.content_region.width or 80  # before the first layout: any width, redrawn after it
+        return Text(fitted(list(self._fields), width, name=self._name, essential=self._essential),
+                    no_wrap=True, overflow="ellipsis", end="")
