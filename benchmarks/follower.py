@@ -141,8 +141,11 @@ class _PaneOutput:
             if data:
                 now = time.perf_counter()
                 self.offset += len(data)
-                self.tail = (self.tail + data.decode("utf-8", "replace"))[-_KEEP:]
-                if found(_ESCAPES.sub("", self.tail)):
+                # all that came in is searched (a whole frame can arrive in one read, far more than
+                # _KEEP: cutting first lost a marker drawn early in it); the tail only bridges reads
+                text = self.tail + data.decode("utf-8", "replace")
+                self.tail = text[-_KEEP:]
+                if found(_ESCAPES.sub("", text)):
                     return now
             time.sleep(0.001)
         shown = " ".join(_ESCAPES.sub("", self.tail).split())[-160:]
