@@ -173,12 +173,17 @@ def test_close_without_take_ends_the_child(forkable):
     assert first.take(launch.first_request(["x.yaml"])) is None
 
 
-def test_no_fork_on_one_cpu(tmp_path, forkable, monkeypatch):
+@pytest.mark.parametrize("where", ["one CPU", "no fork"])
+def test_without_a_second_cpu_or_fork_the_entry_prewarms(tmp_path, forkable, monkeypatch, where):
     path = copy_sample("passepartout_turn.yaml", tmp_path)
     loaded: list[str] = []
     monkeypatch.setattr(prewarm, "load", lambda p, tokenizer=None, environ=None: loaded.append(p))
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    assert firstplan.usable_cpus() == 1
+    if where == "one CPU":
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+        assert firstplan.usable_cpus() == 1
+    else:
+        monkeypatch.delattr(os, "fork")
+    assert FirstPlan.start(lambda: launch.first_request([str(path)])) is None
     assert launch.start([str(path)]) is None  # the entry prewarms instead
     assert loaded == [str(path)]
 
