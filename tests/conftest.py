@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -14,6 +15,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 settings.load_profile("tokenbox")
+
+# Some sandboxes set PYTHONDONTWRITEBYTECODE=1: then every test worker, and every Python process a
+# test starts (the CLI sample, the benchmark smoke runs), compiles Textual and tokenbox from source
+# again. The tests let Python cache bytecode as it does by default (set before xdist starts workers).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 _ENV_VARS = (
     "TOKENBOX_MAX_CTX",

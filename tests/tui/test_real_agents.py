@@ -591,22 +591,25 @@ def test_discovery_note_names_the_other_project(tmp_path):
     assert Discovery("/p/-mine/s.jsonl", "/mine", "/p/-mine").note == ""
 
 
-@pytest.mark.parametrize("width", [100, 110, 119, 120, 140, 180])
-async def test_sidebar_never_cuts_a_number(tmp_path, width):
+async def test_sidebar_never_cuts_a_number(tmp_path):
     """At every sidebar width (narrow from 100 columns, normal, wide) the gauge, usage timeline and
-    breakdown of a real transcript keep every count whole: names take the ellipsis, numbers never."""
+    breakdown of a real transcript keep every count whole: names take the ellipsis, numbers never
+    (one app, resized through the widths)."""
     import re
 
     app = make_app(copy_fixture(SHORT, tmp_path, "transcript.jsonl"), watch=False)
-    async with app.run_test(size=(width, 44)) as pilot:
+    async with app.run_test(size=(100, 44)) as pilot:
         await wait_plan(pilot)
-        await pilot.pause()
-        sidebar = app.query_one("#sidebar").region
-        lines = [line[sidebar.x : sidebar.right] for line in screen_lines(app)[sidebar.y : sidebar.bottom]]
-        text = "\n".join(lines)
-        assert "200 000" in text and "17 437" in text, text
-        cut = [line for line in lines if re.search(r"[0-9][0-9 ]*…", line)]  # a count cut short
-        assert not cut, text
+        for width in (100, 110, 119, 120, 140, 180):
+            await pilot.resize_terminal(width, 44)
+            await pilot.pause()
+            await pilot.pause()
+            sidebar = app.query_one("#sidebar").region
+            lines = [line[sidebar.x : sidebar.right] for line in screen_lines(app)[sidebar.y : sidebar.bottom]]
+            text = "\n".join(lines)
+            assert "200 000" in text and "17 437" in text, (width, text)
+            cut = [line for line in lines if re.search(r"[0-9][0-9 ]*…", line)]  # a count cut short
+            assert not cut, (width, text)
 
 
 # ---------------------------------------------------------------- snapshots (look at the PNGs before accepting)
