@@ -26,10 +26,13 @@ def copy_sample(name: str, directory: Path, as_name: str | None = None) -> Path:
 
 
 def make_app(path: Path, **options) -> TokenboxApp:
-    """An app for tests: no clock or timings on screen, toasts that do not expire mid-test."""
+    """An app for tests: no clock or timings on screen, toasts that do not expire mid-test, and no
+    animations (``TEXTUAL_ANIMATIONS=none``: a scroll lands at once; Pilot would wait for it)."""
     options.setdefault("frozen", True)
     options.setdefault("toast_seconds", 3600)
-    return TokenboxApp(str(path), **options)
+    app = TokenboxApp(str(path), **options)
+    app.animation_level = "none"
+    return app
 
 
 class Recorder:
