@@ -439,8 +439,10 @@ class TokenboxApp(App[None]):
 
     def _main_screen_ready(self) -> bool:
         """Whether the main screen's widgets are there: after mount, before closing. A help screen over
-        them is fine (they are drawn beneath it, so it closes onto the current state)."""
-        return self._main_screen is not None and self._main_screen.is_attached
+        them is fine (they are drawn beneath it, so it closes onto the current state). While the app
+        shuts down (``is_running`` turns false first) its widgets are being removed: a plan a worker
+        finishes then is not drawn (it found no Timeline under load)."""
+        return self.is_running and self._main_screen is not None and self._main_screen.is_attached
 
     def watch_state(self, old: ViewState, new: ViewState) -> None:
         """A new state: redraw what differs from the old one."""

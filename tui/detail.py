@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import ClassVar
 
-from rich.cells import cell_len
+from rich.cells import cell_len, get_character_cell_size
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -94,6 +94,12 @@ def _graphemes(text: str) -> list[tuple[int, int, int]]:
     return split_graphemes(text)[0]
 
 
+def _one_cell_each(text: str) -> bool:
+    """Whether every character of ``text`` takes one cell: equal totals are not enough, a wide
+    character and a zero-width one ("漢" and U+FE0F) add up to two characters' worth."""
+    return text.isascii() or all(get_character_cell_size(ch) == 1 for ch in set(text))
+
+
 def _word_cuts(text: str, width: int) -> list[int]:
     """Where to cut plain ASCII ``text`` into rows of at most ``width``: after a space when one is in
     the second half of the row (the detail wraps at words), else at the width (long words fold)."""
@@ -121,7 +127,7 @@ def wrap(line: Text, width: int) -> list[Text]:
     cells_total = len(text) if ascii_text else cell_len(text)
     if cells_total <= width:
         return [line]
-    if not line.spans and cells_total == len(text):  # one cell per character (ASCII, "§", "≈"…): at words
+    if not line.spans and cells_total == len(text) and _one_cell_each(text):  # ASCII, "§", "≈"…: at words
         return list(line.divide(_word_cuts(text, width)))
     inside: dict[int, int] = {}  # a position strictly inside an escape that fits a row -> where it starts
     for span in line.spans:

@@ -290,3 +290,13 @@ def test_fitted_cuts_only_the_name(fields, width, essential):
     if len(kept) > 1:
         assert kept[1] == fields[1] or (kept[1].endswith("…") and fields[1].startswith(kept[1][:-1]))
     assert kept[2:] == fields[2 : len(kept)]
+
+
+def test_wrap_moves_a_wide_character_and_its_zero_width_mark_together():
+    """"aaa漢" + U+FE0F is five characters and five cells, but not one cell each: the wide grapheme
+    goes to the next row of four (found by the fold property above)."""
+    from rich.cells import cell_len
+    from tokenbox.tui.detail import wrap
+
+    rows = [row.plain for row in wrap(safe_line("aaa漢\ufe0f"), 4)]
+    assert rows == ["aaa", "漢\ufe0f"] and all(cell_len(row) <= 4 for row in rows)
