@@ -136,33 +136,36 @@ def low_contrast(strips, region=None) -> list[str]:
 THEMES = ["textual-dark", "textual-light", "nord", "gruvbox"]
 
 
-@pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize(("sample", "keys"), [
     ("facet_layout.yaml", ("home", "right", "right", "right")),  # a dropped section selected, cut text shown
     ("agent_log.jsonl", ()),
     ("overflow.yaml", ()),
 ])
-async def test_every_text_is_readable(tmp_path, theme, sample, keys):
-    """Every letter on screen (the footer aside: Textual's own) contrasts with its background, cursor rows too."""
+async def test_every_text_is_readable(tmp_path, sample, keys):
+    """In every theme, every letter on screen (the footer aside: Textual's own) contrasts with its
+    background, cursor rows too (one app, switched through the themes)."""
     app = make_app(copy_sample(sample, tmp_path), watch=False)
     async with app.run_test(size=(140, 42)) as pilot:
         await wait_plan(pilot)
         if keys:
             await pilot.press(*keys)
-        app.theme = theme
-        await wait_idle(pilot)
-        assert low_contrast(screen_strips(app)[:-1]) == []
+        for theme in THEMES:
+            app.theme = theme
+            await wait_idle(pilot)
+            assert low_contrast(screen_strips(app)[:-1]) == [], theme
 
 
-@pytest.mark.parametrize("theme", THEMES)
-async def test_help_is_readable(tmp_path, theme):
-    """The help text (keys in their own colour) on the help panel; the dimmed screen behind it aside."""
+async def test_help_is_readable(tmp_path):
+    """In every theme, the help text (keys in their own colour) on the help panel; the dimmed screen
+    behind it aside (one app: the help opened again after each switch)."""
     app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
     async with app.run_test(size=(140, 42)) as pilot:
         await wait_plan(pilot)
-        app.theme = theme
-        await pilot.press("question_mark")
-        await wait_idle(pilot)
-        panel = app.screen.query_one("#help-text").parent.region  # the scroll box: the text may run below it
-        assert panel.height > 10
-        assert low_contrast(screen_strips(app)[:-1], panel) == []
+        for theme in THEMES:
+            app.theme = theme
+            await pilot.press("question_mark")
+            await wait_idle(pilot)
+            panel = app.screen.query_one("#help-text").parent.region  # the scroll box: the text may run below it
+            assert panel.height > 10
+            assert low_contrast(screen_strips(app)[:-1], panel) == [], theme
+            await pilot.press("escape")
