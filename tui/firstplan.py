@@ -44,6 +44,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from tokenbox.tui.filestamp import Stamp, stamp
+
 if TYPE_CHECKING:  # the planner is imported by the child and by ``take``, not at fork time
     from tokenbox.tui.planner import Outcome, PlanRequest
 
@@ -52,17 +54,6 @@ if TYPE_CHECKING:  # the planner is imported by the child and by ``take``, not a
 FORK_MAX_BYTES = 4 * 1024 * 1024
 CHILD_SECONDS = 60  # the child's hard limit (``SIGALRM``): past it, it ends without a word
 TAKE_TIMEOUT = CHILD_SECONDS + 5.0  # seconds ``take`` waits at most (the child has ended by then)
-
-Stamp = tuple[int, int, int, int] | None
-
-
-def stamp(path: str) -> Stamp:
-    """What identifies the file's content as read (device, inode, size, mtime); ``None`` when missing."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 class FirstPlan:

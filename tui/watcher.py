@@ -12,6 +12,7 @@ import os
 import threading
 from collections.abc import Callable
 
+from tokenbox.tui.filestamp import Stamp, stamp
 from watchfiles import Change, watch
 
 POLL_SECONDS = 0.25
@@ -19,16 +20,6 @@ WAKE_MS = 250
 STEP_MS = 30
 DEBOUNCE_MS = 300
 
-Signature = tuple[int, int, int, int] | None
-
-
-def signature(path: str) -> Signature:
-    """Identity and content stamp of ``path`` (``None`` when missing)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _dir_identity(directory: str) -> tuple[int, int] | None:
@@ -39,7 +30,7 @@ def _dir_identity(directory: str) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino) if os.path.isdir(directory) else None
 
 
-def describe(before: Signature, after: Signature) -> str:
+def describe(before: Stamp, after: Stamp) -> str:
     """A word for what happened between two signatures."""
     if before is None and after is not None:
         return "created"
@@ -65,11 +56,11 @@ def follow(
     """
     path = os.path.abspath(path)
     directory, name = os.path.split(path)
-    last = signature(path)
+    last = stamp(path)
 
     def check(force: bool) -> None:
         nonlocal last
-        now = signature(path)
+        now = stamp(path)
         if force or now != last:
             what = describe(last, now)
             last = now
