@@ -60,9 +60,8 @@ TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
 WORKING_AFTER = 0.5  # seconds: a plan running longer says so in the status line
 STALE_AFTER = 0.1  # seconds: a reload running longer marks the plan on screen stale (a quicker one just replaces it)
-NARROW = 120  # columns: below this the sidebar narrows (and the top bar's session name shortens)
+NARROW = 120  # columns: below this the sidebar narrows
 WIDE = 180  # columns: from this the sidebar widens (longer trace lines and breakdown labels)
-NARROW_NAME = 24  # characters of the session name in the top bar below NARROW columns
 HIDDEN = 100  # columns: below this the sidebar hides (``s`` shows it)
 RELOAD_INTERVAL = 0.2  # seconds: file events closer than this to the last reload coalesce into one more
 ADOPT_AFTER = 2.0  # seconds the worker waits for a handed-over first plan to be drawn before its own load
@@ -590,13 +589,12 @@ class TokenboxApp(App[None]):
         if view is None:
             return ["tokenbox", plain(self.display_name, FIELD_LIMIT)], 1, 1  # plain(): names may hold escapes
         plan = view.plan
-        # capped (redrawn per key); on a narrow terminal shorter still, so the turn and step stay in view
-        name_limit = FIELD_LIMIT if self.size.width >= NARROW else NARROW_NAME
         parts = ["tokenbox"]
         if not self.query_one("#sidebar").display:  # the gauge is hidden: its headline comes up here
             parts.append(_headline(view))
         name = len(parts)
-        parts.append(plain(plan.session.name or self.display_name, name_limit))
+        # capped (redrawn per key); the top bar cuts it further where the turn and step need the room
+        parts.append(plain(plan.session.name or self.display_name, FIELD_LIMIT))
         if plan.session.turn_count > 1 or state.timeline:
             parts.append(f"turn {plan.session.turn}/{plan.session.turn_count}"
                          + (" (following)" if state.following else " (pinned)"))
