@@ -26,7 +26,7 @@ from textual.notifications import Notify, SeverityLevel
 from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from tokenbox.core import Plan
 from tokenbox.core.config import WHAT_IF_STEP_PERCENT, config_path
 from tokenbox.core.errors import ConfigError
@@ -39,6 +39,7 @@ from tokenbox.tui.claude import DiscoveryError, discover
 from tokenbox.tui.cli import Options, UsageError, fail, parse_args, sample_path, usage_message
 from tokenbox.tui.detail import DetailView
 from tokenbox.tui.firstplan import FirstPlan
+from tokenbox.tui.footer import KeysFooter
 from tokenbox.tui.gauge import Gauge
 from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.keys import KEYS, bindings
@@ -207,7 +208,7 @@ class TokenboxApp(App[None]):
                 yield Static(Text("Detail"), id="detail-title", classes="title")
                 yield DetailView(id="detail")
         yield StatusLine(id="status")
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:
         self._main_screen = self.screen
@@ -446,8 +447,8 @@ class TokenboxApp(App[None]):
     def watch_state(self, old: ViewState, new: ViewState) -> None:
         """A new state: redraw what differs from the old one."""
         if _applicable(old) != _applicable(new):
-            # the footer is rebuilt on every bindings refresh (and each rebuild costs memory in
-            # Textual): refresh only when what check_action answers has changed
+            # what check_action answers has changed: the footer's keys may have (it rebuilds only
+            # if they did)
             self.refresh_bindings()
         self._draw(old, new)
 

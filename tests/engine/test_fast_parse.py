@@ -142,10 +142,22 @@ LENSES = ["tail_lines:2", "head_lines:1", "summary", "drop", "dedupe_lines", " d
 BAD_LENSES = ["demote", "bogus", "tail_lines:x", "tail_lines:0"]
 
 
-@st.composite
+# The strategies are built once, here: a strategy made inside a draw is validated again on every
+# draw, which cost a third of this module's time. The helpers below draw from them inline.
+SOMETIMES_BROKEN = st.integers(0, 5)
+NESTED_DEPTH = st.integers(50, 70)
+NESTED_BOTTOM = st.sampled_from([[], {}, 1, "x", [1], {"k": None}])
+BIT = st.integers(0, 1)
+BOOL = st.booleans()
+SECTION_COUNT = st.integers(0, 4)
+ONE_IN_FOUR = st.integers(0, 3)
+ONE_IN_THREE = st.integers(0, 2)
+ONE_IN_TEN = st.integers(0, 9)
+
+
 def field(draw, valid: st.SearchStrategy, broken: bool) -> Any:
     """A valid value, or (in a broken document, now and then) any JSON value."""
-    if broken and draw(st.integers(0, 5)) == 0:
+    if broken and draw(SOMETIMES_BROKEN) == 0:
         return draw(json_value)
     return draw(valid)
 
@@ -153,44 +165,62 @@ def field(draw, valid: st.SearchStrategy, broken: bool) -> Any:
 @st.composite
 def nested(draw) -> Any:
     """A value nested around the depth limit: lists and objects, empty or not at the bottom."""
-    depth = draw(st.integers(50, 70))
-    value: Any = draw(st.sampled_from([[], {}, 1, "x", [1], {"k": None}]))
+    depth = draw(NESTED_DEPTH)
+    value: Any = draw(NESTED_BOTTOM)
     for level in range(depth):
-        value = [value] if (level + draw(st.integers(0, 1))) % 2 else {"n": value}
+        value = [value] if (level + draw(BIT)) % 2 else {"n": value}
     return value
 
 
-def pick_keys(draw, fields: dict[str, Any], required: list[str], broken: bool) -> list[str]:
-    optional = [key for key in sorted(fields) if key not in required]
-    keys = draw(st.lists(st.sampled_from(optional), max_size=4, unique=True))
-    if broken and draw(st.booleans()):
-        return keys
-    return [*required, *keys]
+NESTED = nested()
 
 
-@st.composite
+def optional_keys(fields: dict[str, Any], required: list[str]) -> st.SearchStrategy:
+    """Up to four of the optional keys of ``fields`` (a strategy, built once per field set)."""
+    return st.lists(st.sampled_from([key for key in sorted(fields) if key not in required]), max_size=4, unique=True)
+
+
+def pick_keys(draw, keys: st.SearchStrategy, required: list[str], broken: bool) -> list[str]:
+    chosen = draw(keys)
+    if broken and draw(BOOL):
+        return chosen
+    return [*required, *chosen]
+
+
+def fields_and_keys(fields: dict[str, Any], required: list[str]) -> tuple[dict[str, Any], st.SearchStrategy, list[str]]:
+    return fields, optional_keys(fields, required), required
+
+
+BEHAVIOUR_FIELDS = {
+    "name": ids,
+    "kind": st.sampled_from(["constraint", "directive", "procedure", "preference"]),
+    "activation": st.floats(0, 1),
+    "content": clean_text,
+    "summary": clean_text,
+    "tags": st.lists(clean_text, max_size=2),
+}
+BEHAVIOUR = {
+    broken: fields_and_keys({**BEHAVIOUR_FIELDS, **({"bogus": json_value, "meta": json_value} if broken else {})}, ["name", "content"])
+    for broken in (False, True)
+}
+BEHAVIOUR_COUNT = st.integers(0, 3)
+
+
 def behaviour(draw, broken: bool) -> Any:
-    fields = {
-        "name": ids,
-        "kind": st.sampled_from(["constraint", "directive", "procedure", "preference"]),
-        "activation": st.floats(0, 1),
-        "content": clean_text,
-        "summary": clean_text,
-        "tags": st.lists(clean_text, max_size=2),
-    }
-    if broken:
-        fields.update(bogus=json_value, meta=json_value)
-    keys = pick_keys(draw, fields, ["name", "content"], broken)
-    return {key: draw(field(fields[key], broken)) for key in keys}
+    fields, keys, required = BEHAVIOUR[broken]
+    return {key: field(draw, fields[key], broken) for key in pick_keys(draw, keys, required, broken)}
 
 
-@st.composite
 def behaviours(draw, broken: bool) -> Any:
-    items = draw(st.lists(behaviour(broken), max_size=3))
+    items = [behaviour(draw, broken) for _ in range(draw(BEHAVIOUR_COUNT))]
     names = [item.get("name") for item in items]
     if not broken and len(set(map(repr, names))) != len(names):
         items = items[:1]
     return items
+
+
+class Drawn:
+    """A marker: this field's value is drawn by a helper (``behaviours``), not from a strategy."""
 
 
 KIND_FIELDS = {
@@ -201,68 +231,101 @@ KIND_FIELDS = {
     "prefix": {"assistant_name": clean_text, "identity": clean_text, "tools": clean_text},
     "context": {"foveal_focus": st.none() | clean_text, "scope": st.none() | clean_text, "memory": st.lists(clean_text, max_size=2)},
 }
+SECTION_FIELDS = {
+    "priority": st.integers(-3, 3),
+    "min": st.integers(0, 10),
+    "grow": st.sampled_from([0, 1, 2.5]),
+    "shrink": st.sampled_from([0, 1, 0.5]),
+    "strategy": st.one_of(st.sampled_from(LENSES), st.lists(st.sampled_from(LENSES), max_size=2)),
+    "keep": st.sampled_from(["head", "tail"]),
+    "summary": clean_text,
+    "meta": clean_value,
+}
+BROKEN_SECTION_FIELDS = {
+    "meta": st.one_of(json_value, NESTED),
+    "strategy": st.one_of(st.sampled_from(BAD_LENSES), st.lists(st.sampled_from(LENSES + BAD_LENSES), max_size=2)),
+    "keep": st.sampled_from(["head", "tail", "middle"]),
+    "tokenbox": json_value,
+}
+SECTION_KIND = {
+    False: st.sampled_from([*KINDS, *KINDS[:2]]),
+    True: st.sampled_from([*KINDS, *KINDS[:2], "bogus"]),
+}
 
 
-@st.composite
-def section(draw, index: int, broken: bool) -> Any:
-    kind = draw(st.sampled_from([*KINDS, *KINDS[:2], "bogus"] if broken else [*KINDS, *KINDS[:2]]))
-    fields: dict[str, Any] = {
-        "priority": st.integers(-3, 3),
-        "min": st.integers(0, 10),
-        "grow": st.sampled_from([0, 1, 2.5]),
-        "shrink": st.sampled_from([0, 1, 0.5]),
-        "strategy": st.one_of(st.sampled_from(LENSES), st.lists(st.sampled_from(LENSES), max_size=2)),
-        "keep": st.sampled_from(["head", "tail"]),
-        "summary": clean_text,
-        "meta": clean_value,
-        **KIND_FIELDS.get(kind, {}),
-    }
+def section_fields(kind: str, broken: bool) -> tuple[dict[str, Any], st.SearchStrategy, list[str]]:
+    fields: dict[str, Any] = {**SECTION_FIELDS, **KIND_FIELDS.get(kind, {})}
     if kind == "behaviors":
-        fields.update(budget=st.integers(0, 100), items=behaviours(broken))
+        fields.update(budget=st.integers(0, 100), items=Drawn)
     if broken:
-        fields.update(
-            meta=st.one_of(json_value, nested()),
-            strategy=st.one_of(st.sampled_from(BAD_LENSES), st.lists(st.sampled_from(LENSES + BAD_LENSES), max_size=2)),
-            keep=st.sampled_from(["head", "tail", "middle"]),
-            tokenbox=json_value,
-        )
-    required = ["text"] if "text" in fields else []
-    doc = {"id": draw(field(st.sampled_from([f"s{index}", f"s{index}", "s0"]) | ids, broken)), "kind": kind}
-    if draw(st.integers(0, 3)) == 0:
+        fields.update(BROKEN_SECTION_FIELDS)
+    return fields_and_keys(fields, ["text"] if "text" in fields else [])
+
+
+SECTION = {(kind, broken): section_fields(kind, broken) for kind in [*KINDS, "bogus"] for broken in (False, True)}
+
+
+def section_id(index: int) -> st.SearchStrategy:
+    return st.sampled_from([f"s{index}", f"s{index}", "s0"]) | ids
+
+
+SECTION_IDS = [section_id(index) for index in range(5)]
+
+
+def section(draw, index: int, broken: bool) -> Any:
+    kind = draw(SECTION_KIND[broken])
+    fields, keys, required = SECTION[(kind, broken)]
+    doc = {"id": field(draw, SECTION_IDS[index], broken), "kind": kind}
+    if draw(ONE_IN_FOUR) == 0:
         del doc["kind" if kind == "text" else "id"]
-    doc.update({key: draw(field(fields[key], broken)) for key in pick_keys(draw, fields, required, broken)})
+    for key in pick_keys(draw, keys, required, broken):
+        doc[key] = behaviours(draw, broken) if fields[key] is Drawn else field(draw, fields[key], broken)
     return doc
+
+
+DOCUMENT_FIELDS = {
+    "name": clean_text,
+    "model": st.sampled_from(["gpt-4o", "claude-3-5-sonnet", "nope"]),
+    "tokenizer": st.sampled_from(["o200k_base", "heuristic"]),
+    "budget": st.fixed_dictionaries(
+        {},
+        optional={"max_ctx": st.integers(1, 10**6), "reserve_out": st.integers(0, 10), "headroom": st.sampled_from([0, 0.5])},
+    ),
+    "sensor": st.sampled_from(["user-input", "heartbeat"]),
+    "trimming": st.sampled_from(["tokenbox", "progressive"]),
+    "meta": st.one_of(clean_value, clean_value, NESTED),
+}
+BROKEN_DOCUMENT_FIELDS = {
+    "sectoins": json_value,
+    "messages": st.just([{"role": "user", "content": "hi"}]),
+    "meta": st.one_of(json_value, NESTED),
+    "budget": st.fixed_dictionaries({}, optional={"max_ctx": json_value, "headroom": json_value, "bogus": json_value}),
+}
+DOCUMENT = {
+    broken: fields_and_keys({**DOCUMENT_FIELDS, **(BROKEN_DOCUMENT_FIELDS if broken else {})}, [])
+    for broken in (False, True)
+}
+VERSION = st.just(1)
+DROPPED_KEY = st.sampled_from(["tokenbox", "sections"])
 
 
 @st.composite
 def document(draw) -> Any:
     """A session object (valid, or with a few wrong values or keys), sometimes a request body or another value."""
-    broken = draw(st.integers(0, 2)) == 0
-    fields: dict[str, Any] = {
-        "name": clean_text,
-        "model": st.sampled_from(["gpt-4o", "claude-3-5-sonnet", "nope"]),
-        "tokenizer": st.sampled_from(["o200k_base", "heuristic"]),
-        "budget": st.fixed_dictionaries(
-            {},
-            optional={"max_ctx": st.integers(1, 10**6), "reserve_out": st.integers(0, 10), "headroom": st.sampled_from([0, 0.5])},
-        ),
-        "sensor": st.sampled_from(["user-input", "heartbeat"]),
-        "trimming": st.sampled_from(["tokenbox", "progressive"]),
-        "meta": st.one_of(clean_value, clean_value, nested()),
-    }
-    if broken:
-        fields.update(sectoins=json_value, messages=st.just([{"role": "user", "content": "hi"}]), meta=st.one_of(json_value, nested()))
-        fields["budget"] = st.fixed_dictionaries({}, optional={"max_ctx": json_value, "headroom": json_value, "bogus": json_value})
-    doc = {key: draw(field(fields[key], broken)) for key in pick_keys(draw, fields, [], broken)}
-    doc["tokenbox"] = draw(field(st.just(1), broken))
-    doc["sections"] = [draw(section(index, broken)) for index in range(draw(st.integers(0, 4)))]
-    if broken and draw(st.booleans()):
-        del doc[draw(st.sampled_from(["tokenbox", "sections"]))]
+    broken = draw(ONE_IN_THREE) == 0
+    fields, keys, required = DOCUMENT[broken]
+    doc = {key: field(draw, fields[key], broken) for key in pick_keys(draw, keys, required, broken)}
+    doc["tokenbox"] = field(draw, VERSION, broken)
+    doc["sections"] = [section(draw, index, broken) for index in range(draw(SECTION_COUNT))]
+    if broken and draw(BOOL):
+        del doc[draw(DROPPED_KEY)]
     doc = dict(draw(st.permutations(list(doc.items()))))
     return draw(st.sampled_from([doc] * 30 + [[doc], "text", 1, None]))
 
 
-@st.composite
+DOCUMENTS = document()
+
+
 def with_duplicates(draw, value: Any) -> Any:
     """``value`` with a key repeated in one of its objects (written as the json module writes it)."""
     objects: list[tuple[Any, Any]] = []  # (container, key or index) of every object, to pick one
@@ -296,52 +359,65 @@ SPLICES = [
     "/* c */", "'s'", "\x00",
 ]
 WHITESPACE = [" ", "\t", "\n", "\r", "\r\n", "  \t", "\u00a0", "\f", "\x0b", "\u2028", ""]
+SPLICE = st.sampled_from(SPLICES)
+NUMBER_SPLICE = st.sampled_from(SPLICES[:24])
+SPACE = st.sampled_from(WHITESPACE)
+SPACE_BEFORE = st.sampled_from([" ", "\n", ",", ":", "{", "["])
+ACTION = st.integers(0, 4)
+DELETED = st.integers(1, 3)
 
 
-@st.composite
 def mutated(draw, text: str) -> str:
     """``text`` with a few splices, deletions or whitespace changes at random places."""
-    for _ in range(draw(st.integers(0, 3))):
+    for _ in range(draw(ONE_IN_FOUR)):
         where = draw(st.integers(0, len(text)))
-        action = draw(st.integers(0, 4))
+        action = draw(ACTION)
         if action == 0:
-            text = text[:where] + draw(st.sampled_from(SPLICES)) + text[where:]
+            text = text[:where] + draw(SPLICE) + text[where:]
         elif action == 1:
-            text = text[:where] + text[where + draw(st.integers(1, 3)) :]
+            text = text[:where] + text[where + draw(DELETED) :]
         elif action == 2:
-            old = draw(st.sampled_from([" ", "\n", ",", ":", "{", "["]))
+            old = draw(SPACE_BEFORE)
             at = text.find(old, where)
             if at >= 0:
-                text = text[: at + (old != " " and old != "\n")] + draw(st.sampled_from(WHITESPACE)) + text[at + 1 :]
+                text = text[: at + (old != " " and old != "\n")] + draw(SPACE) + text[at + 1 :]
         elif action == 3:
             text = text[:where]  # truncated
         else:
             for old in ("1", "0", "true", '"x"', "null"):
                 at = text.find(old, where)
                 if at >= 0:
-                    text = text[:at] + draw(st.sampled_from(SPLICES[:24])) + text[at + len(old) :]
+                    text = text[:at] + draw(NUMBER_SPLICE) + text[at + len(old) :]
                     break
     return text
 
 
+INDENT = st.sampled_from([None, None, 0, 1, 2, "\t", " \r\n "])
+SEPARATORS = st.sampled_from([None, (",", ":"), (" , ", " : "), (",\t", ":\r")])
+LINE_START = st.sampled_from(["", "", "", " \t"])
+LINE_END = st.sampled_from(["", "", " ", "\r"])
+DOC_START = st.sampled_from(["", "", "", " ", "\n", "\ufeff"])
+DOC_END = st.sampled_from(["", "\n", " \t", "\n\n"])
+
+
 @st.composite
 def serialized(draw, *, one_line: bool = False) -> str:
-    value = draw(document())
-    if draw(st.integers(0, 9)) == 0:
-        value = draw(with_duplicates(value))
-    indent = None if one_line else draw(st.sampled_from([None, None, 0, 1, 2, "\t", " \r\n "]))
-    separators = draw(st.sampled_from([None, (",", ":"), (" , ", " : "), (",\t", ":\r")]))
+    value = draw(DOCUMENTS)
+    if draw(ONE_IN_TEN) == 0:
+        value = with_duplicates(draw, value)
+    indent = None if one_line else draw(INDENT)
+    separators = draw(SEPARATORS)
     try:
-        text = json.dumps(value, indent=indent, separators=separators, ensure_ascii=draw(st.booleans()))
+        text = json.dumps(value, indent=indent, separators=separators, ensure_ascii=draw(BOOL))
     except ValueError:  # a separator json refuses with this indent
         text = json.dumps(value, ensure_ascii=False)
     if one_line:
         text = text.replace("\n", " ").replace("\r", " ")
-    if draw(st.integers(0, 3)) == 0:
-        text = draw(mutated(text))
+    if draw(ONE_IN_FOUR) == 0:
+        text = mutated(draw, text)
     if one_line:
-        return draw(st.sampled_from(["", "", "", " \t"])) + text + draw(st.sampled_from(["", "", " ", "\r"]))
-    return draw(st.sampled_from(["", "", "", " ", "\n", "\ufeff"])) + text + draw(st.sampled_from(["", "\n", " \t", "\n\n"]))
+        return draw(LINE_START) + text + draw(LINE_END)
+    return draw(DOC_START) + text + draw(DOC_END)
 
 
 # ---------------------------------------------------------------- properties

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import threading
 
+from textual.widgets._footer import FooterKey
 from tokenbox.tui import app as app_module
 from tokenbox.tui.messages import FileChanged, PlanComputed
 from tokenbox.tui.planner import Planner
@@ -144,14 +145,31 @@ async def test_narrow_terminal_hides_the_sidebar_and_keeps_numbers(tmp_path):
         assert not sidebar.display
 
 
-async def test_footer_shows_turn_keys_only_for_logs(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+async def test_footer_shows_turn_keys_only_for_logs_and_is_rebuilt_only_when_its_keys_change(tmp_path):
+    """One turn: no turn keys. Back from the help or the palette, the footer keeps its key widgets
+    (the same keys: Textual's footer rebuilt them on every bindings refresh). A second turn: the turn
+    keys show."""
+    lines = copy_sample("agent_log.jsonl", tmp_path).read_text().splitlines(keepends=True)
+    path = tmp_path / "one-turn.jsonl"
+    path.write_text(lines[0])
+    app = make_app(path, watch=False)
     async with app.run_test(size=(140, 42)) as pilot:
         await wait_plan(pilot)
+        await pilot.pause()
         assert "[ ] turn" not in screen_lines(app)[-1]
-    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
-    async with app.run_test(size=(140, 42)) as pilot:
-        await wait_plan(pilot)
+        keys = list(app.query(FooterKey))
+        for opened in ("question_mark", "ctrl+p"):  # the help, the command palette: back to the same keys
+            await pilot.press(opened)
+            await pilot.pause()
+            assert app.screen is not app.screen_stack[0]
+            await pilot.press("escape")
+            await pilot.pause()
+            await pilot.pause()
+        assert len(keys) > 5 and all(a is b for a, b in zip(app.screen.query(FooterKey), keys, strict=True))
+        with path.open("a") as handle:
+            handle.write(lines[1])
+        app.post_message(FileChanged("modified"))
+        await wait_plan(pilot, 2)
         await pilot.pause()
         assert "[ ] turn" in screen_lines(app)[-1]
 
