@@ -71,71 +71,105 @@ body = st.tuples(text, st.sampled_from([6, 1, 20, 0])).map(lambda pair: pair[0] 
 LENSES = ["tail_lines:2", "head_lines:1", "summary", "drop", "dedupe_lines", "tail_lines:5"]
 TOKENIZERS = ["o200k_base", "cl100k_base", "heuristic", "floop-estimate"]
 
+# The strategies are built once: one made inside a draw is validated again on every draw. The
+# helpers below draw from them inline (only ``valid_session`` and ``files`` are strategies).
+BOOL = st.booleans()
+ITEM_NAMES = st.lists(st.text(min_size=1, max_size=8), max_size=5, unique=True)
+ITEM_KINDS = st.sampled_from(["constraint", "directive", "procedure", "preference"])
+ACTIVATION = st.floats(0, 1)
+TAGS = st.lists(st.sampled_from(["git", "ci", "中"]), max_size=2)
+SECTION_KINDS = st.sampled_from(["text", "text", "user", "logs", "mandates", "context", "prefix", "behaviors"])
+MAYBE_TEXT = st.none() | text
+MEMORY = st.lists(text, max_size=3)
+ITEMS_BUDGET = st.integers(0, 200)
+PRIORITY = st.integers(-3, 3)
+MIN = st.sampled_from([0, 1, 10])
+GROW = st.sampled_from([0, 1, 2.5])
+SHRINK = st.sampled_from([0, 1, 0.5, 3])
+KEEP = st.sampled_from(["head", "tail"])
+LENS_LISTS = st.lists(st.sampled_from(LENSES), max_size=2)
+SECTION_COUNT = st.sampled_from([3, 1, 5, 0, 2])
+TOKENIZER = st.sampled_from(TOKENIZERS)
+MAX_CTX = st.sampled_from([40, 120, 400, 1500, 16384])
+RESERVE_OUT = st.integers(0, 10)
+HEADROOM = st.sampled_from([0, 0.05, 0.5])
+SENSOR = st.sampled_from(["user-input", "tool-output", "heartbeat", "delegation"])
+TRIMMING = st.sampled_from(["tokenbox", "progressive"])
+FORMAT = st.sampled_from(["yaml", "json", "jsonl"])
+TURNS = st.integers(1, 3)
+HALF_WRITTEN = st.sampled_from([False] * 9 + [True])
 
-@st.composite
+
+
 def behaviour_items(draw) -> list[dict[str, Any]]:
-    names = draw(st.lists(st.text(min_size=1, max_size=8), max_size=5, unique=True))
+    names = draw(ITEM_NAMES)
     return [
         {
             "name": name,
-            "kind": draw(st.sampled_from(["constraint", "directive", "procedure", "preference"])),
-            "activation": draw(st.floats(0, 1)),
+            "kind": draw(ITEM_KINDS),
+            "activation": draw(ACTIVATION),
             "content": draw(body),
-            **({"summary": draw(text)} if draw(st.booleans()) else {}),
-            "tags": draw(st.lists(st.sampled_from(["git", "ci", "中"]), max_size=2)),
+            **({"summary": draw(text)} if draw(BOOL) else {}),
+            "tags": draw(TAGS),
         }
         for name in names
     ]
 
 
-@st.composite
 def section(draw, index: int) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["text", "text", "user", "logs", "mandates", "context", "prefix", "behaviors"]))
+    kind = draw(SECTION_KINDS)
     sec: dict[str, Any] = {"id": f"s{index}", "kind": kind}
     if kind in ("text", "user", "logs", "mandates"):
         sec["text"] = draw(body)
     elif kind == "context":
-        sec.update(foveal_focus=draw(text), scope=draw(st.none() | text), memory=draw(st.lists(text, max_size=3)))
+        sec.update(foveal_focus=draw(text), scope=draw(MAYBE_TEXT), memory=draw(MEMORY))
     elif kind == "prefix":
         sec.update(assistant_name=draw(text), identity=draw(text), tools=draw(body))
     else:
-        sec["items"] = draw(behaviour_items())
-        if draw(st.booleans()):
-            sec["budget"] = draw(st.integers(0, 200))
-    if draw(st.booleans()):
+        sec["items"] = behaviour_items(draw)
+        if draw(BOOL):
+            sec["budget"] = draw(ITEMS_BUDGET)
+    if draw(BOOL):
         sec.update(
-            priority=draw(st.integers(-3, 3)),
-            min=draw(st.sampled_from([0, 1, 10])),
-            grow=draw(st.sampled_from([0, 1, 2.5])),
-            shrink=draw(st.sampled_from([0, 1, 0.5, 3])),
-            keep=draw(st.sampled_from(["head", "tail"])),
+            priority=draw(PRIORITY),
+            min=draw(MIN),
+            grow=draw(GROW),
+            shrink=draw(SHRINK),
+            keep=draw(KEEP),
         )
-    if draw(st.booleans()):
-        lenses = draw(st.lists(st.sampled_from(LENSES), max_size=2))
+    if draw(BOOL):
+        lenses = draw(LENS_LISTS)
         sec["strategy"] = [*lenses, "demote"] if kind == "behaviors" else lenses
-    if draw(st.booleans()):
+    if draw(BOOL):
         sec["summary"] = draw(text)
     return sec
 
 
-@st.composite
-def valid_session(draw) -> dict[str, Any]:
-    count = draw(st.sampled_from([3, 1, 5, 0, 2]))
-    doc: dict[str, Any] = {"tokenbox": 1, "tokenizer": draw(st.sampled_from(TOKENIZERS))}
-    if draw(st.booleans()):
+def draw_session(draw) -> dict[str, Any]:
+    count = draw(SECTION_COUNT)
+    doc: dict[str, Any] = {"tokenbox": 1, "tokenizer": draw(TOKENIZER)}
+    if draw(BOOL):
         doc["name"] = draw(text)
     doc["budget"] = {
-        "max_ctx": draw(st.sampled_from([40, 120, 400, 1500, 16384])),
-        "reserve_out": draw(st.integers(0, 10)),
-        "headroom": draw(st.sampled_from([0, 0.05, 0.5])),
+        "max_ctx": draw(MAX_CTX),
+        "reserve_out": draw(RESERVE_OUT),
+        "headroom": draw(HEADROOM),
     }
-    doc["sensor"] = draw(st.sampled_from(["user-input", "tool-output", "heartbeat", "delegation"]))
-    doc["trimming"] = draw(st.sampled_from(["tokenbox", "progressive"]))
-    doc["sections"] = [draw(section(i)) for i in range(count)]
+    doc["sensor"] = draw(SENSOR)
+    doc["trimming"] = draw(TRIMMING)
+    doc["sections"] = [section(draw, i) for i in range(count)]
     return doc
 
 
+valid_session = st.composite(draw_session)
+
+
 WRONG = [None, True, 0, -1, 1.5, 10**30, 1e308, math.nan, math.inf, -math.inf, "", "x", [], {}, [1], {"a": 1}, "\x1b[2J"]
+WRONG_VALUE = st.sampled_from(WRONG)
+WEIRD_VALUE = st.sampled_from(WEIRD)
+MISTAKES = st.integers(1, 2)
+MISTAKE = st.sampled_from(["wrong", "wrong", "delete", "extra", "weird"])
+EXTRA_KEY = st.sampled_from(["extra", "txet", "Priority", "meta", "\u202ekey"])
 
 
 def _paths(doc: Any, prefix: tuple = ()) -> list[tuple]:
@@ -152,11 +186,10 @@ def _paths(doc: Any, prefix: tuple = ()) -> list[tuple]:
     return found
 
 
-@st.composite
 def mutated(draw, doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` with a few small mistakes: wrong types, missing or extra keys, huge or weird values."""
     doc = copy.deepcopy(doc)
-    for _ in range(draw(st.integers(1, 2))):
+    for _ in range(draw(MISTAKES)):
         paths = _paths(doc)
         if not paths:
             break
@@ -165,15 +198,15 @@ def mutated(draw, doc: dict[str, Any]) -> dict[str, Any]:
         for step in path[:-1]:
             parent = parent[step]
         last = path[-1]
-        action = draw(st.sampled_from(["wrong", "wrong", "delete", "extra", "weird"]))
+        action = draw(MISTAKE)
         if action == "wrong":
-            parent[last] = draw(st.sampled_from(WRONG))
+            parent[last] = draw(WRONG_VALUE)
         elif action == "delete":
             del parent[last]
         elif action == "extra" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(["extra", "txet", "Priority", "meta", "\u202ekey"]))] = draw(st.sampled_from(WRONG))
+            parent[draw(EXTRA_KEY)] = draw(WRONG_VALUE)
         elif action == "weird":
-            parent[last] = draw(st.sampled_from(WEIRD))
+            parent[last] = draw(WEIRD_VALUE)
     return doc
 
 
@@ -188,12 +221,12 @@ def serialize(docs: list[dict[str, Any]], fmt: str) -> str:
 @st.composite
 def files(draw) -> tuple[str, str]:
     """A file name and its text: one to three turns, the last maybe broken, maybe cut short."""
-    fmt = draw(st.sampled_from(["yaml", "json", "jsonl"]))
-    docs = [draw(valid_session()) for _ in range(draw(st.integers(1, 3)) if fmt == "jsonl" else 1)]
-    if draw(st.booleans()):
-        docs[-1] = draw(mutated(docs[-1]))
+    fmt = draw(FORMAT)
+    docs = [draw_session(draw) for _ in range(draw(TURNS) if fmt == "jsonl" else 1)]
+    if draw(BOOL):
+        docs[-1] = mutated(draw, docs[-1])
     content = serialize(docs, fmt)
-    if content and draw(st.sampled_from([False] * 9 + [True])):  # half-written
+    if content and draw(HALF_WRITTEN):  # half-written
         content = content[: draw(st.integers(1, len(content)))]
     return f"session.{fmt}", content
 
