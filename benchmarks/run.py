@@ -60,13 +60,16 @@ class Sizes:
     scale_mb: tuple[float, float] = (1.8, 18)
     follow_turns: int = 500
     peak_lines: int = 100_000
+    # smoke test (``--tiny``): each code path once; no warm-up processes, one memory size, one CLI run
+    smoke: bool = False
 
 
 SIZES = {
     "full": Sizes(15, 5, 128_000, 400, (1_000, 10_000), 64, (16_000, 128_000, 1_000_000), (5, 10, 20, 50), (20, 200), 15),
     "quick": Sizes(5, 3, 128_000, 400, (1_000, 10_000), 64, (16_000, 128_000, 1_000_000), (5, 20), (20, 200), 5,
                    (1, 20), (0.9, 9), 200, 0),
-    "tiny": Sizes(2, 1, 8_000, 40, (50, 500), 32, (2_000, 8_000, 32_000), (5,), (20,), 2, (0.1, 0.5), (0.05, 0.5), 15, 0),
+    "tiny": Sizes(2, 1, 8_000, 40, (50, 500), 32, (2_000, 8_000, 32_000), (5,), (20,), 2, (0.1, 0.5), (0.05, 0.5), 15, 0,
+                  smoke=True),
 }
 
 
@@ -508,7 +511,7 @@ def figure_6(b: Bench) -> None:
         value, base = interleaved(b.cold(files[tokens]), b.cold(files[first]), max(s.repeats // 2, min(3, s.repeats)))
         b.report.add(Row("6", f"cold plan, {tokens // 1000}k tokens", value, f"{first // 1000}k tokens", base,
                          target=(tokens / first) * 1.2, target_text=f"<= {tokens / first * 1.2:g} (linear)"))
-    for tokens in s.scale_tokens:
+    for tokens in s.scale_tokens[-1:] if s.smoke else s.scale_tokens:
         runs = [_worker("memory", files[tokens]) for _ in range(max(1, s.sub_repeats // 2))]
         extra = statistics.median(r["extra"] for r in runs)
         info = runs[0]
@@ -525,7 +528,7 @@ def figure_7(b: Bench) -> None:
     cache_dir = tempfile.mkdtemp(prefix="cache-", dir=b.dir)
     env_cache = {"TOKENBOX_CACHE": "1", "XDG_CACHE_HOME": cache_dir}
     runs = s.sub_repeats
-    _warm_processes()
+    _warm_processes(b)
     default = [_worker("startup", sample) for _ in range(runs)]
     bare = [_process_seconds(["-c", "import tokenbox.core"]) for _ in range(runs)]
     cli = [_process_seconds(["-m", "tokenbox.core.cli", "plan", sample, "--json"]) for _ in range(runs)]
@@ -558,7 +561,7 @@ def figure_8(b: Bench) -> None:
     for row in rows:
         b.report.add(row)
     sample = os.path.join(ROOT, "sample_sessions", "passepartout_turn.yaml")
-    _warm_processes()
+    _warm_processes(b)
     frames, plans, cli = [], [], []
     for _ in range(b.sizes.sub_repeats):
         frame, plan = _tui_start(sample)
@@ -601,7 +604,7 @@ def _figure_8_tmux(b: Bench) -> None:
         b.report.add(Row("8", f"TUI in tmux: not measured ({exc})", 0.0, "-", 0.0))
         return
     synth.write(session, path)
-    cli = [_process_seconds(["-m", "tokenbox.core.cli", "plan", path, "--json"]) for _ in range(max(2, b.sizes.sub_repeats))]
+    cli = [_process_seconds(["-m", "tokenbox.core.cli", "plan", path, "--json"]) for _ in range(1 if b.sizes.smoke else max(2, b.sizes.sub_repeats))]
     b.report.add(Row("8", f"TUI in tmux: start-up to the first plan on screen ({sections} sections)", first,
                      "tokenbox plan --json of the same file, whole process", Stat(cli), target=1.2))
     bare = follower.bare_latencies(path, [data for data, _ in edits], waits, step_ms, debounce_ms)
@@ -636,7 +639,7 @@ def figure_9(b: Bench) -> None:
     plan_cmd = ["-m", "tokenbox.core.cli", "plan", big_path, "--json", "--max-file-size", str(big_bytes)]
     floor_cmd = ["-c", "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    line.strip() and json.loads(line)",
                  big_path]
-    _warm_processes()
+    _warm_processes(b)
     value, base = interleaved(lambda: _process_seconds(plan_cmd), lambda: _process_seconds(floor_cmd), runs)
     rep.add(Row("9", f"cold tokenbox plan of a {big_mb:g} MB Claude Code transcript (process)", value,
                 "python json-loading every line (process)", base, target=6, target_text="<= 6 (goal 3)"))
@@ -755,8 +758,11 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _warm_processes() -> None:
-    """Compile every module child processes import, once, before any of them is timed."""
+def _warm_processes(b: Bench) -> None:
+    """Compile every module child processes import, once, before any of them is timed (not in a
+    smoke run: its numbers mean nothing)."""
+    if b.sizes.smoke:
+        return
     _process_seconds(["-c", "import tokenbox.core.cli, benchmarks.worker, benchmarks.tui_bench\n"
                             "try:\n import tokenbox.tui.app\nexcept Exception:\n pass"])
 
