@@ -28,53 +28,171 @@ from tests.tui.helpers import (
     wait_plan,
 )
 
+# Parts of a scenario run one after another on one app (an app start costs more than most parts):
+# each starts from the final step of the FACET sample with the file's settings, and leaves it so.
 
-async def test_stepping_moves_the_whole_view(tmp_path):
+
+async def stepping_moves_the_whole_view(pilot) -> None:
+    app = pilot.app
+    assert app.step == 4 and "step 4/4" in gauge_text(app)
+    final_gauge = gauge_text(app)
+    await pilot.press("home")
+    assert app.step == 0
+    assert "Context 108%" in gauge_text(app)  # 577 of 530 tokens, untrimmed
+    assert all("dropped" not in row for row in rows(app))
+    assert app.query_one(TraceView).cursor == 0
+    await pilot.press("right", "right")
+    assert app.step == 2
+    assert "470 / 530" in gauge_text(app)
+    assert "dropped" in rows(app)[1] and "compressed" in rows(app)[2]
+    assert rows(app)[2].startswith("◀")  # the section the shown step changed
+    await pilot.press("left")
+    assert app.step == 1
+    await pilot.press("left", "left", "left")
+    assert app.step == 0  # clamped
+    await pilot.press("end")
+    assert app.step == 4 and gauge_text(app) == final_gauge
+    await pilot.press("right")
+    assert app.step == 4
+
+
+async def selection_and_detail_follow_the_step(pilot) -> None:
+    app = pilot.app
+    await pilot.press(*["up"] * len(app.plan.sections))  # the first section (the last step selected another)
+    assert app.selected == 0 and "system" in detail_text(app)
+    await pilot.press("down")
+    assert app.selected == 1
+    assert app.query_one(SectionBars).cursor == 1
+    assert "dropped at step 1" in detail_text(app)  # scratchpad, final layout
+    await pilot.press("home")
+    assert "dropped" not in detail_text(app)
+    assert "Earlier reasoning" in detail_text(app)
+    await pilot.press("up", "up")
+    assert app.selected == 0  # clamped
+    await pilot.press("enter")
+    assert app.focused is app.query_one(DetailView)
+    await pilot.press("down")  # scrolls the detail, keeps the selection
+    assert app.selected == 0
+    await pilot.press("escape")
+    assert app.focused is app.query_one(SectionBars)
+    await pilot.press("end")
+
+
+async def turn_keys_on_a_single_session(pilot) -> None:
+    app = pilot.app
+    await pilot.press("left_square_bracket")
+    await wait_idle(pilot)
+    assert app.plan.session.turn == 1
+    assert not app.query_one("#timeline").display
+
+
+async def help_screen(pilot) -> None:
+    app = pilot.app
+    await pilot.press("question_mark")
+    assert isinstance(app.screen, HelpScreen)
+    from tokenbox.tui.help import help_plain
+
+    text = help_plain()
+    for key in ("←", "→", "Home", "End", "+", "-", "0", "p", "t", "[", "]", "f", "q", "Enter"):
+        assert key in text
+    await pilot.press("escape")
+    assert not isinstance(app.screen, HelpScreen)
+
+
+async def what_if_budget(pilot) -> None:
+    app = pilot.app
+    assert app.plan.budget.max_ctx == 530
+    await pilot.press("plus")
+    await wait_for(pilot, lambda: app.plan.budget.max_ctx == 556, what="+5%")
+    await pilot.press("plus")
+    await wait_for(pilot, lambda: app.plan.budget.max_ctx == 583, what="+10%")
+    assert "what-if" in gauge_text(app) and "+10%" in gauge_text(app)
+    await pilot.press("minus", "minus", "minus")
+    await wait_for(pilot, lambda: app.plan.budget.max_ctx == 503, what="-5%")
+    await pilot.press("0")
+    await wait_for(pilot, lambda: app.plan.budget.max_ctx == 530, what="back to the file")
+    assert "what-if" not in gauge_text(app)
+
+
+async def impossible_what_if_shows_error_and_keeps_plan(pilot) -> None:
+    app = pilot.app
+    for _ in range(15):  # 530 * 25% = 132: less than reserve_out 200, nothing available
+        await pilot.press("minus")
+    await wait_for(pilot, lambda: app.settings_error is not None, what="a settings error")
+    assert app.plan is not None
+    status = status_text(app)
+    assert "what-if budget too small — press 0" in status and "reload failed" not in status
+    assert app.file_error is None  # the file is not blamed
+    await pilot.press("0")
+    await wait_for(pilot, lambda: app.settings_error is None and app.plan.budget.max_ctx == 530)
+
+
+async def policy_switch(pilot) -> None:
+    app = pilot.app
+    assert app.plan.trimming == "tokenbox"
+    await pilot.press("p")
+    await wait_for(pilot, lambda: app.plan.trimming == "progressive", what="progressive")
+    assert re.search(r"policy\s+progressive", gauge_text(app))
+    await pilot.press("p")
+    await wait_for(pilot, lambda: app.plan.trimming == "tokenbox", what="tokenbox")
+
+
+async def footer_and_palette_list_every_action(pilot) -> None:
+    app = pilot.app
+    shown = {b.binding.action for b in app.active_bindings.values() if b.binding.show}
+    assert {"step(-1)", "step(1)", "budget(1)", "budget(-1)", "policy", "tokenizer", "help", "quit"} <= shown
+    titles = [c.title for c in app.get_system_commands(app.screen)]
+    for word in ("trimming policy", "tokenizers", "Previous turn", "Follow", "untrimmed", "Help"):
+        assert any(word in title for title in titles), word
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    await pilot.press(*"trimming policy")
+    await pilot.pause(0.3)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.plan.trimming == "progressive", what="palette switched the policy")
+    await pilot.press("p")
+    await wait_for(pilot, lambda: app.plan.trimming == "tokenbox", what="back to tokenbox")
+
+
+async def tokenizer_cycle_marks_approximations(pilot) -> None:
+    app = pilot.app
+    assert app.plan.tokenizer.name == "cl100k_base" and "≈" not in gauge_text(app)
+    await pilot.press("t")
+    await wait_for(pilot, lambda: app.plan.tokenizer.name == "heuristic", what="heuristic")
+    assert "≈" in gauge_text(app) and "≈ approximate" in gauge_text(app)
+    assert any("≈" in row for row in rows(app))
+    await pilot.press("t")
+    await wait_for(pilot, lambda: app.plan.tokenizer.name == "floop-estimate", what="floop-estimate")
+    await pilot.press("t")
+    await wait_for(pilot, lambda: app.plan.tokenizer.name == "o200k_base", what="o200k_base")
+    await pilot.press("t")
+    await wait_for(pilot, lambda: app.plan.tokenizer.name == "cl100k_base", what="back to the file's tokenizer")
+
+
+SCENARIO = (
+    stepping_moves_the_whole_view,
+    selection_and_detail_follow_the_step,
+    turn_keys_on_a_single_session,
+    help_screen,
+    what_if_budget,
+    impossible_what_if_shows_error_and_keeps_plan,
+    policy_switch,
+    footer_and_palette_list_every_action,
+    tokenizer_cycle_marks_approximations,
+)
+
+
+async def test_every_key_on_one_app_then_quit(tmp_path):
+    """Every part of ``SCENARIO`` in turn on one app of the FACET sample, then ``q`` quits it."""
     app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_plan(pilot)
-        assert app.step == 4 and "step 4/4" in gauge_text(app)
-        final_gauge = gauge_text(app)
-        await pilot.press("home")
-        assert app.step == 0
-        assert "Context 108%" in gauge_text(app)  # 577 of 530 tokens, untrimmed
-        assert all("dropped" not in row for row in rows(app))
-        assert app.query_one(TraceView).cursor == 0
-        await pilot.press("right", "right")
-        assert app.step == 2
-        assert "470 / 530" in gauge_text(app)
-        assert "dropped" in rows(app)[1] and "compressed" in rows(app)[2]
-        assert rows(app)[2].startswith("◀")  # the section the shown step changed
-        await pilot.press("left")
-        assert app.step == 1
-        await pilot.press("left", "left", "left")
-        assert app.step == 0  # clamped
-        await pilot.press("end")
-        assert app.step == 4 and gauge_text(app) == final_gauge
-        await pilot.press("right")
-        assert app.step == 4
-
-
-async def test_selection_and_detail_follow_the_step(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        assert app.selected == 0 and "system" in detail_text(app)
-        await pilot.press("down")
-        assert app.selected == 1
-        assert app.query_one(SectionBars).cursor == 1
-        assert "dropped at step 1" in detail_text(app)  # scratchpad, final layout
-        await pilot.press("home")
-        assert "dropped" not in detail_text(app)
-        assert "Earlier reasoning" in detail_text(app)
-        await pilot.press("up", "up")
-        assert app.selected == 0  # clamped
-        await pilot.press("enter")
-        assert app.focused is app.query_one(DetailView)
-        await pilot.press("down")  # scrolls the detail, keeps the selection
-        assert app.selected == 0
-        await pilot.press("escape")
-        assert app.focused is app.query_one(SectionBars)
+        for part in SCENARIO:
+            await part(pilot)
+            assert app.step == len(app.plan.steps) and app.plan.budget.max_ctx == 530, part.__name__
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
 
 
 async def test_truncation_cut_is_marked(tmp_path):
@@ -98,23 +216,6 @@ async def test_truncation_cut_is_marked(tmp_path):
         assert text.rstrip().endswith("line 59 of the document")
 
 
-async def test_what_if_budget(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        assert app.plan.budget.max_ctx == 530
-        await pilot.press("plus")
-        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 556, what="+5%")
-        await pilot.press("plus")
-        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 583, what="+10%")
-        assert "what-if" in gauge_text(app) and "+10%" in gauge_text(app)
-        await pilot.press("minus", "minus", "minus")
-        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 503, what="-5%")
-        await pilot.press("0")
-        await wait_for(pilot, lambda: app.plan.budget.max_ctx == 530, what="back to the file")
-        assert "what-if" not in gauge_text(app)
-
-
 async def test_budget_flag_is_the_base_of_what_if(tmp_path):
     app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False, budget=1000)
     async with app.run_test(size=SIZE) as pilot:
@@ -122,48 +223,6 @@ async def test_budget_flag_is_the_base_of_what_if(tmp_path):
         assert app.plan.budget.max_ctx == 1000 and not app.plan.steps
         await pilot.press("minus")
         await wait_for(pilot, lambda: app.plan.budget.max_ctx == 950, what="-5% of the flag")
-
-
-async def test_impossible_what_if_shows_error_and_keeps_plan(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        for _ in range(15):  # 530 * 25% = 132: less than reserve_out 200, nothing available
-            await pilot.press("minus")
-        await wait_for(pilot, lambda: app.settings_error is not None, what="a settings error")
-        assert app.plan is not None
-        status = status_text(app)
-        assert "what-if budget too small — press 0" in status and "reload failed" not in status
-        assert app.file_error is None  # the file is not blamed
-        await pilot.press("0")
-        await wait_for(pilot, lambda: app.settings_error is None and app.plan.budget.max_ctx == 530)
-
-
-async def test_policy_switch(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        assert app.plan.trimming == "tokenbox"
-        await pilot.press("p")
-        await wait_for(pilot, lambda: app.plan.trimming == "progressive", what="progressive")
-        assert re.search(r"policy\s+progressive", gauge_text(app))
-        await pilot.press("p")
-        await wait_for(pilot, lambda: app.plan.trimming == "tokenbox", what="tokenbox")
-
-
-async def test_tokenizer_cycle_marks_approximations(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        assert app.plan.tokenizer.name == "cl100k_base" and "≈" not in gauge_text(app)
-        await pilot.press("t")
-        await wait_for(pilot, lambda: app.plan.tokenizer.name == "heuristic", what="heuristic")
-        assert "≈" in gauge_text(app) and "≈ approximate" in gauge_text(app)
-        assert any("≈" in row for row in rows(app))
-        await pilot.press("t")
-        await wait_for(pilot, lambda: app.plan.tokenizer.name == "floop-estimate", what="floop-estimate")
-        await pilot.press("t")
-        await wait_for(pilot, lambda: app.plan.tokenizer.name == "o200k_base", what="o200k_base")
 
 
 async def test_tokenizer_cycle_skips_broken_tokenizers(tmp_path):
@@ -206,31 +265,6 @@ async def test_turns_follow_and_timeline(tmp_path):
         assert "following" in timeline.last_text.plain
 
 
-async def test_turn_keys_on_a_single_session(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        await pilot.press("left_square_bracket")
-        await wait_idle(pilot)
-        assert app.plan.session.turn == 1
-        assert not app.query_one("#timeline").display
-
-
-async def test_help_screen(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        await pilot.press("question_mark")
-        assert isinstance(app.screen, HelpScreen)
-        from tokenbox.tui.help import help_plain
-
-        text = help_plain()
-        for key in ("←", "→", "Home", "End", "+", "-", "0", "p", "t", "[", "]", "f", "q", "Enter"):
-            assert key in text
-        await pilot.press("escape")
-        assert not isinstance(app.screen, HelpScreen)
-
-
 TERMS = {term for term, _ in LEGEND}  # the legend's terms start rows; all else continues under the text
 
 
@@ -251,32 +285,6 @@ async def test_help_wraps_each_paragraph_under_itself_at_80_columns(tmp_path):
             assert row.split()[0] in TERMS or len(row) - len(row.lstrip()) == text_column, rows
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
-
-
-async def test_footer_and_palette_list_every_action(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        shown = {b.binding.action for b in app.active_bindings.values() if b.binding.show}
-        assert {"step(-1)", "step(1)", "budget(1)", "budget(-1)", "policy", "tokenizer", "help", "quit"} <= shown
-        titles = [c.title for c in app.get_system_commands(app.screen)]
-        for word in ("trimming policy", "tokenizers", "Previous turn", "Follow", "untrimmed", "Help"):
-            assert any(word in title for title in titles), word
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"trimming policy")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.plan.trimming == "progressive", what="palette switched the policy")
-
-
-async def test_quit(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        await pilot.press("q")
-        await pilot.pause()
-    assert app.return_code == 0
 
 
 class SlowPlanner(Planner):

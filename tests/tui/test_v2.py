@@ -120,16 +120,6 @@ async def test_a_finished_load_is_shown_when_newer_requests_arrive(tmp_path):
         assert app.plan.budget.max_ctx == 600 * 125 // 100 and app.plan.what_if == 5
 
 
-async def test_trace_step_selects_the_changed_section(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        await pilot.press("home")
-        for step in app.plan.steps:
-            await pilot.press("right")
-            assert app.plan.sections[app.selected].id == step.section
-
-
 async def test_narrow_terminal_hides_the_sidebar_and_keeps_numbers(tmp_path):
     app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -174,30 +164,99 @@ async def test_footer_shows_turn_keys_only_for_logs_and_is_rebuilt_only_when_its
         assert "[ ] turn" in screen_lines(app)[-1]
 
 
-async def test_footer_at_80_columns_keeps_help_and_ends_with_the_palette(tmp_path):
+async def test_trace_steps_and_page_keys_select_sections(tmp_path):
+    """Each trace step selects the section it changed; page keys move the selection ten rows; stepping
+    back selects the section the shown step changed (the table's ◀)."""
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("home")
+        for step in app.plan.steps:
+            await pilot.press("right")
+            assert app.plan.sections[app.selected].id == step.section
+        count = len(app.plan.sections)
+        await pilot.press("pageup")
+        assert app.selected == 0
+        await pilot.press("pagedown")
+        assert app.selected == min(10, count - 1)
+        await pilot.press("pageup")
+        assert app.selected == 0
+        await pilot.press("end")
+        for _ in range(len(app.plan.steps) - 1):
+            await pilot.press("left")  # the table's ◀ marks the section the shown step changed: selected
+            assert app.plan.sections[app.selected].id == app.plan.steps[app.step - 1].section
+
+
+# Parts run one after another on one app of the log sample (an app start costs more than a part),
+# each at its own terminal size.
+
+
+async def footer_at_80_columns_keeps_help_and_ends_with_the_palette(pilot) -> None:
     """Key pairs share a label, so the keys people need first fit 80 columns; what the width clips
     ends under the palette key, with no stray letter after it."""
+    await pilot.resize_terminal(80, 24)
+    await pilot.pause()
+    footer = screen_lines(pilot.app)[-1].rstrip()
+    for shown in ("← → step", "+ - budget", "[ ] turn", "f follow", "v breakdown", "? help"):
+        assert shown in footer, footer
+    assert footer.endswith("^p palette"), footer
+
+
+async def headline_moves_to_the_top_bar_while_the_sidebar_is_hidden(pilot) -> None:
+    """At 80 columns the sidebar (and its gauge) is hidden: the top bar carries the context headline,
+    and gives it back when ``s`` shows the sidebar."""
+    app = pilot.app
+    await pilot.resize_terminal(80, 24)
+    await pilot.pause()
+    top = screen_lines(app)[0]
+    assert f"context {app.plan.usage_percent}%" in top and "turn 6/6" in top, top
+    await pilot.press("s")
+    await pilot.pause()
+    assert app.query_one("#sidebar").display
+    top = screen_lines(app)[0]
+    assert "context" not in top and "turn 6/6" in top, top  # (the sidebar stays shown: as at 100 columns)
+
+
+async def footer_clipped_at_any_width_ends_with_the_palette(pilot) -> None:
+    """Wherever the width cuts the keys, the palette key covers the last column: the keys scrolled
+    beneath it never show a stray letter after "^p palette"."""
+    for width in (60, 64, 70, 75):
+        await pilot.resize_terminal(width, 24)
+        await pilot.pause()
+        footer = screen_lines(pilot.app)[-1].rstrip()
+        assert len(screen_lines(pilot.app)[-1]) == width and footer.endswith("^p palette"), (width, footer)
+
+
+async def top_bar_fits_beside_the_keys_panel(pilot) -> None:
+    """The palette's "Keys" panel narrows the screen without a resize: the top bar refits its fields
+    to its own width (whole fields, never one cut in the middle)."""
+    app = pilot.app
+    await pilot.resize_terminal(100, 24)
+    await pilot.pause()
+    app.action_show_help_panel()
+    await pilot.pause()
+    await pilot.pause()
+    bar = app.query_one("#topbar").region
+    top = screen_lines(app)[0][bar.x : bar.right].strip()
+    fields = top.removesuffix(" · …").split(" · ")
+    assert fields[0] == "tokenbox" and "(…" not in top and "step 1/1 final" in top, top
+
+
+NARROW_PARTS = (
+    footer_at_80_columns_keeps_help_and_ends_with_the_palette,
+    headline_moves_to_the_top_bar_while_the_sidebar_is_hidden,
+    footer_clipped_at_any_width_ends_with_the_palette,
+    top_bar_fits_beside_the_keys_panel,
+)
+
+
+async def test_the_log_sample_at_narrow_widths(tmp_path):
+    """``NARROW_PARTS`` in turn, on one app."""
     app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_plan(pilot)
-        await pilot.pause()
-        footer = screen_lines(app)[-1].rstrip()
-        for shown in ("← → step", "+ - budget", "[ ] turn", "f follow", "v breakdown", "? help"):
-            assert shown in footer, footer
-        assert footer.endswith("^p palette"), footer
-
-
-async def test_footer_clipped_at_any_width_ends_with_the_palette(tmp_path):
-    """Wherever the width cuts the keys, the palette key covers the last column: the keys scrolled
-    beneath it never show a stray letter after "^p palette" (one app, resized through the widths)."""
-    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
-    async with app.run_test(size=(60, 24)) as pilot:
-        await wait_plan(pilot)
-        for width in (60, 64, 70, 75):
-            await pilot.resize_terminal(width, 24)
-            await pilot.pause()
-            footer = screen_lines(app)[-1].rstrip()
-            assert len(screen_lines(app)[-1]) == width and footer.endswith("^p palette"), (width, footer)
+        for part in NARROW_PARTS:
+            await part(pilot)
 
 
 def test_app_exits_when_its_terminal_vanishes(tmp_path):
@@ -264,49 +323,3 @@ async def test_one_toast_at_a_time(tmp_path):
             await wait_idle(pilot)
         await pilot.pause()
         assert len(app._notifications) == 1  # Textual keeps the live toasts there
-
-
-async def test_page_keys_move_the_selection_and_stepping_back_selects_the_step_shown(tmp_path):
-    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        count = len(app.plan.sections)
-        await pilot.press("pagedown")
-        assert app.selected == min(10, count - 1)
-        await pilot.press("pageup")
-        assert app.selected == 0
-        await pilot.press("end")
-        for _ in range(len(app.plan.steps) - 1):
-            await pilot.press("left")  # the table's ◀ marks the section the shown step changed: selected
-            assert app.plan.sections[app.selected].id == app.plan.steps[app.step - 1].section
-
-
-async def test_the_headline_moves_to_the_top_bar_while_the_sidebar_is_hidden(tmp_path):
-    """At 80 columns the sidebar (and its gauge) is hidden: the top bar carries the context headline,
-    and gives it back when ``s`` shows the sidebar."""
-    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_plan(pilot)
-        await pilot.pause()
-        top = screen_lines(app)[0]
-        assert f"context {app.plan.usage_percent}%" in top and "turn 6/6" in top, top
-        await pilot.press("s")
-        await pilot.pause()
-        assert app.query_one("#sidebar").display
-        top = screen_lines(app)[0]
-        assert "context" not in top and "turn 6/6" in top, top
-
-
-async def test_the_top_bar_fits_beside_the_keys_panel(tmp_path):
-    """The palette's "Keys" panel narrows the screen without a resize: the top bar refits its fields
-    to its own width (whole fields, never one cut in the middle)."""
-    app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
-    async with app.run_test(size=(100, 24)) as pilot:
-        await wait_plan(pilot)
-        app.action_show_help_panel()
-        await pilot.pause()
-        await pilot.pause()
-        bar = app.query_one("#topbar").region
-        top = screen_lines(app)[0][bar.x : bar.right].strip()
-        fields = top.removesuffix(" · …").split(" · ")
-        assert fields[0] == "tokenbox" and "(…" not in top and "step 1/1 final" in top, top
