@@ -216,5 +216,9 @@ class BreakdownView(Themed, LineView, inherit_bindings=False, can_focus=False):
         lines = breakdown_lines(view, self.component_styles(), width) if view is not None else [Text("no plan", "dim")]
         self.set_lines(lines)
 
+    def on_lines_resized(self) -> None:
+        """The label column is as wide as the panel allows."""
+        self.show(self._view)
+
     def restyle(self) -> None:
         self.show(self._view)

@@ -7,9 +7,8 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import Static
 from tokenbox.core.config import WHAT_IF_STEP_PERCENT
-from tokenbox.tui.redraw import show_text
+from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
 from tokenbox.tui.view import View, bar_class, fmt, gauge_cells, level
@@ -17,7 +16,7 @@ from tokenbox.tui.view import View, bar_class, fmt, gauge_cells, level
 CELLS = {"section": "█", "joins": "▒", "free": "·", "reserve": "▓", "headroom": "▚", "over": "▞"}
 
 
-class Gauge(Themed, Static):
+class Gauge(Themed, FittedStatic):
     """Context usage gauge (plain ``Text``: nothing shown here is parsed as markup)."""
 
     DEFAULT_CSS = "Gauge { height: auto; }"
@@ -25,13 +24,12 @@ class Gauge(Themed, Static):
         "gauge--ok", "gauge--warn", "gauge--crit", "gauge--info", "gauge--overflow",
         *(f"gauge--{kind}" for kind in CELLS if kind != "section"), *BAR_CLASSES,
     }
-    last_text: Text = Text()
     _view: View | None = None
 
     def show(self, view: View | None) -> None:
         self._view = view
-        self.last_text = render_gauge(view, max(10, self.content_region.width or 34), self.component_styles())
-        show_text(self, self.last_text)  # an edit elsewhere often leaves the gauge as it was
+        styles = self.component_styles()
+        self.show_fitted(lambda width: render_gauge(view, max(10, width), styles))
 
     def restyle(self) -> None:
         self.show(self._view)

@@ -83,6 +83,7 @@ class LineView(ScrollView, can_focus=True):
         self.cursor: int | None = None
         self.cursor_height = 1
         self._pass: tuple[Style, int] | None = None  # the base style and width, worked out once per render pass
+        self._lines_width: int | None = None  # the width the rows were set at (None: before the first layout)
 
     @property
     def line_count(self) -> int:
@@ -102,6 +103,7 @@ class LineView(ScrollView, can_focus=True):
         """
         old_lines, old_strips, old_highlighted = self._lines, self._strips, self.highlighted
         old_size = self.virtual_size
+        self._lines_width = self.scrollable_content_region.width or None
         self._lines = lines if isinstance(lines, LazyRows) else list(lines)
         self._strips = {}
         self.cursor = cursor
@@ -155,6 +157,11 @@ class LineView(ScrollView, can_focus=True):
             self.scroll_to(y=index - height + 1, animate=False)
 
     def render_lines(self, crop: Region) -> list[Strip]:
+        width = self.scrollable_content_region.width
+        if self._lines_width is not None and width and width != self._lines_width:
+            # drawn at a new width before the resize event reached the widget (a sidebar that
+            # narrows after a redraw): rows made for the old width would be drawn cut
+            self._resized()
         # the widget's style walks every ancestor's styles: once per pass, not once per row
         self._pass = (self.rich_style, self.scrollable_content_region.width)
         try:
@@ -219,7 +226,11 @@ class LineView(ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self) -> None:
+        self._resized()  # (again, if drawn at this width already: the height may have changed too)
+
+    def _resized(self) -> None:
         self._strips.clear()
+        self._lines_width = self.scrollable_content_region.width or None
         self.on_lines_resized()
 
     def on_lines_resized(self) -> None:

@@ -7,8 +7,7 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import Static
-from tokenbox.tui.redraw import show_text
+from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import PLAIN, Styles, Themed
 
@@ -72,32 +71,24 @@ def status_text(status: Status, styles: Styles = PLAIN, width: int | None = None
     return t
 
 
-class StatusLine(Themed, Static):
+class StatusLine(Themed, FittedStatic):
     """One line of status, a second one for the error of a broken file."""
 
     DEFAULT_CSS = "StatusLine { height: auto; max-height: 2; }"
     COMPONENT_CLASSES: ClassVar[set[str]] = {"status--note", "status--error"}
-    last_text: Text = Text()
+    FALLBACK_WIDTH = 80
     _status: Status | None = None
 
-    _width: int | None = None
-
     def show(self, status: Status) -> None:
-        """Show ``status`` (nothing to do when it is the one shown at this width: a redraw costs a
-        layout pass)."""
-        width = self.content_region.width or None  # none before the first layout
-        if status == self._status and width == self._width:
+        """Show ``status`` (nothing to do when it is the one shown: a redraw costs a layout pass;
+        the file name is shortened for the width it is drawn at)."""
+        if status == self._status:
             return
-        self._status, self._width = status, width
-        self.last_text = status_text(status, self.component_styles(), width)
-        show_text(self, self.last_text)
+        self._status = status
+        styles = self.component_styles()
+        self.show_fitted(lambda width: status_text(status, styles, width))
 
     def restyle(self) -> None:
         if self._status is not None:
             status, self._status = self._status, None
             self.show(status)
-
-    def on_resize(self) -> None:
-        """The file name's room depends on the width."""
-        if self._status is not None:
-            self.show(self._status)

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import Static
+from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.planner import TurnPoint
 from tokenbox.tui.styles import PLAIN, Styles, Themed
 from tokenbox.tui.view import level
@@ -63,20 +63,18 @@ def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, 
     return t
 
 
-class Timeline(Themed, Static):
+class Timeline(Themed, FittedStatic):
     """Shown only for multi-turn logs."""
 
     DEFAULT_CSS = "Timeline { height: auto; }"
     COMPONENT_CLASSES: ClassVar[set[str]] = {"timeline--ok", "timeline--warn", "timeline--crit", "timeline--current", "timeline--break"}
-    last_text: Text = Text()
     _shown: tuple[tuple[TurnPoint, ...], int, bool] = ((), 0, False)
 
     def show(self, points: tuple[TurnPoint, ...], current: int, following: bool) -> None:
         self._shown = (points, current, following)
         self.display = bool(points)
-        self.last_text = timeline_text(points, current, following, (self.content_region.width or 34) - LABELS,
-                                       self.component_styles())
-        self.update(self.last_text)
+        styles = self.component_styles()
+        self.show_fitted(lambda width: timeline_text(points, current, following, width - LABELS, styles))
 
     def restyle(self) -> None:
         self.show(*self._shown)

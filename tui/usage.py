@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import Static
+from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.planner import TurnPoint
 from tokenbox.tui.styles import PLAIN, Styles, Themed
 from tokenbox.tui.view import fmt
@@ -109,22 +109,21 @@ def usage_text(
     return t
 
 
-class UsageTimeline(Themed, Static):
+class UsageTimeline(Themed, FittedStatic):
     """Shown for logs with recorded usage, in place of the usage-percent sparkline."""
 
     DEFAULT_CSS = "UsageTimeline { height: auto; margin-bottom: 1; }"
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "usage--recorded", "usage--estimate", "usage--sidechain", "usage--current", "usage--broken",
     }
-    last_text: Text = Text()
+    FALLBACK_WIDTH = 37
     _shown: tuple[tuple[TurnPoint, ...], int, bool, str] = ((), 0, False, "")
 
     def show(self, points: tuple[TurnPoint, ...], current: int, following: bool, approx: str) -> None:
         self._shown = (points, current, following, approx)
         self.display = bool(points)
-        self.last_text = usage_text(points, current, following, self.content_region.width or 37, approx,
-                                    self.component_styles())
-        self.update(self.last_text)
+        styles = self.component_styles()
+        self.show_fitted(lambda width: usage_text(points, current, following, width, approx, styles))
 
     def restyle(self) -> None:
         self.show(*self._shown)

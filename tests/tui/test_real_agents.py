@@ -99,56 +99,101 @@ def request_turns(lines: list[str]) -> int:
 # ---------------------------------------------------------------- transcripts
 
 
-@pytest.mark.parametrize("name", [SHORT, LONG])
-async def test_transcript_breakdown_and_timeline(tmp_path, name):
-    app = make_app(copy_fixture(name, tmp_path, "transcript.jsonl"), watch=False)
+async def breakdown_and_timeline_are_core_s(pilot, name: str) -> None:
+    """The timeline holds core's recorded and estimated context of every turn; the breakdown (the
+    sidebar's default for an imported session) adds up and marks heuristic counts ``≈``."""
+    app = pilot.app
     usages = load_turn_usages(FIXTURES / name)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        plan = app.plan
-        assert plan.session.turn == len(usages) == app.turn_count
-        # the timeline: recorded and estimated for every turn, as core reports them
-        assert [p.recorded for p in app.timeline] == [u.recorded.context_tokens for u in usages]
-        assert [p.tokens_before for p in app.timeline] == [u.estimated for u in usages]
-        assert [p.sidechain for p in app.timeline] == [u.sidechain for u in usages]
-        assert app.query_one(UsageTimeline).display and not app.query_one("#timeline").display
-        timeline = usage_text(app)
-        last = usages[-1]
-        assert f"Turns {last.turn}/{last.turn}" in timeline
-        rec_row = next(line for line in timeline.splitlines() if line.startswith("rec "))
-        est_row = next(line for line in timeline.splitlines() if line.startswith("est "))
-        assert rec_row.endswith(f"{last.recorded.context_tokens:,}".replace(",", " "))
-        assert est_row.endswith("≈" + f"{last.estimated:,}".replace(",", " "))
-        assert f"est/rec ≈{last.ratio:.3f}" in timeline
-        assert f"unaccounted ≈{last.unaccounted:,}".replace(",", " ") in timeline
-        if any(u.sidechain for u in usages):
-            marks = timeline.splitlines()[3][4:]
-            assert marks.count("s") == sum(u.sidechain for u in usages)  # sub-agent turns are marked
-        # the breakdown (the sidebar's default for an imported session) adds up
-        assert app.query_one(BreakdownView).display and not app.query_one(TraceView).display
-        assert_adds_up(app)
-        text = breakdown_text(app)
-        for label in ("history", "tool results", "latest message", "joins", "estimate", "+ unaccounted", "= recorded"):
-            assert label in text, label
-        for line in text.splitlines()[1:7]:
-            if "%" in line:
-                assert "≈" in line  # heuristic counts are marked
-        assert f"{plan.recorded.context_tokens:,}".replace(",", " ") in text
-        numbers = breakdown(app.current_view())
-        assert numbers.recorded - numbers.estimated == last.unaccounted
+    plan = app.plan
+    assert plan.session.turn == len(usages) == app.turn_count
+    assert [p.recorded for p in app.timeline] == [u.recorded.context_tokens for u in usages]
+    assert [p.tokens_before for p in app.timeline] == [u.estimated for u in usages]
+    assert [p.sidechain for p in app.timeline] == [u.sidechain for u in usages]
+    assert app.query_one(UsageTimeline).display and not app.query_one("#timeline").display
+    timeline = usage_text(app)
+    last = usages[-1]
+    assert f"Turns {last.turn}/{last.turn}" in timeline
+    rec_row = next(line for line in timeline.splitlines() if line.startswith("rec "))
+    est_row = next(line for line in timeline.splitlines() if line.startswith("est "))
+    assert rec_row.endswith(f"{last.recorded.context_tokens:,}".replace(",", " "))
+    assert est_row.endswith("≈" + f"{last.estimated:,}".replace(",", " "))
+    assert f"est/rec ≈{last.ratio:.3f}" in timeline
+    assert f"unaccounted ≈{last.unaccounted:,}".replace(",", " ") in timeline
+    if any(u.sidechain for u in usages):
+        marks = timeline.splitlines()[3][4:]
+        assert marks.count("s") == sum(u.sidechain for u in usages)  # sub-agent turns are marked
+    assert app.query_one(BreakdownView).display and not app.query_one(TraceView).display
+    assert_adds_up(app)
+    text = breakdown_text(app)
+    for label in ("history", "tool results", "latest message", "joins", "estimate", "+ unaccounted", "= recorded"):
+        assert label in text, label
+    for line in text.splitlines()[1:7]:
+        if "%" in line:
+            assert "≈" in line  # heuristic counts are marked
+    assert f"{plan.recorded.context_tokens:,}".replace(",", " ") in text
+    numbers = breakdown(app.current_view())
+    assert numbers.recorded - numbers.estimated == last.unaccounted
 
 
-async def test_turns_keys_move_timeline_and_breakdown(tmp_path):
+async def sidebar_toggle(pilot) -> None:
+    app = pilot.app
+    assert app.query_one(BreakdownView).display
+    await pilot.press("v")
+    assert app.query_one(TraceView).display and not app.query_one(BreakdownView).display
+    assert "v: breakdown" in str(app.query_one("#trace-title").render())
+    await pilot.press("v")
+    assert app.query_one(BreakdownView).display
+
+
+async def sidebar_never_cuts_a_number(pilot) -> None:
+    """At every sidebar width (narrow from 100 columns, normal, wide) the gauge, usage timeline and
+    breakdown of a real transcript keep every count whole: names take the ellipsis, numbers never.
+    From the first frame at each size: wide to narrow at once too (the gauge and the breakdown kept
+    the wide sidebar's rows, cut, until the next plan)."""
+    import re
+
+    app = pilot.app
+    for width in (100, 110, 119, 120, 140, 180, 100):
+        await pilot.resize_terminal(width, 44)
+        await pilot.pause()
+        sidebar = app.query_one("#sidebar").region
+        lines = [line[sidebar.x : sidebar.right] for line in screen_lines(app)[sidebar.y : sidebar.bottom]]
+        text = "\n".join(lines)
+        assert "200 000" in text and "17 437" in text, (width, text)
+        cut = [line for line in lines if re.search(r"[0-9][0-9 ]*…", line)]  # a count cut short
+        assert not cut, (width, text)
+    await pilot.resize_terminal(*SIZE)
+    await pilot.pause()
+
+
+async def turn_keys_move_timeline_and_breakdown(pilot) -> None:
+    app = pilot.app
+    await pilot.press("left_square_bracket", "left_square_bracket")
+    await wait_for(pilot, lambda: app.plan.session.turn == 5, what="turn 5")
+    await wait_idle(pilot)
+    assert "Turns 5/7 pinned" in usage_text(app)
+    assert "Breakdown · turn 5" in str(app.query_one("#breakdown-title").render())
+    assert "16 962" in breakdown_text(app)  # turn 5's recorded context
+    assert_adds_up(app)
+
+
+async def test_short_transcript(tmp_path):
+    """On one app of the short transcript, in turn: the timeline and breakdown, the sidebar toggle,
+    every sidebar width, the turn keys."""
     app = make_app(copy_fixture(SHORT, tmp_path, "transcript.jsonl"), watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_plan(pilot)
-        await pilot.press("left_square_bracket", "left_square_bracket")
-        await wait_for(pilot, lambda: app.plan.session.turn == 5, what="turn 5")
-        await wait_idle(pilot)
-        assert "Turns 5/7 pinned" in usage_text(app)
-        assert "Breakdown · turn 5" in str(app.query_one("#breakdown-title").render())
-        assert "16 962" in breakdown_text(app)  # turn 5's recorded context
-        assert_adds_up(app)
+        await breakdown_and_timeline_are_core_s(pilot, SHORT)
+        await sidebar_toggle(pilot)
+        await sidebar_never_cuts_a_number(pilot)
+        await turn_keys_move_timeline_and_breakdown(pilot)
+
+
+async def test_long_transcript_with_sub_agents(tmp_path):
+    app = make_app(copy_fixture(LONG, tmp_path, "transcript.jsonl"), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await breakdown_and_timeline_are_core_s(pilot, LONG)
 
 
 async def test_what_if_on_a_transcript(tmp_path):
@@ -166,18 +211,6 @@ async def test_what_if_on_a_transcript(tmp_path):
         await wait_for(pilot, lambda: app.plan.budget.max_ctx == 16150, what="what-if -5%")
         await wait_idle(pilot)
         assert_adds_up(app)
-
-
-async def test_sidebar_toggle(tmp_path):
-    app = make_app(copy_fixture(SHORT, tmp_path, "transcript.jsonl"), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        assert app.query_one(BreakdownView).display
-        await pilot.press("v")
-        assert app.query_one(TraceView).display and not app.query_one(BreakdownView).display
-        assert "v: breakdown" in str(app.query_one("#trace-title").render())
-        await pilot.press("v")
-        assert app.query_one(BreakdownView).display
 
 
 async def test_native_session_breakdown_by_kind(tmp_path):
@@ -294,25 +327,10 @@ async def test_request_budget_below_its_reply_reserve_is_explained(tmp_path):
 # ---------------------------------------------------------------- following a transcript
 
 
-async def test_before_the_first_reply_the_pending_request_shows(tmp_path):
+async def test_an_empty_transcript_waits_then_the_pending_request_shows_then_the_recorded_one(tmp_path):
+    """An empty transcript waits for a line; with two user lines and no reply the request about to be
+    sent shows (CONTRACT §7: its hidden part unknown); the reply's lines make it the recorded one."""
     lines = fixture_lines(SHORT)
-    path = tmp_path / "transcript.jsonl"
-    path.write_text("".join(lines[:2]), encoding="utf-8")  # two user lines, no reply yet
-    app = make_app(path, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_plan(pilot)
-        # CONTRACT §7: the request about to be sent, its hidden part unknown (no request recorded yet)
-        assert app.plan.pending and app.file_error is None
-        assert any("no request has recorded" in w for w in app.plan.warnings)
-        assert "✗" not in status_text(app)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.writelines(lines[2:4])  # the reply's two lines: the request is recorded
-        app.post_message(FileChanged("modified"))  # as the watcher reports it
-        await wait_for(pilot, lambda: app.plan is not None and not app.plan.pending, what="the first recorded request")
-        assert app.plan.session.turn == 1 and app.plan.tokens_after == 15553  # its recorded context
-
-
-async def test_empty_transcript_waits_for_a_line(tmp_path):
     path = tmp_path / "transcript.jsonl"
     path.write_text("", encoding="utf-8")
     app = make_app(path, watch=False)
@@ -321,6 +339,17 @@ async def test_empty_transcript_waits_for_a_line(tmp_path):
         await wait_idle(pilot)
         assert "waiting for the first complete line" in detail_text(app)
         assert "✗" not in status_text(app)
+        path.write_text("".join(lines[:2]), encoding="utf-8")  # two user lines, no reply yet
+        app.post_message(FileChanged("modified"))  # as the watcher reports it
+        await wait_for(pilot, lambda: app.plan is not None, what="the pending request")
+        assert app.plan.pending and app.file_error is None
+        assert any("no request has recorded" in w for w in app.plan.warnings)
+        assert "✗" not in status_text(app)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.writelines(lines[2:4])  # the reply's two lines: the request is recorded
+        app.post_message(FileChanged("modified"))
+        await wait_for(pilot, lambda: app.plan is not None and not app.plan.pending, what="the first recorded request")
+        assert app.plan.session.turn == 1 and app.plan.tokens_after == 15553  # its recorded context
 
 
 async def test_new_claude_session_waits_for_the_first_message(tmp_path):
@@ -589,27 +618,6 @@ def test_discovery_note_names_the_other_project(tmp_path):
     d = Discovery(str(tmp_path / "projects" / "-other" / "s.jsonl"), "/mine", str(tmp_path / "projects" / "-mine"), True)
     assert d.note == "fallback: newest session of any project (-other)" and "/mine" in d.explanation
     assert Discovery("/p/-mine/s.jsonl", "/mine", "/p/-mine").note == ""
-
-
-async def test_sidebar_never_cuts_a_number(tmp_path):
-    """At every sidebar width (narrow from 100 columns, normal, wide) the gauge, usage timeline and
-    breakdown of a real transcript keep every count whole: names take the ellipsis, numbers never
-    (one app, resized through the widths)."""
-    import re
-
-    app = make_app(copy_fixture(SHORT, tmp_path, "transcript.jsonl"), watch=False)
-    async with app.run_test(size=(100, 44)) as pilot:
-        await wait_plan(pilot)
-        for width in (100, 110, 119, 120, 140, 180):
-            await pilot.resize_terminal(width, 44)
-            await pilot.pause()
-            await pilot.pause()
-            sidebar = app.query_one("#sidebar").region
-            lines = [line[sidebar.x : sidebar.right] for line in screen_lines(app)[sidebar.y : sidebar.bottom]]
-            text = "\n".join(lines)
-            assert "200 000" in text and "17 437" in text, (width, text)
-            cut = [line for line in lines if re.search(r"[0-9][0-9 ]*…", line)]  # a count cut short
-            assert not cut, (width, text)
 
 
 # ---------------------------------------------------------------- snapshots (look at the PNGs before accepting)

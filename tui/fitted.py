@@ -1,0 +1,86 @@
+"""Text made for the width it is drawn at.
+
+The gauge, the timelines and the status line lay their text out for a width (rows that move
+under each other when narrow, a window of turns, a file name shortened to fit). Made when a plan
+arrived, with the width the widget had then, the text went on being drawn after the width
+changed: a resize that narrows the sidebar (its class changes after the redraw) left
+"free ≈1…" cut until the next plan. A ``Fitted`` is a Rich renderable whose text is made when
+Textual measures or draws it, at the width it is given, so every frame shows the text made for
+its own width.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.segment import Segment
+from rich.text import Text
+from textual.widgets import Static
+from tokenbox.tui.redraw import same_text
+
+KEPT_WIDTHS = 4  # texts kept per ``Fitted``: the widths of one layout pass and a resize or two
+
+
+class Fitted:
+    """``make(width)`` → the text for a widget ``width`` cells wide, made at most once per width."""
+
+    def __init__(self, make: Callable[[int], Text]) -> None:
+        self._make = make
+        self._texts: dict[int, Text] = {}
+
+    def at(self, width: int) -> Text:
+        """The text for ``width`` cells."""
+        text = self._texts.get(width)
+        if text is None:
+            if len(self._texts) >= KEPT_WIDTHS:
+                self._texts.pop(next(iter(self._texts)))
+            text = self._texts[width] = self._make(width)
+        return text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        text = self.at(options.max_width)
+        yield text
+        if not text.end.endswith("\n"):
+            # Textual counts a renderable's rows by its newlines: the last row needs one too
+            yield Segment.line()
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, options.max_width)
+
+
+class FittedStatic(Static):
+    """A ``Static`` showing a ``Fitted`` text (``last_text``: the text at its width now)."""
+
+    FALLBACK_WIDTH = 34  # before the first layout (the sidebar's narrow width)
+    _fitted: Fitted | None = None
+
+    @property
+    def fitted_width(self) -> int:
+        """The width the text is made for now (``FALLBACK_WIDTH`` before the first layout)."""
+        return self.content_region.width or self.FALLBACK_WIDTH
+
+    @property
+    def last_text(self) -> Text:
+        """The text as drawn at the widget's width now."""
+        return self._fitted.at(self.fitted_width) if self._fitted is not None else Text()
+
+    def show_fitted(self, make: Callable[[int], Text]) -> bool:
+        """Show the text ``make`` makes for the widget's width, unless it draws as the one shown
+        (an edit elsewhere often leaves it as it was); whether it was replaced."""
+        fitted, old = Fitted(make), self._fitted
+        width = self.fitted_width
+        layout = True
+        if old is not None:
+            before, after = old.at(width), fitted.at(width)
+            if same_text(before, after):
+                return False
+            layout = _rows(before) != _rows(after)  # the same height: no layout pass
+        self._fitted = fitted
+        self.update(fitted, layout=layout)
+        return True
+
+
+def _rows(text: Text) -> int:
+    return text.plain.count("\n") + 1
