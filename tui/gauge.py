@@ -43,18 +43,41 @@ def _cell_style(kind: str, styles: Styles) -> Style:
 ROW_START = 14  # a row's label column (12) and its swatch and blank: where the value starts
 
 
-def _row(out: Text, label: str, value: str | Text, style: str | Style = "", swatch: str = "", styles: Styles = PLAIN) -> None:
+BREAKS = (" / ", " of ", " +", "  ")  # where a value too long for its row goes on to the next, in order
+
+
+def _row(out: Text, label: str, value: str | Text, style: str | Style = "", swatch: str = "", styles: Styles = PLAIN,
+         width: int | None = None) -> None:
+    """A row: the label, a swatch, the value. A value longer than ``width`` allows goes on under
+    itself from a break (" / ", " of ", a gap): a narrow sidebar never cuts a count."""
+    text = value if isinstance(value, Text) else Text(value, style)
+    rest = None
+    start = ROW_START if swatch else ROW_START - 1  # where the value starts
+    if width is not None and start + text.cell_len > width:
+        text, rest = _split(text, width - start)
     out.append(f"{label:<{ROW_START - 2}}", "dim")
     if swatch:
         out.append(CELLS[swatch], _cell_style(swatch, styles))
         out.append(" ")
     else:
         out.append(" ")
-    if isinstance(value, Text):
-        out.append_text(value)
-    else:
-        out.append(value, style)
+    out.append_text(text)
     out.append("\n")
+    if rest is not None:
+        _row(out, "", rest, width=width)
+
+
+def _split(text: Text, room: int) -> tuple[Text, Text | None]:
+    """``text`` cut before the last break of the first kind in ``BREAKS`` that leaves a head of at most
+    ``room`` cells (the tail starts at the break's mark: "/ 1 000 000", "of 200 000", "+12 345");
+    ``text`` whole when none does (never inside a count: its groups are one space apart)."""
+    plain_text = text.plain
+    for mark in BREAKS:
+        at = plain_text.rfind(mark, 0, room + len(mark))  # the head, before the mark, fits
+        if at > 0:
+            start = at + len(mark) - len(mark.lstrip())
+            return text.divide([at, start])[0], text.divide([start])[1]
+    return text, None
 
 
 def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
@@ -91,21 +114,22 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
     out.append("\n")
     b = plan.budget
     used = Text(f"{fmt(view.total, view.headline_approx)} / {fmt(b.max_ctx)}", headline)
-    _row(out, "used", used, swatch="section", styles=styles)
+    _row(out, "used", used, swatch="section", styles=styles, width=width)
     free = b.available - view.total
     room = f"free {fmt(free, approx)}" if free >= 0 else f"over {fmt(-free, approx)}"
     swatch = "free" if free >= 0 else "over"
     if ROW_START + len(fmt(b.available)) + 2 + len(room) <= width:
         _row(out, "available", f"{fmt(b.available)}  {room}", "" if free >= 0 else crit, swatch=swatch, styles=styles)
     else:  # a narrow sidebar: the free (or over) count on a row of its own rather than cut
-        _row(out, "available", fmt(b.available), swatch=swatch, styles=styles)
-        _row(out, room[:4], room[5:], "" if free >= 0 else crit)
+        _row(out, "available", fmt(b.available), swatch=swatch, styles=styles, width=width)
+        _row(out, room[:4], room[5:], "" if free >= 0 else crit, width=width)
     _row(out, "reserve_out", fmt(b.reserve_out), swatch="reserve", styles=styles)
-    _row(out, "headroom", f"{fmt(b.max_ctx - b.available - b.reserve_out)} ({b.headroom:g})", swatch="headroom", styles=styles)
+    _row(out, "headroom", f"{fmt(b.max_ctx - b.available - b.reserve_out)} ({b.headroom:g})", swatch="headroom", styles=styles,
+         width=width)
     _row(out, "joins", fmt(view.joins, approx), swatch="joins", styles=styles)
     if plan.what_if and plan.base_max_ctx:
         _row(out, "what-if", f"max_ctx {plan.what_if * WHAT_IF_STEP_PERCENT:+d}% of {fmt(plan.base_max_ctx)}",
-             styles["gauge--info"] + Style(bold=True))
+             styles["gauge--info"] + Style(bold=True), width=width)
     tokenizer = Text(plain(plan.tokenizer.name, FIELD_LIMIT))
     fits = ROW_START + len(tokenizer) + len(" ≈ approximate") <= width
     tokenizer.append(" exact" if plan.tokenizer.exact else " ≈ approximate" if fits else " ≈",
@@ -123,9 +147,9 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
         overflow = Text()
         overflow.append("CRITICAL OVERFLOW", styles["gauge--overflow"])  # the badge alone: the count is on the panel
         overflow.append(f" +{fmt(plan.fixed_load - b.available, approx)}", crit)
-        _row(out, "overflow", overflow)
+        _row(out, "overflow", overflow, width=width)
     elif view.state.deficit > 0:
-        _row(out, "overflow", f"deficit {fmt(view.state.deficit, approx)}", warn)
+        _row(out, "overflow", f"deficit {fmt(view.state.deficit, approx)}", warn, width=width)
     else:
         _row(out, "overflow", "none (fits)", styles["gauge--ok"])
     fingerprint = view.fingerprint()

@@ -259,6 +259,24 @@ async def test_the_log_sample_at_narrow_widths(tmp_path):
             await part(pilot)
 
 
+async def test_a_narrow_sidebar_keeps_every_gauge_count_whole(tmp_path):
+    """At 100 columns (the narrow sidebar) the overflow count and a what-if's base budget go on under
+    their rows instead of being cut ("CRITICAL OVERFLOW…", "max_ctx +10% of 2…")."""
+    app = make_app(copy_sample("overflow.yaml", tmp_path), watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("plus", "plus")
+        await wait_idle(pilot)
+        box = app.query_one("#sidebar").region
+        sidebar = [line[box.x : box.right].strip(" ▕") for line in screen_lines(app)[box.y : box.bottom]]
+        gauge = sidebar[: next(i for i, row in enumerate(sidebar) if row.startswith("fingerprint")) + 1]
+        assert not [row for row in gauge if "…" in row], gauge
+        overflow = next(index for index, row in enumerate(gauge) if row.startswith("overflow"))
+        assert gauge[overflow + 1].strip() == f"+{app.plan.fixed_load - app.plan.budget.available}", gauge
+        what_if = next(index for index, row in enumerate(gauge) if row.startswith("what-if"))
+        assert gauge[what_if + 1].strip() == "of 300", gauge
+
+
 def test_app_exits_when_its_terminal_vanishes(tmp_path):
     """Under a pty whose other end closes (no SIGHUP reaches it): the app exits instead of spinning.
 
