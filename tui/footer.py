@@ -2,8 +2,9 @@
 
 Textual's footer recomposes itself (a new ``FooterKey`` widget per key, each styled and laid out
 again) on every bindings refresh: three times while the app starts (focus set, screen resumed,
-first idle), and again on each focus change between panels although the keys stay the same.
-This one compares what it would show with what it shows and rebuilds at most once per frame.
+first idle), and again whenever the help or the command palette closes, although the keys are
+the same. This one compares what it would show with what it shows and rebuilds at most once per
+frame, only when they differ (the detail's Esc key, the turn keys of a log, a plan's keys).
 """
 
 from __future__ import annotations
