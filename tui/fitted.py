@@ -18,7 +18,7 @@ from rich.measure import Measurement
 from rich.segment import Segment
 from rich.text import Text
 from textual.widgets import Static
-from tokenbox.tui.redraw import same_text
+from tokenbox.tui.redraw import row_count, same_text
 
 KEPT_WIDTHS = 4  # texts kept per ``Fitted``: the widths of one layout pass and a resize or two
 
@@ -76,11 +76,8 @@ class FittedStatic(Static):
             before, after = old.at(width), fitted.at(width)
             if same_text(before, after):
                 return False
-            layout = _rows(before) != _rows(after)  # the same height: no layout pass
+            layout = row_count(before) != row_count(after)  # the same height: no layout pass
         self._fitted = fitted
         self.update(fitted, layout=layout)
         return True
 
-
-def _rows(text: Text) -> int:
-    return text.plain.count("\n") + 1

@@ -31,11 +31,12 @@ def show_text(widget: Static, text: Text, *, layout: bool = True) -> bool:
     if isinstance(shown, Text):
         if same_text(shown, text):
             return False
-        if layout and widget.styles.text_wrap == "nowrap" and _rows(shown) == _rows(text):
+        if layout and widget.styles.text_wrap == "nowrap" and row_count(shown) == row_count(text):
             layout = False
     widget.update(text, layout=layout)
     return True
 
 
-def _rows(text: Text) -> int:
+def row_count(text: Text) -> int:
+    """How many rows ``text`` draws (its lines, unwrapped)."""
     return text.plain.count("\n") + 1
