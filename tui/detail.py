@@ -10,8 +10,8 @@ of a megabyte) costs the same to open as a small one, and nothing is rebuilt per
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from itertools import islice
+from collections.abc import Iterable, Iterator
+from itertools import islice, pairwise
 from typing import ClassVar
 
 from rich.cells import cell_len, get_character_cell_size
@@ -85,13 +85,18 @@ def detail_blocks(view: View, index: int) -> list[tuple[str, str | Text]]:
     return blocks
 
 
-def _graphemes(text: str) -> list[tuple[int, int, int]]:
-    """``(start, end, cells)`` of each grapheme (emoji with modifiers stay whole)."""
+def _graphemes(text: str, bounds: Iterable[int] = ()) -> list[tuple[int, int, int]]:
+    """``(start, end, cells)`` of each grapheme (emoji with modifiers stay whole), never across one
+    of ``bounds``: a modifier after an escape (``\\x07`` then U+1F3FD) belongs to no character of it."""
     try:
         from rich.cells import split_graphemes
     except ImportError:  # pragma: no cover - an older rich: one character at a time
         return [(i, i + 1, cell_len(ch)) for i, ch in enumerate(text)]
-    return split_graphemes(text)[0]
+    units: list[tuple[int, int, int]] = []
+    cuts = sorted({0, len(text), *(b for b in bounds if 0 < b < len(text))})
+    for start, end in pairwise(cuts):
+        units.extend((start + a, start + b, cells) for a, b, cells in split_graphemes(text[start:end])[0])
+    return units
 
 
 def _one_cell_each(text: str) -> bool:
@@ -134,18 +139,23 @@ def wrap(line: Text, width: int) -> list[Text]:
         if span.end - span.start <= width:
             for position in range(span.start + 1, span.end):
                 inside[position] = span.start
-    units = ((i, i + 1, 1) for i in range(len(text))) if ascii_text else _graphemes(text)
+    bounds = (edge for span in line.spans for edge in (span.start, span.end))
+    units = ((i, i + 1, 1) for i in range(len(text))) if ascii_text else _graphemes(text, bounds)
     offsets: list[int] = []
     cells = 0
-    row_start = 0
-    for start, _end, size in units:
+    row_start = previous = 0
+    for start, end, size in units:
+        if not size and start > row_start:  # a zero-width mark can widen what it follows ("7" + U+FE0F)
+            size = cell_len(text[previous:end]) - cell_len(text[previous:start])
+        previous = start
         if cells + size > width and cells:
             cut = inside.get(start, start)
             if cut <= row_start:  # the escape started the row (after zero-width marks): split it after all
                 cut = start
             offsets.append(cut)
-            cells = start - cut  # the head of an escape moved to the new row (escapes are ASCII)
             row_start = cut
+            cells = cell_len(text[cut:end])  # the head of an escape moved to the new row, and this unit
+            continue
         cells += size
     return list(line.divide(offsets))
 
