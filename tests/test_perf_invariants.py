@@ -28,7 +28,7 @@ PIECES = [
 ]
 EXACT = ["o200k_base", "cl100k_base"]
 texts = st.lists(st.sampled_from(PIECES), min_size=0, max_size=24).map("".join)
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def tok(name: str):

@@ -170,7 +170,7 @@ def cold(path: Path) -> Any:
 _SHARED = Engine()
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     doc=_DOCS,
     steps=st.lists(st.lists(_EDIT, min_size=1, max_size=3), min_size=1, max_size=5),

@@ -33,7 +33,7 @@ def _brute_force(sections: list[Section], target: int, scale: float) -> float:
     return best
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.text(alphabet="ab cd\n{}", min_size=0, max_size=40), min_size=1, max_size=12),
     st.integers(min_value=0, max_value=400),

@@ -27,10 +27,10 @@ from tokenbox.core.logreader import LogReader, with_histories
 from tokenbox.core.nodes import fast_json, parse_json
 from tokenbox.core.session import parse_turns, session_from_node
 
-# 150 derandomized examples each (never fewer than 100 for these equivalence fuzzers): 300 made this
-# the suite's most expensive module, nearly all of it in generating the documents.
+# 100 derandomized examples each (never fewer for these equivalence fuzzers): 300 made this the
+# suite's most expensive module, nearly all of it in generating the documents.
 FUZZ = settings(
-    max_examples=150,
+    max_examples=100,
     deadline=None,
     derandomize=True,
     database=None,
@@ -469,7 +469,7 @@ def test_fast_json_only_answers_what_parse_json_reads_the_same(text: str, first_
             assert [(s.line, s.col) for s in fast.value] == [(s.line, s.col) for s in item.value]
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=100, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(serialized(), st.integers(2, 40), st.integers(1, 6))
 def test_small_limits_are_met_at_the_same_value(text: str, max_nodes: int, max_depth: int) -> None:

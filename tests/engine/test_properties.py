@@ -82,14 +82,14 @@ def check_invariants(plan) -> None:
         assert s.allotment >= s.tokens_after
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sections(), st.integers(5, 400), st.sampled_from(["tokenbox", "progressive"]), st.sampled_from(["o200k_base", "cl100k_base"]))
 def test_layout_invariants(secs, budget, policy, tokenizer):
     plan = engine().plan(session(secs, trimming=policy, tokenizer=tokenizer), budget=budget)
     check_invariants(plan)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(sections(), st.integers(5, 300), st.sampled_from(["tokenbox", "progressive"]))
 def test_same_input_same_bytes_with_cold_or_warm_caches(secs, budget, policy):
     s = session(secs, trimming=policy)
@@ -100,7 +100,7 @@ def test_same_input_same_bytes_with_cold_or_warm_caches(secs, budget, policy):
     assert a == b
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(sections(), st.integers(5, 300), st.integers(1, 60), st.sampled_from(["tokenbox", "progressive"]))
 def test_monotonic_in_budget(secs, budget, more, policy):
     e = engine()
@@ -118,7 +118,7 @@ def test_monotonic_in_budget(secs, budget, more, policy):
     assert large.tokens_after >= small.tokens_after - 2
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(sections(), st.integers(5, 300))
 def test_heuristic_tokenizer_keeps_the_invariants(secs, budget):
     plan = engine().plan(session(secs, tokenizer="heuristic"), budget=budget)

@@ -27,7 +27,7 @@ from tokenbox.core import BadInput, Engine, load_session
 from tokenbox.core.config import Settings
 
 FUZZ = settings(
-    max_examples=200,
+    max_examples=120,
     deadline=None,
     derandomize=True,
     database=None,

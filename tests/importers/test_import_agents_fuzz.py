@@ -18,7 +18,7 @@ DOCUMENTS = {p: json.loads(p.read_text(encoding="utf-8")) for p in (GEMINI_JSON,
 DOCUMENT_PATHS = {p: [q for q in _paths(v) if len(q) <= 6] for p, v in DOCUMENTS.items()}
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), new=JSON_VALUES)
 def test_mutated_agent_logs_import_or_fail_cleanly(tmp_path, data, new):
     source = data.draw(st.sampled_from(sorted(LOGS, key=str)))
@@ -29,7 +29,7 @@ def test_mutated_agent_logs_import_or_fail_cleanly(tmp_path, data, new):
     _check(path)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), new=JSON_VALUES)
 def test_mutated_agent_documents_import_or_fail_cleanly(tmp_path, data, new):
     source = data.draw(st.sampled_from(sorted(DOCUMENTS, key=str)))

@@ -100,7 +100,7 @@ TEXTS = st.text(
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts=st.lists(TEXTS, min_size=1, max_size=4), note=TEXTS)
 def test_any_text_round_trips(tmp_path, texts, note):
     sections = tuple(

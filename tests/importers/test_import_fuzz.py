@@ -61,7 +61,7 @@ TRANSCRIPT = raw_lines(TRANSCRIPT_A)[:12]
 TRANSCRIPT_PATHS = [q for q in _paths(TRANSCRIPT) if q and len(q) <= 5]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), new=JSON_VALUES)
 def test_mutated_requests_import_or_fail_cleanly(tmp_path, data, new):
     source = data.draw(st.sampled_from(sorted(REQUESTS, key=str)))
@@ -71,7 +71,7 @@ def test_mutated_requests_import_or_fail_cleanly(tmp_path, data, new):
     _check(path)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), new=JSON_VALUES)
 def test_mutated_transcripts_import_or_fail_cleanly(tmp_path, data, new):
     where = data.draw(st.sampled_from(TRANSCRIPT_PATHS))
