@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -37,6 +38,23 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Freeze the objects made by imports and collection: the collector's passes skip them."""
     gc.collect()
     gc.freeze()
+
+
+@pytest.fixture(autouse=True)
+def _release_finished_apps() -> Iterator[None]:
+    """After a test, forget the per-widget line caches a finished Textual app left in a class-wide cache.
+
+    Textual 8.2.8 memoises ``StylesCache.get_inner_outer`` with ``functools.lru_cache(1024)`` on the
+    instance, so the cache keeps the last 1024 widgets' ``StylesCache`` alive, each with its rendered
+    strips: a worker ended with ~180 000 such objects, every full collection walked them (~0.6 s each,
+    five of them as pytest shut each worker down). An app keeps its own widgets: clearing the memo
+    costs it nothing but a recomputation.
+    """
+    yield
+    styles_cache = sys.modules.get("textual._styles_cache")  # only where a test imported Textual
+    memo = getattr(getattr(styles_cache, "StylesCache", None), "get_inner_outer", None)
+    if memo is not None and hasattr(memo, "cache_clear"):
+        memo.cache_clear()
 
 
 _ENV_VARS = (
