@@ -121,9 +121,10 @@ def _word_cuts(text: str, width: int) -> list[int]:
 def wrap(line: Text, width: int) -> list[Text]:
     """Hard-wrap one line at ``width`` cells (folding, so nothing is lost).
 
-    Graphemes (an emoji and its modifiers) and the ``\\xNN`` escapes of ``safe_line`` (its only
-    spans) are never split. Safe text is printable, so plain ASCII wraps by arithmetic; only lines
-    with escapes, wide or combining characters are walked piece by piece.
+    Rows end after a space when one falls in the row's second half (the detail wraps at words; a
+    longer word folds). Graphemes (an emoji and its modifiers) and the ``\\xNN`` escapes of
+    ``safe_line`` (its only spans) are never split. Safe text is printable, so plain ASCII wraps by
+    arithmetic; only lines with escapes, wide or combining characters are walked piece by piece.
     """
     text = line.plain
     if width < 4 or len(text) <= width // 2:
@@ -144,6 +145,7 @@ def wrap(line: Text, width: int) -> list[Text]:
     offsets: list[int] = []
     cells = 0
     row_start = previous = 0
+    after_space, cells_to_space = -1, 0  # where this row's last space ends, and its cells up to there
     for start, end, size in units:
         if not size and start > row_start:  # a zero-width mark can widen what it follows ("7" + U+FE0F)
             size = cell_len(text[previous:end]) - cell_len(text[previous:start])
@@ -152,11 +154,15 @@ def wrap(line: Text, width: int) -> list[Text]:
             cut = inside.get(start, start)
             if cut <= row_start:  # the escape started the row (after zero-width marks): split it after all
                 cut = start
+            elif cut == start and after_space > row_start and cells_to_space > width // 2:
+                cut = after_space  # at a word, as plain text wraps (a space in the row's second half)
             offsets.append(cut)
-            row_start = cut
-            cells = cell_len(text[cut:end])  # the head of an escape moved to the new row, and this unit
+            row_start, after_space = cut, -1
+            cells = cell_len(text[cut:end])  # what moved to the new row (a word, an escape's head) and this unit
             continue
         cells += size
+        if text[start] == " ":
+            after_space, cells_to_space = end, cells
     return list(line.divide(offsets))
 
 

@@ -301,3 +301,17 @@ def test_wrap_moves_a_wide_character_and_its_zero_width_mark_together():
 
     rows = [row.plain for row in wrap(safe_line("aaa漢\ufe0f"), 4)]
     assert rows == ["aaa", "漢\ufe0f"] and all(cell_len(row) <= 4 for row in rows)
+
+
+def test_wrap_ends_rows_at_words_with_wide_characters_and_escapes_too():
+    """A line holding an emoji, CJK or an escape wraps at words like plain text (it used to fold mid-word
+    once it left the plain-ASCII path); a word longer than half a row still folds."""
+    from rich.cells import cell_len
+    from tokenbox.tui.detail import wrap
+
+    line = safe_line("😀 漢字 \x1b[0m " + "word " * 12)
+    rows = [row.plain for row in wrap(line, 20)]
+    assert "".join(rows) == line.plain
+    assert all(row.endswith(" ") for row in rows[:-1]), rows
+    assert all(cell_len(row) <= 20 for row in rows)
+    assert [row.plain for row in wrap(safe_line("漢 " + "x" * 30), 10)] == ["漢 xxxxxxx", "xxxxxxxxxx", "xxxxxxxxxx", "xxx"]
