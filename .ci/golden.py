@@ -44,7 +44,7 @@ def inputs() -> list[tuple[str, bool]]:
             if path.is_file() and path.suffix in SUFFIXES:
                 found.append((str(path.relative_to(ROOT)), False))
     for path in sorted((ROOT / "tests/bad_inputs").glob("*")):
-        if path.is_file() and path.suffix in SUFFIXES + (".md", ".txt") and path.name != "expected.yaml":
+        if path.is_file() and path.suffix in (*SUFFIXES, ".md", ".txt") and path.name != "expected.yaml":
             found.append((str(path.relative_to(ROOT)), True))
     if SHARED.is_dir():
         for path in sorted(SHARED.rglob("*")):

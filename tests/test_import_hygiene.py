@@ -13,8 +13,8 @@ FORBIDDEN = ("textual", "rich", "tokenbox.tui")
 
 def test_importing_core_loads_no_ui_modules():
     code = (
-        "import sys, tokenbox.core, tokenbox.core.cli, tokenbox.core.report; "
-        "import tokenbox.core.importers; "
+        "import sys, tokenbox.core, tokenbox.core.commands.cli, tokenbox.core.analysis.report; "
+        "import tokenbox.core.sources.readers; "
         "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich') or m.startswith('tokenbox.tui')]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )

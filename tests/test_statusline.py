@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import Engine, load_session
-from tokenbox.core.cli import main as cli_main
-from tokenbox.core.compaction import compact_threshold, window_for
-from tokenbox.core.errors import ConfigError
-from tokenbox.core.statusline import MARKER, run
-from tokenbox.core.thresholds import DEFAULT_WARN_LEVELS, compact_buffer, warn_levels
+from tokenbox.core.commands.cli import main as cli_main
+from tokenbox.core.commands.statusline import MARKER, run
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS, compact_buffer, warn_levels
+from tokenbox.core.model.compaction import compact_threshold, window_for
+from tokenbox.core.model.errors import ConfigError
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real_sessions"
 TRANSCRIPTS = [REAL / "claude-code_ccviewer_1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
@@ -116,9 +116,9 @@ def test_unreadable_or_odd_transcripts_print_a_marker(tmp_path):
 def test_the_status_line_loads_no_tokenizer_tables_or_yaml():
     payload = json.dumps({"transcript_path": str(TRANSCRIPTS[0])})
     code = (
-        "import io, os, sys; from tokenbox.core.statusline import run; "
+        "import io, os, sys; from tokenbox.core.commands.statusline import run; "
         f"run([], io.StringIO({payload!r}), io.StringIO(), {{}}); "
-        "print(sorted(m for m in ('yaml', 'tiktoken', 'textual', 'tokenbox.core.engine', 'tokenbox.core.bpe') if m in sys.modules))"
+        "print(sorted(m for m in ('yaml', 'tiktoken', 'textual', 'tokenbox.core.planning.engine', 'tokenbox.core.tokens.bpe') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tokenbox.core import Plan
-from tokenbox.core.textsafe import printable
+from tokenbox.core.model.textsafe import printable
 from tokenbox.tui.view import band, thresholds
 
 

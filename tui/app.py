@@ -28,10 +28,10 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
 from tokenbox.core import Plan
-from tokenbox.core.config import WHAT_IF_STEP_PERCENT, config_path
-from tokenbox.core.errors import ConfigError
-from tokenbox.core.textsafe import printable
-from tokenbox.core.thresholds import warn_levels
+from tokenbox.core.commands.thresholds import warn_levels
+from tokenbox.core.model.errors import ConfigError
+from tokenbox.core.model.textsafe import printable
+from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT, config_path
 from tokenbox.tui import firstplan, watcher
 from tokenbox.tui.alerts import alerts
 from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
@@ -739,7 +739,7 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
                 return fail(str(exc))
             app = TokenboxApp(path, **settings)
         elif options.record:
-            from tokenbox.core.errors import BadInput
+            from tokenbox.core.model.errors import BadInput
             from tokenbox.core.record.run import record_for_tui
 
             try:

@@ -15,7 +15,7 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
-from tokenbox.core.importers import CATEGORY_LABELS, cache_breakpoints, cached_prefix_tokens, category
+from tokenbox.core.analysis.breakdown import CATEGORY_LABELS, cache_breakpoints, cached_prefix_tokens, category
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.safe import plain
 from tokenbox.tui.styles import PLAIN, Styles, Themed

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from tokenbox.core.config import WHAT_IF_STEP_PERCENT
+from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT
 from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed

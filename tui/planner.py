@@ -18,12 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError
-from tokenbox.core.config import load_settings
-from tokenbox.core.errors import ConfigError, NotYetComplete, SessionError, WhatIfTooSmall
-from tokenbox.core.estimate import ESTIMATE
-from tokenbox.core.loader import Loader
-from tokenbox.core.session import read_text, turns_of
-from tokenbox.core.textsafe import printable
+from tokenbox.core.model.errors import ConfigError, NotYetComplete, SessionError, WhatIfTooSmall
+from tokenbox.core.model.textsafe import printable
+from tokenbox.core.planning.config import load_settings
+from tokenbox.core.sources.documents import read_text, turns_of
+from tokenbox.core.sources.loader import Loader
+from tokenbox.core.tokens.estimate import ESTIMATE
 
 MAX_TIMELINE = 200
 TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)
@@ -338,7 +338,7 @@ def _turn_facts(turns: Sequence[Session], number: int) -> dict | None:
     facts = info(number)
     if facts.get("request") is None:
         return None
-    from tokenbox.core.importers.claude_code import MAIN  # loaded already: only transcripts have facts
+    from tokenbox.core.sources.readers.claude_code import MAIN  # loaded already: only transcripts have facts
 
     thread = facts.get("thread")
     return {"identity": ("request", thread, facts["request"], facts.get("line")), "recorded": facts.get("recorded"),
@@ -354,7 +354,7 @@ def config_stamp() -> object:
     """What identifies the config file's state (path, size, mtime); a change makes a new engine."""
     import os
 
-    from tokenbox.core.config import config_path
+    from tokenbox.core.planning.config import config_path
 
     path = config_path(os.environ)
     try:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from tokenbox.core import Plan
-from tokenbox.core.config import WHAT_IF_STEP_PERCENT
-from tokenbox.core.model import TRIMMING_POLICIES
+from tokenbox.core.model.session import TRIMMING_POLICIES
+from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT
 from tokenbox.tui.alerts import Watermark
 from tokenbox.tui.planner import Outcome, TurnPoint
 from tokenbox.tui.view import View, describe_changes

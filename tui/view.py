@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tokenbox.core import Plan
-from tokenbox.core.plan import LayoutState, fingerprint_of
-from tokenbox.core.thresholds import DEFAULT_WARN_LEVELS
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
+from tokenbox.core.model.plan import LayoutState, fingerprint_of
 
 BAR_COUNT = 9  # sections cycle through the component classes bar--0 .. bar--8 (colours: app.tcss)
 # the warning levels in force: set once at start-up from --warn-levels, TOKENBOX_WARN_LEVELS or the

@@ -3,7 +3,7 @@
 The proxy (``proxy``, built on aiohttp, imported only when it runs) forwards every request to the
 upstream unchanged and streams every response back unchanged, and appends what each captured request
 held and the usage its response reported to a **capture log** (``capture``). ``tokenbox plan/render/
-check`` and ``tokenbox-tui`` read capture logs like any session log (``tokenbox.core.importers.capture``).
+check`` and ``tokenbox-tui`` read capture logs like any session log (``tokenbox.core.sources.readers.capture``).
 
 Capture log format (JSON lines, UTF-8, one complete line per record, appended and flushed as it happens;
 every line carries the format marker ``"tokenbox_capture": 1``):

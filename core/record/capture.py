@@ -1,6 +1,6 @@
 """The capture log: which requests are captured, how a body is stored against an earlier one, writing.
 
-Pure logic and file I/O, no aiohttp: the reader (``tokenbox.core.importers.capture``) shares
+Pure logic and file I/O, no aiohttp: the reader (``tokenbox.core.sources.readers.capture``) shares
 ``APIS``, ``message_key`` and ``rebuild`` with the writer. The format is described in
 ``tokenbox.core.record``.
 """
@@ -13,7 +13,7 @@ import os
 from collections import deque
 from typing import Any
 
-from tokenbox.core.errors import ConfigError
+from tokenbox.core.model.errors import ConfigError
 from tokenbox.core.record import FORMAT_KEY, FORMAT_VERSION
 
 # Captured endpoints: path -> the API (and so the importer) of their request bodies.

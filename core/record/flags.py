@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from tokenbox.core.textsafe import printable
+from tokenbox.core.model.textsafe import printable
 
 DEFAULT_LISTEN = "127.0.0.1:8787"
 DEFAULT_UPSTREAM = "https://api.anthropic.com"

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
-from tokenbox.core.errors import ConfigError
+from tokenbox.core.model.errors import ConfigError
+from tokenbox.core.model.textsafe import printable
 from tokenbox.core.record.flags import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url  # noqa: F401 - also run's
-from tokenbox.core.textsafe import printable
 
 _START_TIMEOUT = 30.0
 

@@ -20,12 +20,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tokenbox.core import nodes, session
-from tokenbox.core.errors import NotYetComplete, SessionError
-from tokenbox.core.kinds import KINDS
-from tokenbox.core.logreader import LogReader, with_histories
-from tokenbox.core.nodes import fast_json, parse_json
-from tokenbox.core.session import parse_turns, session_from_node
+from tokenbox.core.model.errors import NotYetComplete, SessionError
+from tokenbox.core.model.kinds import KINDS
+from tokenbox.core.parse import nodes
+from tokenbox.core.parse.nodes import fast_json, parse_json
+from tokenbox.core.sources import documents as session
+from tokenbox.core.sources.documents import parse_turns, session_from_node
+from tokenbox.core.sources.logreader import LogReader, with_histories
 
 # 100 derandomized examples each (never fewer for these equivalence fuzzers): 300 made this the
 # suite's most expensive module, nearly all of it in generating the documents.
@@ -43,10 +44,10 @@ FUZZ = settings(
 
 def reference_turns(text: str, path: str, fmt: str) -> list[session.Session]:
     """``parse_turns`` as it was before the fast path (positional parser for everything)."""
-    from tokenbox.core.importers import ensure_registered
+    from tokenbox.core.sources.readers import ensure_registered
 
     ensure_registered()
-    from tokenbox.core.importers import foreign
+    from tokenbox.core.sources import foreign
 
     if fmt == "jsonl":
         parsed = []

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenbox.core import load_session, load_turns
-from tokenbox.core.errors import FileTooLarge, SessionError
-from tokenbox.core.logreader import LogReader, with_histories
-from tokenbox.core.model import TurnHistory
-from tokenbox.core.session import parse_turns
-from tokenbox.core.tail import FileTail
+from tokenbox.core.model.errors import FileTooLarge, SessionError
+from tokenbox.core.model.session import TurnHistory
+from tokenbox.core.sources.documents import parse_turns
+from tokenbox.core.sources.logreader import LogReader, with_histories
+from tokenbox.core.sources.tail import FileTail
 
 
 def turn(k: int, text: str = "") -> str:

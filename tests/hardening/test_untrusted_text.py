@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import Engine, SessionError, load_session
-from tokenbox.core.config import Settings
-from tokenbox.core.errors import BadInput
-from tokenbox.core.textsafe import printable
+from tokenbox.core.model.errors import BadInput
+from tokenbox.core.model.textsafe import printable
+from tokenbox.core.planning.config import Settings
 
 from tests.hardening.support import one_line_error, run_cli
 

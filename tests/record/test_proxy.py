@@ -14,7 +14,7 @@ import threading
 from typing import TYPE_CHECKING
 
 import pytest
-from tokenbox.core.cli import main
+from tokenbox.core.commands.cli import main
 from tokenbox.core.record.run import Recording, start
 
 from tests.record.fake_provider import CACHE_READ, CACHE_WRITE, OUTPUT, FakeProvider, input_tokens
@@ -266,9 +266,9 @@ def _expected_context(api: str, usage: dict | None) -> int | None:
 def test_plan_capture_through_the_cli(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
     """Every turn of the capture is the request with the context its response recorded (none for errors),
     and that recorded context is the plan's headline (CONTRACT §7)."""
-    from tokenbox.core.engine import Engine
-    from tokenbox.core.importers import capture
-    from tokenbox.core.session import load_turns
+    from tokenbox.core.planning.engine import Engine
+    from tokenbox.core.sources.documents import load_turns
+    from tokenbox.core.sources.readers import capture
 
     env.anthropic().messages.create(model="claude-sonnet-4", max_tokens=5, messages=_user("planned"))
     env.response_of(env.last_request_id())

@@ -24,7 +24,7 @@ def test_record_command_prints_address_and_capture_then_one_line_per_request(tmp
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "tokenbox.core.cli", "record", "--listen", "127.0.0.1:0", "--upstream", fake.url, "--out", str(out)],
+            [sys.executable, "-m", "tokenbox.core.commands.cli", "record", "--listen", "127.0.0.1:0", "--upstream", fake.url, "--out", str(out)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
     finally:

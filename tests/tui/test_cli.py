@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from tokenbox.core.thresholds import DEFAULT_WARN_LEVELS
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
 from tokenbox.tui import app as app_module
 from tokenbox.tui import view
 from tokenbox.tui.cli import DEFAULT_SAMPLE, parse_args, sample_path

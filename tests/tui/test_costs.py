@@ -6,7 +6,7 @@ Counted with spies set by the tests (monkeypatch), never with counters in the ap
 
 from __future__ import annotations
 
-from tokenbox.core import truth
+from tokenbox.core.sources.readers import claude_truth as truth
 from tokenbox.tui import sections
 from tokenbox.tui.planner import Planner, PlanRequest
 

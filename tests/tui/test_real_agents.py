@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from textual.notifications import Notify
 from tokenbox.core import load_turns
-from tokenbox.core.importers import category_totals, load_turn_usages, tool_totals
+from tokenbox.core.analysis.breakdown import category_totals, load_turn_usages, tool_totals
 from tokenbox.tui import app as app_module
 from tokenbox.tui.breakdown import BreakdownView, breakdown
 from tokenbox.tui.claude import (

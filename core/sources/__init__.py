@@ -1,0 +1,1 @@
+"""tokenbox.core.sources."""

@@ -1,0 +1,251 @@
+"""Loading session files by path, remembering what was read so that loading a growing file again costs
+only what changed: the ``Loader``.
+
+A ``Loader`` owns its caches: a ``logreader.LogReader`` per followed ``.jsonl`` log, a
+``TranscriptFollower`` per Claude Code transcript (both parse only the lines appended since the last
+load), and the last JSON document read under each path (only the sections whose text changed are
+validated again). Each is bounded (least recently used dropped) and guarded by a lock, so one loader
+can serve several threads. ``tokenbox.core.load_session``/``load_turns``/``load_threads`` use the
+package's default loader; an application that wants its own (the TUI's planner does) makes one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.session import Session
+from tokenbox.core.parse.nodes import FastDocument, Reuse, fast_json
+from tokenbox.core.sources import documents as _session
+
+READERS_KEPT = 8  # logs followed at once (each holds its turns)
+DOCUMENTS_KEPT = 4  # JSON session files remembered for their next load (each: text, values, session)
+
+
+class _Loaded:
+    """A JSON session file as last loaded: its text, its fast-read document and its session."""
+
+    __slots__ = ("data", "doc", "session", "text")
+
+    def __init__(self, text: str, doc: FastDocument, session: Session, data: bytes | None) -> None:
+        self.text = text
+        self.data = data  # the bytes ``text`` was decoded from, when known
+        self.doc = doc
+        self.session = session
+
+    def reusable(self) -> _session.Reusable:
+        return {
+            id(raw): (raw, index, section)
+            for index, ((_, _, raw, _), section) in enumerate(zip(self.doc.items, self.session.sections, strict=True), start=1)
+        }
+
+
+def _followed(path: str) -> bool:
+    return path.lower().endswith(".jsonl")
+
+
+class Loader:
+    """Loads session files by path and follows them as they grow (see the module docstring)."""
+
+    def __init__(self, readers_kept: int = READERS_KEPT, documents_kept: int = DOCUMENTS_KEPT) -> None:
+        self._readers_kept = readers_kept
+        self._documents_kept = documents_kept
+        self._readers: OrderedDict[tuple, Any] = OrderedDict()
+        self._documents: OrderedDict[tuple[str, str], _Loaded] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ the public loads
+
+    def load_session(
+        self,
+        path: str | os.PathLike[str],
+        turn: int | None = None,
+        *,
+        max_bytes: int = _session.DEFAULT_MAX_FILE_BYTES,
+        thread: str | None = None,
+    ) -> Session:
+        """One turn of a session file (the newest by default), validated, with earlier turns as history.
+
+        ``thread`` picks a sub-agent's thread of a log (CONTRACT §7; ``load_threads`` lists them); the
+        default is the main thread.
+        """
+        path = _session.path_argument(path)
+        _session.size_argument(max_bytes)
+        _session.turn_argument(turn)
+        if thread is not None:
+            threads = self.load_threads(path, max_bytes=max_bytes)
+            if thread not in threads:
+                raise SessionError(f"no thread {thread!r} in the file", f"threads: {', '.join(threads)}", path)
+            return _session.select_turn(threads[thread], turn, path)  # type: ignore[arg-type]
+        if _followed(path):
+            followed = self._reader(path, max_bytes).read()
+            if followed is not None:  # a tokenbox log
+                if turn is None:
+                    return followed[-1]
+                chosen = _session.select_turn(followed, turn, path)  # checks the range
+                return followed[chosen.turn - 1]  # already carries its history
+            transcript = self._followed_transcript(path, max_bytes)
+            if transcript is not None:
+                return _session.select_turn(_transcript_main(transcript, path), turn, path)
+        data = _session.read_bytes(path, max_bytes)
+        text = _session.decode_text(data, path, partial_tail=_followed(path))
+        return _session.select_turn(self._document_turns(text, path, data), turn, path)
+
+    def load_turns(self, path: str | os.PathLike[str], *, max_bytes: int = _session.DEFAULT_MAX_FILE_BYTES) -> list[Session]:
+        """Every turn of a session file, each with its history, oldest first.
+
+        A ``.jsonl`` log is read through the ``LogReader`` kept for the path: loading it again parses
+        only the lines appended since.
+        """
+        path = _session.path_argument(path)
+        _session.size_argument(max_bytes)
+        if _followed(path):
+            followed = self._reader(path, max_bytes).read()
+            if followed is not None:  # a tokenbox log
+                return followed  # type: ignore[return-value]  (a lazy sequence: turns are built when read)
+            transcript = self._followed_transcript(path, max_bytes)
+            if transcript is not None:
+                return _transcript_main(transcript, path)  # type: ignore[return-value]  (a lazy sequence)
+        from tokenbox.core.sources.logreader import with_histories
+
+        data = _session.read_bytes(path, max_bytes)
+        turns = self._document_turns(_session.decode_text(data, path, partial_tail=_followed(path)), path, data)
+        if not isinstance(turns, list):
+            return turns  # type: ignore[return-value]  (a lazy sequence of a transcript's turns)
+        return with_histories(turns)
+
+    def load_threads(
+        self, path: str | os.PathLike[str], *, max_bytes: int = _session.DEFAULT_MAX_FILE_BYTES
+    ) -> dict[str, Sequence[Session]]:
+        """Every thread of a log (CONTRACT §7): ``main`` and each sub-agent's, each a sequence of turns.
+
+        A Claude Code transcript also reads its ``<session>/subagents/agent-*.jsonl`` files; any other
+        session file has one thread, ``main``.
+        """
+        from tokenbox.core.sources.readers import claude_code
+
+        path = _session.path_argument(path)
+        _session.size_argument(max_bytes)
+        reader = self._followed_transcript(path, max_bytes)
+        if reader is None:
+            return {"main": self.load_turns(path, max_bytes=max_bytes)}
+        threads: dict[str, Sequence[Session]] = {}
+        readers = [reader]
+        for extra in claude_code.subagent_files(path):
+            try:
+                readers.append(claude_code.read_transcript(extra, _session.read_text(extra, max_bytes)))
+            except (OSError, SessionError):
+                continue  # a sub-agent file that cannot be read leaves its thread out, not the session
+        for each in readers:
+            for name, thread in each.threads.items():
+                if name in threads or not (thread.requests or thread.pending_state(each) is not None):
+                    continue
+                threads[name] = claude_code.thread_turns(each, name)
+        if not threads:
+            raise claude_code.no_request_error(path)
+        return threads
+
+    def forget(self, path: str | os.PathLike[str] | None = None) -> None:
+        """Drop what this loader remembers of ``path`` (of every file by default): its next load is cold."""
+        with self._lock:
+            if path is None:
+                self._readers.clear()
+                self._documents.clear()
+                return
+            where = os.path.abspath(os.fspath(path))
+            for memo in (self._readers, self._documents):
+                for key in [key for key in memo if key[0] == where]:
+                    del memo[key]
+
+    # ------------------------------------------------------------------ the caches
+
+    def _document_turns(self, text: str, path: str, data: bytes | None = None) -> list[Session]:
+        """``parse_turns(text, path)``; a JSON session read before under this path is read incrementally.
+
+        Only the sections whose text changed since the previous load are scanned and validated again
+        (``nodes.Reuse``); the others are the previous load's ``Section`` objects, so the engine's caches
+        by identity recognise them. The same text again gives the same session object.
+        """
+        if _session.format_of(path, text) != "json":
+            return _session.parse_turns(text, path)
+        from tokenbox.core.sources.readers import ensure_registered
+
+        ensure_registered()  # the foreign formats
+
+        key = (os.path.abspath(path), path)
+        with self._lock:
+            before = self._documents.get(key)
+        if before is not None and before.text == text:
+            return [before.session]
+        reuse = None
+        if before is not None and len(before.doc.items) == len(before.session.sections):
+            try:
+                reuse = Reuse(before.text, before.doc, text, before.data, data if not _followed(path) else None)
+            except Exception:  # a slip in what is kept costs the reuse, never the load
+                reuse = None
+        doc = fast_json(text, reuse=reuse)
+        turns = None
+        if doc is not None:
+            previous = before.reusable() if reuse is not None and before is not None else None
+            turns = _session.fast_turns(doc, path, previous)
+        if turns is None:
+            with self._lock:
+                self._documents.pop(key, None)
+            return _session.parse_turns(text, path, "json")
+        with self._lock:
+            self._documents.pop(key, None)
+            # the bytes only help to find the change in a text of wide characters (an ASCII text's
+            # slices are plain copies); kept only then
+            self._documents[key] = _Loaded(text, doc, turns[0], None if text.isascii() else data)  # type: ignore[arg-type]
+            while len(self._documents) > self._documents_kept:
+                self._documents.popitem(last=False)
+        return turns
+
+    def _kept(self, key: tuple, make: Any) -> Any:
+        """The object kept under ``key`` (made by ``make()`` on first use), now the most recently used."""
+        with self._lock:
+            found = self._readers.pop(key, None)
+            if found is None:
+                found = make()
+            self._readers[key] = found
+            while len(self._readers) > self._readers_kept:
+                self._readers.popitem(last=False)
+        return found
+
+    def _reader(self, path: str, max_bytes: int) -> Any:
+        """The ``LogReader`` kept for ``path`` (created on first use)."""
+        from tokenbox.core.sources.logreader import LogReader
+
+        return self._kept((os.path.abspath(path), path, max_bytes), lambda: LogReader(path, max_bytes=max_bytes))
+
+    def _followed_transcript(self, path: str, max_bytes: int) -> Any:
+        """The transcript reader of ``path``, fed the lines appended since the last load (``None`` when
+        the file is no Claude Code transcript). The follower is kept beside the path's ``LogReader``."""
+        if not _followed(path) or self._reader(path, max_bytes).read() is not None:
+            return None
+        from tokenbox.core.sources.readers.claude_code import TranscriptFollower
+
+        key = (os.path.abspath(path), path, max_bytes, "transcript")
+        return self._kept(key, lambda: TranscriptFollower(path, max_bytes)).read()
+
+
+def _transcript_main(reader: Any, path: str) -> Sequence[Session]:
+    """The default thread's turns of a transcript (the hidden part borrowed before a first record)."""
+    from tokenbox.core.sources.readers import claude_code
+    from tokenbox.core.sources.readers.claude_truth import project_hidden
+
+    name = claude_code.default_thread(reader)
+    if name is None:
+        raise claude_code.no_request_error(path)
+    borrowed = None
+    if name == claude_code.MAIN and not any(r.usage is not None for r in reader.threads[name].requests):
+        borrowed = project_hidden(path, reader.session_id)
+    return claude_code.thread_turns(reader, name, borrowed=borrowed)
+
+
+DEFAULT_LOADER = Loader()
+"""The loader behind ``tokenbox.core.load_session``, ``load_turns`` and ``load_threads``."""
