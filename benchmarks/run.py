@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 if __package__ in (None, ""):  # run as a script: python benchmarks/run.py
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tokenbox.core.sources.documents import forget_loaded
+from tokenbox.core.sources.loader import forget_loaded
 
 from benchmarks import synth
 from benchmarks.naive import naive_plan

@@ -37,10 +37,10 @@ _EXPORTS = {
     "Plan": "model.plan",
     "SectionResult": "model.plan",
     "Step": "model.plan",
-    "load_session": "sources.documents",
-    "load_threads": "sources.documents",
-    "load_turns": "sources.documents",
-    "Tokenizer": "tokens.tokenizers",
+    "load_session": "sources.loader",
+    "load_threads": "sources.loader",
+    "load_turns": "sources.loader",
+    "Tokenizer": "tokens.base",
     "TokenizerRegistry": "tokens.tokenizers",
     "default_registry": "tokens.tokenizers",
 }
@@ -74,8 +74,9 @@ if TYPE_CHECKING:
     from tokenbox.core.model.session import Behavior, BudgetSpec, Calibration, RecordedUsage, Section, Session
     from tokenbox.core.planning.engine import Engine
     from tokenbox.core.sources.agent import SessionLog, session_from_dict
-    from tokenbox.core.sources.documents import load_session, load_threads, load_turns
-    from tokenbox.core.tokens.tokenizers import Tokenizer, TokenizerRegistry, default_registry
+    from tokenbox.core.sources.loader import load_session, load_threads, load_turns
+    from tokenbox.core.tokens.base import Tokenizer
+    from tokenbox.core.tokens.tokenizers import TokenizerRegistry, default_registry
 
 __all__ = [
     "BadInput",

@@ -19,11 +19,12 @@ from dataclasses import dataclass, replace
 
 from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError
 from tokenbox.core.model.errors import ConfigError, NotYetComplete, SessionError, WhatIfTooSmall
+from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.planning.config import load_settings
-from tokenbox.core.sources.documents import read_text, turns_of
+from tokenbox.core.sources.documents import turns_of
+from tokenbox.core.sources.files import read_text
 from tokenbox.core.sources.loader import Loader
-from tokenbox.core.tokens.estimate import ESTIMATE
 
 MAX_TIMELINE = 200
 TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)

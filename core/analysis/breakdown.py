@@ -176,6 +176,6 @@ def turn_usages(
 
 def load_turn_usages(path: str | os.PathLike[str], engine: Engine | None = None, **options: object) -> list[TurnUsage]:
     """``turn_usages`` of every turn of the file at ``path``."""
-    from tokenbox.core.sources.documents import load_turns
+    from tokenbox.core.sources.loader import load_turns
 
     return turn_usages(load_turns(path), engine, **options)  # type: ignore[arg-type]

@@ -162,7 +162,7 @@ def _silence_stdout() -> None:
 
 def _session_command(args: argparse.Namespace) -> int:
     from tokenbox.core.planning.engine import Engine
-    from tokenbox.core.sources.documents import load_session
+    from tokenbox.core.sources.loader import load_session
 
     engine = Engine()
     max_bytes = args.max_file_size or engine.settings.max_file_size
@@ -199,8 +199,8 @@ def _session_command(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from tokenbox.core.planning.config import load_settings
-    from tokenbox.core.sources.documents import load_session
     from tokenbox.core.sources.export import session_yaml
+    from tokenbox.core.sources.loader import load_session
 
     max_bytes = args.max_file_size or load_settings().max_file_size
     text = session_yaml(load_session(args.file, args.turn, max_bytes=max_bytes, thread=args.thread))
@@ -238,7 +238,7 @@ def _check(engine, session, args: argparse.Namespace) -> int:
 def _history_gates(engine, session, args: argparse.Namespace, where: str) -> bool:
     """``--stable-prefix`` and ``--max-growth`` on the last two turns; True when one failed."""
     from tokenbox.core.analysis import gates
-    from tokenbox.core.sources.documents import load_threads, load_turns
+    from tokenbox.core.sources.loader import load_threads, load_turns
 
     turns = load_threads(args.file)[args.thread] if args.thread else load_turns(args.file)
     index = session.turn - 1 if 0 < session.turn <= len(turns) else len(turns) - 1

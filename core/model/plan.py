@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokenbox.core.model.names import SEPARATOR
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
-from tokenbox.core.tokens.counting import SEPARATOR
 
 PLAN_SCHEMA = "tokenbox.plan/1"
 # Request bodies whose headline is counted by the provider's rules (framing included), not recorded.

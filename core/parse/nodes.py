@@ -43,7 +43,7 @@ class Node:
         return self.value
 
 
-class _Lines:
+class Lines:
     """Offset → (line, column) for one text, computed only when a position is asked for."""
 
     def __init__(self, text: str, first_line: int = 1, first_col: int = 1) -> None:
@@ -75,7 +75,7 @@ class _JsonParser:
     def __init__(self, text: str, path: str, first_line: int, first_col: int, unit: str = "file") -> None:
         self.text = text
         self.path = path
-        self.lines = _Lines(text, first_line, first_col)
+        self.lines = Lines(text, first_line, first_col)
         self.nodes = 0
         self.unit = unit  # "file", or "line" for one line of a JSON-lines log
 
@@ -720,7 +720,7 @@ def _find_surrogate(text: str, start: int, end: int) -> int:
 def _positions(
     text: str, offsets: list[int], first_line: int, first_col: int, known: Any = None
 ) -> list[tuple[int, int]]:
-    """(line, column) of each offset (ascending), as ``_Lines.at`` gives them, in one pass.
+    """(line, column) of each offset (ascending), as ``Lines.at`` gives them, in one pass.
 
     ``known(offset)``, when given, answers the place of an offset without counting (``None``: count).
     """
@@ -749,11 +749,3 @@ def _positions(
         result.append((line, col))
         previous = offset
     return result
-
-
-def parse_yaml(text: str, path: str) -> Node:
-    """Parse one YAML document (safe subset) into positioned nodes (``tokenbox.core.parse.yamlnodes``; YAML
-    loads only when a YAML file is read)."""
-    from tokenbox.core.parse.yamlnodes import parse_yaml as parse
-
-    return parse(text, path)

@@ -9,7 +9,7 @@ import math
 
 import yaml
 from tokenbox.core.model.errors import SessionError
-from tokenbox.core.parse.nodes import MAX_DEPTH, MAX_NODES, Node, _Lines
+from tokenbox.core.parse.nodes import MAX_DEPTH, MAX_NODES, Lines, Node
 
 try:
     _YAML_LOADER: type = yaml.CSafeLoader
@@ -105,7 +105,7 @@ class _Positions:
     """1-based (line, column) of a libyaml mark, counted as tokenbox counts lines."""
 
     def __init__(self, text: str) -> None:
-        self.lines = _Lines(text) if any(ch in text for ch in _OTHER_BREAKS) else None
+        self.lines = Lines(text) if any(ch in text for ch in _OTHER_BREAKS) else None
 
     def __call__(self, mark) -> tuple[int, int]:
         if self.lines is None:
@@ -190,7 +190,7 @@ def _offset_position(text: str, offset: int, byte_offset: bool) -> tuple[int, in
     """1-based line and column (in characters) of ``offset``, given in characters or UTF-8 bytes."""
     if byte_offset:
         offset = len(text.encode("utf-8")[:offset].decode("utf-8", errors="ignore"))
-    return _Lines(text).at(offset)
+    return Lines(text).at(offset)
 
 
 def parse_yaml(text: str, path: str) -> Node:

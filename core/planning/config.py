@@ -16,7 +16,8 @@ from fractions import Fraction
 from tokenbox.core.model.errors import ConfigError, SessionError, TokenizerError, WhatIfTooSmall
 from tokenbox.core.model.llms import lookup_model
 from tokenbox.core.model.session import Session
-from tokenbox.core.sources.documents import DEFAULT_MAX_FILE_BYTES
+from tokenbox.core.parse.validator import Validator
+from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, read_text
 
 DEFAULT_MAX_CTX = 16384
 # warn_levels and compact_buffer are read by core/thresholds (kept light for the status line): allowed
@@ -76,15 +77,14 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
 
 
 def _read_config(path: str) -> dict:
-    from tokenbox.core.parse.nodes import parse_yaml
-    from tokenbox.core.sources.documents import _Validator, read_text
-
     try:
         text = read_text(path, 1024 * 1024)
         if all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
             return {}  # an empty (or all-comment) config file sets nothing
+        from tokenbox.core.parse.yamlnodes import parse_yaml  # start-up: PyYAML loads only when a config file exists
+
         node = parse_yaml(text, path)
-        v = _Validator(path)
+        v = Validator(path)
         fields = v.mapping(node, "the config file", CONFIG_KEYS)
         result = {}
         if "max_ctx" in fields:

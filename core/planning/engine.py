@@ -14,13 +14,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from tokenbox.core.model.errors import BadInput, ContextCriticalOverflow, TokenizerError
+from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.plan import Budget, Plan, SectionResult, TokenizerInfo
 from tokenbox.core.model.session import Section, Session, TurnHistory
 from tokenbox.core.planning.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.planning.config import Resolved, Settings, load_settings, resolve, what_if_budget
 from tokenbox.core.planning.layout import LayoutResult, LensCache, fixed_tokens, patch_layout, run_layout
+from tokenbox.core.tokens.charclass import BaseEstimates
 from tokenbox.core.tokens.counting import TokenCounter
-from tokenbox.core.tokens.estimate import ESTIMATE, BaseEstimates, EstimateTokenizer
+from tokenbox.core.tokens.estimate import EstimateTokenizer
 from tokenbox.core.tokens.tokenizers import TokenizerRegistry, default_registry
 
 _LAYOUT_CACHE_LIMIT = 64

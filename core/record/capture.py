@@ -1,8 +1,7 @@
 """The capture log: which requests are captured, how a body is stored against an earlier one, writing.
 
-Pure logic and file I/O, no aiohttp: the reader (``tokenbox.core.sources.readers.capture``) shares
-``APIS``, ``message_key`` and ``rebuild`` with the writer. The format is described in
-``tokenbox.core.record``.
+Pure logic and file I/O, no aiohttp. The format, and what the writer shares with the reader
+(``APIS``, ``message_key``, ``rebuild``), is ``tokenbox.core.sources.readers.capture_format``.
 """
 
 from __future__ import annotations
@@ -14,14 +13,8 @@ from collections import deque
 from typing import Any
 
 from tokenbox.core.model.errors import ConfigError
-from tokenbox.core.record import FORMAT_KEY, FORMAT_VERSION
+from tokenbox.core.sources.readers.capture_format import FORMAT_KEY, FORMAT_VERSION, message_key
 
-# Captured endpoints: path -> the API (and so the importer) of their request bodies.
-APIS = {
-    "/v1/messages": "anthropic-messages",
-    "/v1/chat/completions": "openai-chat",
-    "/v1/responses": "openai-responses",
-}
 # Request headers worth keeping (they change what the model sees); every other header may carry a
 # credential and is never written.
 SAFE_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta", "user-agent")
@@ -52,11 +45,6 @@ _DIR_MODE = 0o700
 _FILE_MODE = 0o600
 
 
-def message_key(api: str, body: dict[str, Any]) -> str:
-    """The key of the body's message list: ``messages``, or ``input`` for the Responses API."""
-    return "input" if api == "openai-responses" else "messages"
-
-
 def redact(value: Any) -> Any:
     """``value`` with every credential-bearing key's value replaced by ``REDACTED`` (a new object)."""
     if isinstance(value, dict):
@@ -70,25 +58,6 @@ def safe_body(api: str, body: dict[str, Any]) -> dict[str, Any]:
     """The body as stored: credential fields redacted everywhere but in the messages (which are content)."""
     key = message_key(api, body)
     return {k: v if k == key else redact(v) for k, v in body.items()}
-
-
-def rebuild(base: dict[str, Any], delta: dict[str, Any], key: str) -> dict[str, Any]:
-    """A body from its base body and a ``delta`` record (see the format); shares the base's items.
-
-    With ``append`` in the delta the message list ``key`` is the base's first ``keep`` items plus
-    ``append``; without it the key is an ordinary field (kept, ``set`` or ``unset``).
-    """
-    unset = delta.get("unset") or ()
-    changed = delta.get("set") or {}
-    body = {k: changed.get(k, v) for k, v in base.items() if k not in unset}
-    for k, v in changed.items():
-        body[k] = v
-    append = delta.get("append")
-    if isinstance(append, list):
-        items = base.get(key)
-        keep = delta.get("keep", 0)
-        body[key] = (items[:keep] if isinstance(items, list) and isinstance(keep, int) else []) + append
-    return body
 
 
 def _shared_prefix(a: list[Any], b: list[Any]) -> int:

@@ -22,8 +22,9 @@ from urllib.parse import urlsplit
 import aiohttp
 from aiohttp import web
 from tokenbox.core.model.textsafe import printable
-from tokenbox.core.record.capture import APIS, SAFE_HEADERS, CaptureWriter
+from tokenbox.core.record.capture import SAFE_HEADERS, CaptureWriter
 from tokenbox.core.record.usage import UsageReader, context_tokens
+from tokenbox.core.sources.readers.capture_format import APIS
 from yarl import URL
 
 # RFC 9110 §7.6.1 hop-by-hop headers, plus what aiohttp sets itself for the new connection.

@@ -25,6 +25,8 @@ from typing import Any
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.nodes import Node
+from tokenbox.core.parse.schema import session_from_node
+from tokenbox.core.sources.export import session_document
 
 DICT = "<dict>"
 _MAX_DEPTH = 64
@@ -69,8 +71,6 @@ class _Paths:
 
 def session_from_dict(mapping: Mapping[str, Any]) -> Session:
     """A validated ``Session`` from plain data in the session-file format (CONTRACT §1)."""
-    from tokenbox.core.sources.documents import session_from_node
-
     if not isinstance(mapping, Mapping):
         raise SessionError(f"a session is a mapping, not {type(mapping).__name__}", "pass a dict with `tokenbox: 1`", DICT)
     paths = _Paths()
@@ -86,8 +86,6 @@ def session_from_dict(mapping: Mapping[str, Any]) -> Session:
 
 def session_dict(session: Session | Mapping[str, Any]) -> dict[str, Any]:
     """The session as plain data in the file format (a mapping is validated first)."""
-    from tokenbox.core.sources.export import session_document
-
     if isinstance(session, Mapping):
         session_from_dict(session)
         return dict(session)

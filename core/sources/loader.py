@@ -1,12 +1,14 @@
 """Loading session files by path, remembering what was read so that loading a growing file again costs
 only what changed: the ``Loader``.
 
-A ``Loader`` owns its caches: a ``logreader.LogReader`` per followed ``.jsonl`` log, a
-``TranscriptFollower`` per Claude Code transcript (both parse only the lines appended since the last
-load), and the last JSON document read under each path (only the sections whose text changed are
+A ``Loader`` is given the table of formats it reads (``formats.FORMATS`` by default) and owns its
+caches: a ``logreader.LogReader`` per followed ``.jsonl`` log, the follower of a transcript format's
+row (Claude Code's ``TranscriptFollower``) per transcript (both parse only the lines appended since the
+last load), and the last JSON document read under each path (only the sections whose text changed are
 validated again). Each is bounded (least recently used dropped) and guarded by a lock, so one loader
-can serve several threads. ``tokenbox.core.load_session``/``load_turns``/``load_threads`` use the
-package's default loader; an application that wants its own (the TUI's planner does) makes one.
+can serve several threads. ``load_session``/``load_turns``/``load_threads`` here (and in the
+``tokenbox.core`` facade) use the package's default loader; an application that wants its own (the
+TUI's planner does) makes one.
 """
 
 from __future__ import annotations
@@ -18,9 +20,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.nodes import FastDocument, Reuse, fast_json
-from tokenbox.core.sources import documents as _session
+from tokenbox.core.parse.schema import Reusable
+from tokenbox.core.sources.documents import fast_turns, format_of, parse_turns
+from tokenbox.core.sources.files import (
+    DEFAULT_MAX_FILE_BYTES,
+    decode_text,
+    path_argument,
+    read_bytes,
+    size_argument,
+    turn_argument,
+)
+from tokenbox.core.sources.formats import FORMATS, Format, ThreadedLog
+from tokenbox.core.sources.logreader import LogReader
+from tokenbox.core.sources.turns import select_turn, with_histories
 
 READERS_KEPT = 8  # logs followed at once (each holds its turns)
 DOCUMENTS_KEPT = 4  # JSON session files remembered for their next load (each: text, values, session)
@@ -37,7 +52,7 @@ class _Loaded:
         self.doc = doc
         self.session = session
 
-    def reusable(self) -> _session.Reusable:
+    def reusable(self) -> Reusable:
         return {
             id(raw): (raw, index, section)
             for index, ((_, _, raw, _), section) in enumerate(zip(self.doc.items, self.session.sections, strict=True), start=1)
@@ -51,7 +66,10 @@ def _followed(path: str) -> bool:
 class Loader:
     """Loads session files by path and follows them as they grow (see the module docstring)."""
 
-    def __init__(self, readers_kept: int = READERS_KEPT, documents_kept: int = DOCUMENTS_KEPT) -> None:
+    def __init__(
+        self, readers_kept: int = READERS_KEPT, documents_kept: int = DOCUMENTS_KEPT, *, formats: Sequence[Format] = FORMATS
+    ) -> None:
+        self.formats = tuple(formats)
         self._readers_kept = readers_kept
         self._documents_kept = documents_kept
         self._readers: OrderedDict[tuple, Any] = OrderedDict()
@@ -65,7 +83,7 @@ class Loader:
         path: str | os.PathLike[str],
         turn: int | None = None,
         *,
-        max_bytes: int = _session.DEFAULT_MAX_FILE_BYTES,
+        max_bytes: int = DEFAULT_MAX_FILE_BYTES,
         thread: str | None = None,
     ) -> Session:
         """One turn of a session file (the newest by default), validated, with earlier turns as history.
@@ -73,81 +91,63 @@ class Loader:
         ``thread`` picks a sub-agent's thread of a log (CONTRACT §7; ``load_threads`` lists them); the
         default is the main thread.
         """
-        path = _session.path_argument(path)
-        _session.size_argument(max_bytes)
-        _session.turn_argument(turn)
+        path = path_argument(path)
+        size_argument(max_bytes)
+        turn_argument(turn)
         if thread is not None:
             threads = self.load_threads(path, max_bytes=max_bytes)
             if thread not in threads:
                 raise SessionError(f"no thread {thread!r} in the file", f"threads: {', '.join(threads)}", path)
-            return _session.select_turn(threads[thread], turn, path)  # type: ignore[arg-type]
+            return select_turn(threads[thread], turn, path)  # type: ignore[arg-type]
         if _followed(path):
             followed = self._reader(path, max_bytes).read()
             if followed is not None:  # a tokenbox log
                 if turn is None:
                     return followed[-1]
-                chosen = _session.select_turn(followed, turn, path)  # checks the range
+                chosen = select_turn(followed, turn, path)  # checks the range
                 return followed[chosen.turn - 1]  # already carries its history
             transcript = self._followed_transcript(path, max_bytes)
             if transcript is not None:
-                return _session.select_turn(_transcript_main(transcript, path), turn, path)
-        data = _session.read_bytes(path, max_bytes)
-        text = _session.decode_text(data, path, partial_tail=_followed(path))
-        return _session.select_turn(self._document_turns(text, path, data), turn, path)
+                return select_turn(transcript.main_turns(), turn, path)  # type: ignore[arg-type]
+        data = read_bytes(path, max_bytes)
+        text = decode_text(data, path, partial_tail=_followed(path))
+        return select_turn(self._document_turns(text, path, data), turn, path)
 
-    def load_turns(self, path: str | os.PathLike[str], *, max_bytes: int = _session.DEFAULT_MAX_FILE_BYTES) -> list[Session]:
+    def load_turns(self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Session]:
         """Every turn of a session file, each with its history, oldest first.
 
         A ``.jsonl`` log is read through the ``LogReader`` kept for the path: loading it again parses
         only the lines appended since.
         """
-        path = _session.path_argument(path)
-        _session.size_argument(max_bytes)
+        path = path_argument(path)
+        size_argument(max_bytes)
         if _followed(path):
             followed = self._reader(path, max_bytes).read()
             if followed is not None:  # a tokenbox log
                 return followed  # type: ignore[return-value]  (a lazy sequence: turns are built when read)
             transcript = self._followed_transcript(path, max_bytes)
             if transcript is not None:
-                return _transcript_main(transcript, path)  # type: ignore[return-value]  (a lazy sequence)
-        from tokenbox.core.sources.logreader import with_histories
-
-        data = _session.read_bytes(path, max_bytes)
-        turns = self._document_turns(_session.decode_text(data, path, partial_tail=_followed(path)), path, data)
+                return transcript.main_turns()  # type: ignore[return-value]  (a lazy sequence)
+        data = read_bytes(path, max_bytes)
+        turns = self._document_turns(decode_text(data, path, partial_tail=_followed(path)), path, data)
         if not isinstance(turns, list):
             return turns  # type: ignore[return-value]  (a lazy sequence of a transcript's turns)
         return with_histories(turns)
 
     def load_threads(
-        self, path: str | os.PathLike[str], *, max_bytes: int = _session.DEFAULT_MAX_FILE_BYTES
+        self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES
     ) -> dict[str, Sequence[Session]]:
         """Every thread of a log (CONTRACT §7): ``main`` and each sub-agent's, each a sequence of turns.
 
-        A Claude Code transcript also reads its ``<session>/subagents/agent-*.jsonl`` files; any other
-        session file has one thread, ``main``.
+        A transcript format reads its threads (Claude Code's also reads its
+        ``<session>/subagents/agent-*.jsonl`` files); any other session file has one thread, ``main``.
         """
-        from tokenbox.core.sources.readers import claude_code
-
-        path = _session.path_argument(path)
-        _session.size_argument(max_bytes)
-        reader = self._followed_transcript(path, max_bytes)
-        if reader is None:
-            return {"main": self.load_turns(path, max_bytes=max_bytes)}
-        threads: dict[str, Sequence[Session]] = {}
-        readers = [reader]
-        for extra in claude_code.subagent_files(path):
-            try:
-                readers.append(claude_code.read_transcript(extra, _session.read_text(extra, max_bytes)))
-            except (OSError, SessionError):
-                continue  # a sub-agent file that cannot be read leaves its thread out, not the session
-        for each in readers:
-            for name, thread in each.threads.items():
-                if name in threads or not (thread.requests or thread.pending_state(each) is not None):
-                    continue
-                threads[name] = claude_code.thread_turns(each, name)
-        if not threads:
-            raise claude_code.no_request_error(path)
-        return threads
+        path = path_argument(path)
+        size_argument(max_bytes)
+        transcript = self._followed_transcript(path, max_bytes)
+        if transcript is None:
+            return {MAIN_THREAD: self.load_turns(path, max_bytes=max_bytes)}
+        return transcript.all_threads(max_bytes)
 
     def forget(self, path: str | os.PathLike[str] | None = None) -> None:
         """Drop what this loader remembers of ``path`` (of every file by default): its next load is cold."""
@@ -170,12 +170,8 @@ class Loader:
         (``nodes.Reuse``); the others are the previous load's ``Section`` objects, so the engine's caches
         by identity recognise them. The same text again gives the same session object.
         """
-        if _session.format_of(path, text) != "json":
-            return _session.parse_turns(text, path)
-        from tokenbox.core.sources.readers import ensure_registered
-
-        ensure_registered()  # the foreign formats
-
+        if format_of(path, text) != "json":
+            return parse_turns(text, path, formats=self.formats)  # type: ignore[return-value]
         key = (os.path.abspath(path), path)
         with self._lock:
             before = self._documents.get(key)
@@ -191,11 +187,11 @@ class Loader:
         turns = None
         if doc is not None:
             previous = before.reusable() if reuse is not None and before is not None else None
-            turns = _session.fast_turns(doc, path, previous)
+            turns = fast_turns(doc, path, previous, self.formats)
         if turns is None:
             with self._lock:
                 self._documents.pop(key, None)
-            return _session.parse_turns(text, path, "json")
+            return parse_turns(text, path, "json", self.formats)  # type: ignore[return-value]
         with self._lock:
             self._documents.pop(key, None)
             # the bytes only help to find the change in a text of wide characters (an ASCII text's
@@ -216,36 +212,61 @@ class Loader:
                 self._readers.popitem(last=False)
         return found
 
-    def _reader(self, path: str, max_bytes: int) -> Any:
+    def _reader(self, path: str, max_bytes: int) -> LogReader:
         """The ``LogReader`` kept for ``path`` (created on first use)."""
-        from tokenbox.core.sources.logreader import LogReader
+        return self._kept(
+            (os.path.abspath(path), path, max_bytes), lambda: LogReader(path, max_bytes=max_bytes, formats=self.formats)
+        )
 
-        return self._kept((os.path.abspath(path), path, max_bytes), lambda: LogReader(path, max_bytes=max_bytes))
-
-    def _followed_transcript(self, path: str, max_bytes: int) -> Any:
-        """The transcript reader of ``path``, fed the lines appended since the last load (``None`` when
-        the file is no Claude Code transcript). The follower is kept beside the path's ``LogReader``."""
-        if not _followed(path) or self._reader(path, max_bytes).read() is not None:
+    def _followed_transcript(self, path: str, max_bytes: int) -> ThreadedLog | None:
+        """The transcript of ``path``, fed the lines appended since the last load (``None`` when no
+        transcript format claims the file). The follower is kept beside the path's ``LogReader``."""
+        if not _followed(path):
             return None
-        from tokenbox.core.sources.readers.claude_code import TranscriptFollower
-
-        key = (os.path.abspath(path), path, max_bytes, "transcript")
-        return self._kept(key, lambda: TranscriptFollower(path, max_bytes)).read()
-
-
-def _transcript_main(reader: Any, path: str) -> Sequence[Session]:
-    """The default thread's turns of a transcript (the hidden part borrowed before a first record)."""
-    from tokenbox.core.sources.readers import claude_code
-    from tokenbox.core.sources.readers.claude_truth import project_hidden
-
-    name = claude_code.default_thread(reader)
-    if name is None:
-        raise claude_code.no_request_error(path)
-    borrowed = None
-    if name == claude_code.MAIN and not any(r.usage is not None for r in reader.threads[name].requests):
-        borrowed = project_hidden(path, reader.session_id)
-    return claude_code.thread_turns(reader, name, borrowed=borrowed)
+        reader = self._reader(path, max_bytes)
+        row = reader.transcript if reader.read() is None else None
+        if row is None or row.follow is None:
+            return None
+        follow = row.follow
+        key = (os.path.abspath(path), path, max_bytes, row.name)
+        return self._kept(key, lambda: follow(path, max_bytes)).read()
 
 
 DEFAULT_LOADER = Loader()
 """The loader behind ``tokenbox.core.load_session``, ``load_turns`` and ``load_threads``."""
+
+
+def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Sequence[Session]]:
+    """Every thread of a log (CONTRACT §7), through the package's default ``Loader``."""
+    return DEFAULT_LOADER.load_threads(path, max_bytes=max_bytes)
+
+
+
+
+def load_session(
+    path: str | os.PathLike[str],
+    turn: int | None = None,
+    *,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    thread: str | None = None,
+) -> Session:
+    """Load one turn of a session file (the newest by default), validated, with earlier turns as history.
+
+    ``thread`` picks a sub-agent's thread of a log (CONTRACT §7; ``load_threads`` lists them); the
+    default is the main thread. Loads go through the package's default ``Loader``, which
+    follows a growing file at the cost of what was appended.
+    """
+    return DEFAULT_LOADER.load_session(path, turn, max_bytes=max_bytes, thread=thread)
+
+
+
+def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Session]:
+    """Every turn of a session file, each with its history, oldest first (through the package's
+    default ``loader.Loader``: loading a growing log again parses only the lines appended since)."""
+    return DEFAULT_LOADER.load_turns(path, max_bytes=max_bytes)
+
+
+def forget_loaded(path: str | os.PathLike[str] | None = None) -> None:
+    """Drop what the default loader remembers of ``path`` (of every file by default): the next load of
+    it is cold (benchmarks compare cold loads with followed ones)."""
+    DEFAULT_LOADER.forget(path)

@@ -7,8 +7,10 @@ every turn's ``history`` is a ``TurnHistory`` view of the one list of turns (no 
 
 A file that was truncated, rotated, replaced or rewritten is read again from the top. A file that
 fails to load is read again from the top on the next call too (the error is the cold load's).
-A content-detected foreign format (a ``session.register_line_importer`` importer) gets every
-parsed line on each call: its converter decides what to rebuild.
+A format of the ``formats.FORMATS`` table read line by line (``Shape.LINES``) gets every parsed line
+on each call: its converter decides what to rebuild. A ``Shape.TRANSCRIPT`` format is not read here:
+``read()`` returns ``None`` and ``transcript`` names the row (the loader follows it with the row's
+follower).
 
 ``lines_parsed`` counts lines parsed (the unterminated last line included, once per text seen), and
 ``resets`` the reads that started from the top: a follower can check that an append cost one line.
@@ -18,20 +20,28 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.session import Session, TurnHistory
-from tokenbox.core.sources import documents as _session
-from tokenbox.core.sources.readers.claude_truth import LazyTurns
+from tokenbox.core.sources import foreign
+from tokenbox.core.sources.documents import LogLine, detects
+from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
+from tokenbox.core.sources.formats import FORMATS, SNIFF_LINES, Format, Shape, of_shape, transcript_format
 from tokenbox.core.sources.tail import FileTail
+from tokenbox.core.sources.turns import LazyTurns, no_complete_line, with_histories, with_history
 
 
 class LogReader:
     """Follows one ``.jsonl`` log; ``read()`` returns every turn, parsing only the new lines."""
 
-    def __init__(self, path: str | os.PathLike[str], *, max_bytes: int = _session.DEFAULT_MAX_FILE_BYTES) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES, formats: Sequence[Format] = FORMATS
+    ) -> None:
         self.path = os.fspath(path)
         self.max_bytes = max_bytes
+        self.formats = tuple(formats)
+        self.transcript: Format | None = None  # the row of a log read as a transcript (decided on its first lines)
         self.lines_parsed = 0
         self._tail = FileTail(self.path, max_bytes=max_bytes)
         self._lock = threading.Lock()
@@ -45,23 +55,20 @@ class LogReader:
     def _start(self, *, keep_tail: bool = False) -> None:
         if not keep_tail:
             self._tail.forget()
-        self._entries: list[_session._LogLine] = []  # complete, non-blank lines, in order
+        self._entries: list[LogLine] = []  # complete, non-blank lines, in order
         self._bare: list[Session] = []  # their turns, as validated (native format only)
-        self._partial: _session._LogLine | None = None  # the unterminated last line, if it parses
+        self._partial: LogLine | None = None  # the unterminated last line, if it parses
         self._partial_text = ""
-        self._turns: list[Session] | None = None
+        self._turns: Sequence[Session] | None = None
         self._foreign = False
-        self._transcript: bool | None = None  # a Claude Code transcript? (None: no lines seen yet)
+        self._decided = False  # whether the first lines decided if this is a transcript
+        self.transcript = None
 
-    def read(self) -> list[Session] | None:
+    def read(self) -> Sequence[Session] | None:
         """Every turn of the log, oldest first, each with its history, turn number and turn count.
 
-        ``None`` for a Claude Code transcript (``session.is_transcript``): its importer reads it.
+        ``None`` for a transcript (a ``Shape.TRANSCRIPT`` row claims it, ``transcript``): its reader follows it.
         """
-        from tokenbox.core.sources.readers import ensure_registered
-
-        ensure_registered()  # the foreign formats
-
         with self._lock:
             try:
                 return self._read()
@@ -69,17 +76,18 @@ class LogReader:
                 self._start()  # next time from the top: the error is the one a cold load raises
                 raise
 
-    def _read(self) -> list[Session] | None:
+    def _read(self) -> Sequence[Session] | None:
         path = self.path
         chunk = self._tail.read()
         if chunk.reset:
             self._start(keep_tail=True)
-        if self._transcript is None and not self._entries and self._partial is None:  # which format is this?
+        if not self._decided and not self._entries and self._partial is None:  # which format is this?
             head = _head(chunk.lines, chunk.partial)
             if head.strip():  # decided on the first lines there are (as a cold load decides)
-                self._transcript = _session.is_transcript(head)
-        if self._transcript:
-            return None  # a Claude Code transcript: its importer reads the text whole
+                self.transcript = transcript_format(self.formats, head)
+                self._decided = True
+        if self.transcript is not None:
+            return None  # a transcript: its row's follower reads it
         changed = chunk.reset
         for number, line in chunk.numbered():
             if not line.strip():
@@ -108,31 +116,30 @@ class LogReader:
             return self._turns
         entries = self._entries if partial is None else [*self._entries, partial]
         if not entries:
-            raise _session.no_complete_line(path)
+            raise no_complete_line(path)
         turns = self._convert(entries)
         self._turns = turns
         return turns
 
-    def _parse(self, number: int, text: str) -> _session._LogLine:
+    def _parse(self, number: int, text: str) -> LogLine:
         self.lines_parsed += 1
-        return _session._LogLine(number, text, self.path)
+        return LogLine(number, text, self.path)
 
-    def _convert(self, entries: list[_session._LogLine]) -> list[Session]:
+    def _convert(self, entries: list[LogLine]) -> Sequence[Session]:
         path = self.path
-        if _session._LINE_IMPORTERS:
+        rows = of_shape(self.formats, Shape.LINES)
+        if rows:
             views = [entry.view(path) for entry in entries]
-            for detect, convert in _session._LINE_IMPORTERS:
-                if _session._detects(detect, views, entries, path):
+            for row in rows:
+                if detects(row.detect, views, entries, path):
                     self._foreign = True
-                    turns = convert([entry.node(path) for entry in entries], path)
-                    return with_histories(turns)
+                    turns = row.convert([entry.node(path) for entry in entries], path)
+                    return with_histories(turns if isinstance(turns, list) else list(turns))
         self._foreign = False
         bare = self._bare
         if not bare:
             # another tool's log is refused by name, as a cold load refuses it
-            from tokenbox.core.sources import foreign
-
-            refusal = foreign.sniff_lines([entry.view(path) for entry in entries[: _session._SNIFF_LINES]], path)
+            refusal = foreign.sniff_lines([entry.view(path) for entry in entries[:SNIFF_LINES]], path)
             if refusal is not None:
                 raise refusal
         for entry in self._entries[len(bare) :]:
@@ -145,25 +152,19 @@ class LogReader:
             # Each turn says "turn k of count", so a list of them would be rebuilt whole at every append:
             # the turns are made when asked for (the newest, mostly), and cost nothing otherwise.
             turn = bare[index] if index < complete else last
-            return _session._with_history(turn, TurnHistory(bare, index), index + 1, count)
+            return with_history(turn, TurnHistory(bare, index), index + 1, count)
 
         return LazyTurns(count, build)
 
 
-def with_histories(turns: list[Session]) -> list[Session]:
-    """``turns`` each with the turns before it as history (a shared view), its number and the count."""
-    count = len(turns)
-    return [_session._with_history(turn, TurnHistory(turns, index), index + 1, count) for index, turn in enumerate(turns)]
-
-
 def _head(lines: list[str], partial: str) -> str:
-    """The first lines that ``session.is_transcript`` looks at (as many non-blank ones as it reads)."""
+    """The first lines that transcript detection looks at (as many non-blank ones as it reads)."""
     head: list[str] = []
     seen = 0
     for line in [*lines, partial]:
         head.append(line)
         if line.strip():
             seen += 1
-            if seen >= _session._SNIFF_LINES:
+            if seen >= SNIFF_LINES:
                 break
     return "\n".join(head)

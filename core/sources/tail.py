@@ -9,9 +9,9 @@ the next read starts again from the top and says so (``reset=True``): the caller
 from earlier reads. Files that are not regular (pipes, devices) are read whole every time.
 
 Memory is bounded by what is new: a read holds the new bytes only (plus the last complete line, to
-check its digest), never the whole file again. The size limit works as ``session.read_text``'s does:
+check its digest), never the whole file again. The size limit works as ``files.read_text``'s does:
 a file over ``max_bytes`` is refused with ``FileTooLarge``, whatever was read before. Decoding follows
-``session.decode_text`` (UTF-8, a leading BOM skipped; NUL bytes and invalid UTF-8 are errors with
+``files.decode_text`` (UTF-8, a leading BOM skipped; NUL bytes and invalid UTF-8 are errors with
 their line and column; a last line cut inside a character is left for later).
 
 Typical use (a follower that is told the file changed)::
@@ -33,7 +33,7 @@ import stat
 from dataclasses import dataclass
 
 from tokenbox.core.model.errors import FileTooLarge, SessionError
-from tokenbox.core.sources.documents import DEFAULT_MAX_FILE_BYTES, decode_text, read_text
+from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, decode_text, read_text
 
 _BOM = b"\xef\xbb\xbf"
 _CHECKED = 4096  # bytes before the offset whose digest must match for a read to go on from there

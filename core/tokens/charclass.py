@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-ESTIMATE = "claude-estimate"
 # Weights of the base estimate (tokens per character of each class). Fitted on real Claude Code
 # transcripts against their recorded usage (see tests/importers/test_truth.py); the per-thread scale
 # absorbs what differs between models and content.

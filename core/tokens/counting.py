@@ -17,9 +17,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from tokenbox.core.tokens.tokenizers import Tokenizer
+from tokenbox.core.model.names import SEPARATOR
+from tokenbox.core.tokens.base import Tokenizer
 
-SEPARATOR = "\n\n"
 # Characters of text per cache generation (two are kept: about 2 x 32M characters at most).
 _GENERATION_CHARS = 32 * 1024 * 1024
 _JOIN_SNAPSHOTS = 8  # initial JoinedTotal states kept for reuse (what-if plans start from the same texts)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tokenbox.core.tokens.charclass import ESTIMATE, BaseEstimates, base_estimate, scaled  # noqa: F401  (re-exported)
-from tokenbox.core.tokens.tokenizers import Tokenizer
+from tokenbox.core.model.names import ESTIMATE
+from tokenbox.core.tokens.base import Tokenizer, truncate_by_chars
+from tokenbox.core.tokens.charclass import BaseEstimates, scaled
 
 
 class EstimateTokenizer(Tokenizer):
@@ -47,13 +48,5 @@ class EstimateTokenizer(Tokenizer):
     def truncate(self, text: str, limit: int, keep: str) -> str:
         if self.count(text) <= limit:
             return text
-        # Binary search on characters (the estimate grows with the text, not strictly per character).
-        low, high = 0, len(text)
-        while low < high:
-            mid = (low + high + 1) // 2
-            piece = text[:mid] if keep == "head" else text[len(text) - mid :]
-            if self.count(piece) <= limit:
-                low = mid
-            else:
-                high = mid - 1
-        return text[:low] if keep == "head" else text[len(text) - low :]
+        # the estimate grows with the text, not strictly per character: the search on characters
+        return truncate_by_chars(self, text, limit, keep)

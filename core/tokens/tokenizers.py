@@ -12,51 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokenbox.core.model.errors import TokenizerError
+from tokenbox.core.model.names import ESTIMATE
+from tokenbox.core.tokens.base import Tokenizer
+from tokenbox.core.tokens.estimate import EstimateTokenizer
 
 ENTRY_POINT_GROUP = "tokenbox.tokenizers"
-
-
-class Tokenizer:
-    """Counts tokens of text. Subclasses set ``name``, ``exact`` and ``version``.
-
-    ``count`` must be deterministic. ``truncate`` returns the longest piece of ``text`` at the
-    ``keep`` end (``head`` or ``tail``) that counts at most ``limit`` tokens, never splitting a character.
-    """
-
-    name: str = "?"
-    exact: bool = False
-    version: str = ""
-
-    def count(self, text: str) -> int:
-        raise NotImplementedError
-
-    def truncate(self, text: str, limit: int, keep: str) -> str:
-        return _truncate_by_chars(self, text, limit, keep)
-
-    def count_joined(self, texts: Sequence[str], sep: str) -> int:
-        """The count of ``sep.join(texts)``; subclasses may answer without joining."""
-        return self.count(sep.join(texts))
-
-    def anchors(self, text: str) -> tuple[int, int] | None:
-        """Positions where this tokenizer's count is additive whatever text surrounds ``text``.
-
-        Returns ``(first, last)`` such that ``count(a + text + b)`` splits exactly at ``first`` and
-        ``last``, or ``None`` when the tokenizer cannot promise that (the count is then done whole).
-        """
-        return None
-
-
-def _truncate_by_chars(tokenizer: Tokenizer, text: str, limit: int, keep: str) -> str:
-    """Binary search on characters: the longest head/tail whose count is within ``limit``."""
-    low, high = 0, len(text)
-    while low < high:
-        mid = (low + high + 1) // 2
-        piece = text[:mid] if keep == "head" else text[len(text) - mid :]
-        if tokenizer.count(piece) <= limit:
-            low = mid
-        else:
-            high = mid - 1
-    return text[:low] if keep == "head" else text[len(text) - low :]
 
 
 class HeuristicTokenizer(Tokenizer):
@@ -337,12 +297,6 @@ class TokenizerEntry:
     factory: Callable[[], Tokenizer]
 
 
-def _estimate_tokenizer() -> Tokenizer:
-    from tokenbox.core.tokens.estimate import EstimateTokenizer  # it subclasses Tokenizer, defined above
-
-    return EstimateTokenizer()
-
-
 class TokenizerRegistry:
     """Resolves tokenizer names; builds each tokenizer once per registry (loading BPE data is costly)."""
 
@@ -355,7 +309,7 @@ class TokenizerRegistry:
             self.register(TokenizerEntry(name, True, "tiktoken, packaged BPE", lambda n=name: TiktokenTokenizer(n)))
         self.register(TokenizerEntry("heuristic", False, "built-in", HeuristicTokenizer))
         self.register(TokenizerEntry("floop-estimate", False, "built-in", FloopEstimateTokenizer))
-        self.register(TokenizerEntry("claude-estimate", False, "built-in, calibrated per thread", _estimate_tokenizer))
+        self.register(TokenizerEntry(ESTIMATE, False, "built-in, calibrated per thread", EstimateTokenizer))
         if plugins:
             self._load_plugins()
 

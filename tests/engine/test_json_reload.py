@@ -102,7 +102,8 @@ def test_reloads_equal_a_cold_parse(tmp_path_factory: pytest.TempPathFactory, ed
     edits=st.lists(st.tuples(st.integers(0, 11), st.sampled_from(["q r", "\n\nend", " lead", "w"])), min_size=1, max_size=3),
 )
 def test_a_join_patched_from_a_kept_one_counts_exactly(texts, edits) -> None:
-    from tokenbox.core.tokens.counting import SEPARATOR, JoinedTotal, TokenCounter
+    from tokenbox.core.model.names import SEPARATOR
+    from tokenbox.core.tokens.counting import JoinedTotal, TokenCounter
     from tokenbox.core.tokens.tokenizers import default_registry
 
     tokenizer = default_registry().get("o200k_base")

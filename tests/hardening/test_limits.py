@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from tokenbox.core import Engine, FileTooLarge, SessionError, load_session
 from tokenbox.core.planning.config import Settings
-from tokenbox.core.sources.documents import DEFAULT_MAX_FILE_BYTES
+from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
 
 from tests.hardening.support import one_line_error, run_cli
 

@@ -16,7 +16,7 @@ from tokenbox.core.analysis.breakdown import (
     tool_totals,
     turn_usages,
 )
-from tokenbox.core.sources.documents import ID_PATTERN
+from tokenbox.core.parse.schema import ID_PATTERN
 from tokenbox.core.sources.readers.common import CATEGORIES
 
 from tests.importers.support import ALL_FIXTURES, ANTHROPIC, OPENAI, TRANSCRIPT_A, TRANSCRIPTS, count

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenbox.core.commands.cli import main
-from tokenbox.core.record.capture import CaptureWriter, Deltas, rebuild, safe_body
+from tokenbox.core.record.capture import CaptureWriter, Deltas, safe_body
 from tokenbox.core.record.run import is_loopback
-from tokenbox.core.sources.documents import load_session, load_turns
+from tokenbox.core.sources.loader import load_session, load_turns
 from tokenbox.core.sources.readers import capture as reader
+from tokenbox.core.sources.readers.capture_format import rebuild
 
 MEMORY = (
     "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# claudeMd\n"

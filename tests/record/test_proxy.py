@@ -267,7 +267,7 @@ def test_plan_capture_through_the_cli(env: Env, capsys: pytest.CaptureFixture[st
     """Every turn of the capture is the request with the context its response recorded (none for errors),
     and that recorded context is the plan's headline (CONTRACT §7)."""
     from tokenbox.core.planning.engine import Engine
-    from tokenbox.core.sources.documents import load_turns
+    from tokenbox.core.sources.loader import load_turns
     from tokenbox.core.sources.readers import capture
 
     env.anthropic().messages.create(model="claude-sonnet-4", max_tokens=5, messages=_user("planned"))

@@ -1,118 +1,14 @@
-"""Importers for formats real agents write (registered with ``tokenbox.core.sources.documents`` by ``ensure_registered``).
+"""Readers of the formats real agents write, one module each (the ``formats.FORMATS`` table lists them).
 
-Chosen by content, not by file name: ``load_session`` hands every parsed document (and every
-JSON-lines file) to the detectors registered here before reading it as a tokenbox session.
-
-* ``capture``: capture logs of ``tokenbox record``, one turn per captured request;
-* ``claude_code``: Claude Code session transcripts (``.jsonl``), one turn per assistant request;
+* ``claude_code``: Claude Code session transcripts (``.jsonl``), one turn per assistant request, with
+  ``claude_truth``, the calibration of its estimates against the usage it recorded;
 * ``codex``: Codex CLI rollouts (``.jsonl``), one turn per model request;
 * ``gemini``: Gemini CLI chat logs (``.json`` or ``.jsonl``), one turn per reply;
+* ``capture``: capture logs of ``tokenbox record`` (``capture_format``), one turn per captured request;
 * ``anthropic``: Anthropic Messages request bodies;
 * ``openai_chat``: OpenAI Chat Completions request bodies;
-* ``openai_responses``: OpenAI Responses API request bodies.
+* ``openai_responses``: OpenAI Responses API request bodies (``openai_framing``: what the API adds);
+* ``common``: what every reader shares: blocks, messages, sections and their categories.
 
-``foreign`` recognises formats tokenbox does not read, so that they are refused by name.
-
-``export.session_yaml`` writes any session as an editable tokenbox YAML file (``tokenbox import``);
-``breakdown`` has the views the TUI needs (categories, per-tool costs, cache marks, recorded usage).
+Importing one reader imports nothing else of the table (the status line imports ``claude_code`` alone).
 """
-
-from __future__ import annotations
-
-import threading
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
-_EXPORTS = {
-    "CATEGORY_LABELS": "tokenbox.core.analysis.breakdown",
-    "Total": "tokenbox.core.analysis.breakdown",
-    "TurnUsage": "tokenbox.core.analysis.breakdown",
-    "cache_breakpoints": "tokenbox.core.analysis.breakdown",
-    "cached_prefix_tokens": "tokenbox.core.analysis.breakdown",
-    "category": "tokenbox.core.analysis.breakdown",
-    "category_totals": "tokenbox.core.analysis.breakdown",
-    "group_of": "tokenbox.core.analysis.breakdown",
-    "load_turn_usages": "tokenbox.core.analysis.breakdown",
-    "mcp_server_totals": "tokenbox.core.analysis.breakdown",
-    "tool_result_totals": "tokenbox.core.analysis.breakdown",
-    "tool_totals": "tokenbox.core.analysis.breakdown",
-    "turn_usages": "tokenbox.core.analysis.breakdown",
-    "CATEGORIES": "tokenbox.core.sources.readers.common",
-    "session_yaml": "tokenbox.core.sources.export",
-}
-_REGISTERED = threading.Event()
-_LOCK = threading.Lock()
-
-
-def ensure_registered() -> None:
-    """Register every importer with ``tokenbox.core.sources.documents`` (once; the loaders call this).
-
-    Explicit rather than a side effect of importing the package, so that one importer module (the
-    status line's transcript reader) can be imported alone.
-    """
-    if _REGISTERED.is_set():
-        return
-    with _LOCK:
-        if _REGISTERED.is_set():
-            return
-        from tokenbox.core.sources import documents as session
-        from tokenbox.core.sources.readers import anthropic, capture, codex, gemini, openai_chat, openai_responses
-
-        # Order matters: a Gemini log also has `messages` (a request's sign).
-        session.register_line_importer(codex.detect, codex.convert)
-        session.register_line_importer(gemini.detect_lines, gemini.convert_lines)
-        session.register_importer(gemini.detect_document, gemini.convert_document)
-        session.register_importer(openai_responses.detect, openai_responses.convert)
-        session.register_line_importer(capture.detect, capture.convert)
-        session.register_importer(anthropic.detect, anthropic.convert)
-        session.register_importer(openai_chat.detect, openai_chat.convert)
-        _REGISTERED.set()
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tokenbox.core.sources.readers' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-if TYPE_CHECKING:
-    from tokenbox.core.analysis.breakdown import (
-        CATEGORY_LABELS,
-        Total,
-        TurnUsage,
-        cache_breakpoints,
-        cached_prefix_tokens,
-        category,
-        category_totals,
-        group_of,
-        load_turn_usages,
-        mcp_server_totals,
-        tool_result_totals,
-        tool_totals,
-        turn_usages,
-    )
-    from tokenbox.core.sources.export import session_yaml
-    from tokenbox.core.sources.readers.common import CATEGORIES
-
-__all__ = [
-    "CATEGORIES",
-    "CATEGORY_LABELS",
-    "Total",
-    "TurnUsage",
-    "cache_breakpoints",
-    "cached_prefix_tokens",
-    "category",
-    "category_totals",
-    "ensure_registered",
-    "group_of",
-    "load_turn_usages",
-    "mcp_server_totals",
-    "session_yaml",
-    "tool_result_totals",
-    "tool_totals",
-    "turn_usages",
-]
-

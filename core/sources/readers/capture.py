@@ -26,12 +26,11 @@ from dataclasses import replace
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 from tokenbox.core.parse.nodes import Node
-from tokenbox.core.record import FORMAT_KEY, FORMAT_VERSION
-from tokenbox.core.record.capture import message_key, rebuild
 from tokenbox.core.sources.readers import anthropic, openai_chat
-from tokenbox.core.sources.readers.claude_truth import inferred_section
+from tokenbox.core.sources.readers.capture_format import FORMAT_KEY, FORMAT_VERSION, message_key, rebuild
 from tokenbox.core.sources.readers.common import (
     CALL,
     RESULT,
@@ -41,9 +40,10 @@ from tokenbox.core.sources.readers.common import (
     Message,
     SectionCache,
     build_session,
+    inferred_section,
     link_tool_names,
 )
-from tokenbox.core.tokens.estimate import ESTIMATE, base_estimate
+from tokenbox.core.tokens.charclass import base_estimate
 
 SOURCE = "tokenbox-capture"
 _USAGE_MAX = 10**12

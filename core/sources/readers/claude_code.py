@@ -30,18 +30,36 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.errors import NotYetComplete, SessionError, TokenizerError
+from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage, Session
+from tokenbox.core.sources.files import read_text
 from tokenbox.core.sources.readers.anthropic import plain_block
-from tokenbox.core.sources.readers.common import CALL, RESULT, THINKING, Block, Message, call_argument
+from tokenbox.core.sources.readers.claude_truth import Fit, Observation, ScaleFits, recorded_context, with_truth
+from tokenbox.core.sources.readers.common import (
+    CALL,
+    RESULT,
+    THINKING,
+    Block,
+    Conversation,
+    Message,
+    SectionCache,
+    build_session,
+    call_argument,
+    pick_model,
+    reply_sections,
+)
+from tokenbox.core.sources.tail import FileTail
+from tokenbox.core.sources.turns import LazyTurns
 from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate
 
 SOURCE = "claude-code"
 NOT_RECORDED = "the system prompt, the tool definitions and memory files (Claude Code does not write them to transcripts)"
-MAIN = "main"
+MAIN = MAIN_THREAD
 _MESSAGE_TYPES = ("user", "assistant")
 _USAGE_MAX = 10**12
 _WARNINGS_KEPT = 200  # warnings past this are counted, not listed
@@ -199,8 +217,6 @@ class Thread:
     fits: Any = field(default=None)
 
     def __post_init__(self) -> None:
-        from tokenbox.core.sources.readers.claude_truth import ScaleFits
-
         if self.fits is None:
             self.fits = ScaleFits()
 
@@ -528,6 +544,39 @@ class TranscriptReader:
         """The blocks of a request's reply (what becomes context on the next request)."""
         return list(self.nodes[request.node].blocks)
 
+    # -- turns (a ``formats.ThreadedLog``)
+
+    def main_turns(self) -> LazyTurns:
+        """The default thread's turns; before the main thread records a request, the hidden part is
+        borrowed from another session of the same project."""
+        name = default_thread(self)
+        if name is None:
+            raise no_request_error(self.path)
+        borrowed = None
+        if name == MAIN and not any(r.usage is not None for r in self.threads[name].requests):
+            borrowed = project_hidden(self.path, self.session_id)
+        return thread_turns(self, name, borrowed=borrowed)
+
+    def all_threads(self, max_bytes: int) -> dict[str, LazyTurns]:
+        """Every thread with a turn, by name in file order, with the sub-agents' files beside the transcript
+        (``<session>/subagents/agent-*.jsonl``, each read within ``max_bytes``; one that cannot be read
+        leaves its thread out, not the session)."""
+        threads: dict[str, LazyTurns] = {}
+        readers = [self]
+        for extra in subagent_files(self.path):
+            try:
+                readers.append(read_transcript(extra, read_text(extra, max_bytes)))
+            except (OSError, SessionError):
+                continue
+        for each in readers:
+            for name, thread in each.threads.items():
+                if name in threads or not (thread.requests or thread.pending_state(each) is not None):
+                    continue
+                threads[name] = thread_turns(each, name)
+        if not threads:
+            raise no_request_error(self.path)
+        return threads
+
 
 def _find(thread: Thread, key: str) -> Request | None:
     for request in reversed(thread.requests):
@@ -563,8 +612,7 @@ def _usage(value: Any) -> RecordedUsage | None:
 
 
 def no_request_error(path: str) -> SessionError:
-    from tokenbox.core.model.errors import NotYetComplete
-
+    """The state of a transcript without a message yet (an agent has just started)."""
     return NotYetComplete(
         "the Claude Code transcript has no message yet",
         "wait until the agent has written its first message",
@@ -584,9 +632,6 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
     ``borrowed``: the hidden part (and the file it came from) of another session of the project,
     used before this thread has recorded any request.
     """
-    from tokenbox.core.sources.readers.claude_truth import Fit, LazyTurns, Observation, recorded_context, with_truth
-    from tokenbox.core.sources.readers.common import Conversation, SectionCache, build_session, pick_model, reply_sections
-
     thread = reader.threads[thread_name]
     requests = thread.requests  # grows in place as the reader is fed; the count below is fixed
     observations = thread.observations
@@ -705,7 +750,7 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
             messages=messages,
             name=name,
             model=model,
-            tokenizer=ESTIMATE_NAME,
+            tokenizer=ESTIMATE,
             meta=meta,
             recorded=usage,
             line=request.first_line if request is not None else thread.last_line,
@@ -721,11 +766,9 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
         if request is not None:
             # the request's own reply, shown with it at 0 context tokens (it is context from the next request on)
             sections += tuple(reply_sections(conv, reader.request_output(request), len(messages)))
-        from dataclasses import replace as _replace
-
         window = _window(model_name, peak(index))
-        budget = session.budget if window is None else _replace(session.budget, max_ctx=window)
-        return _replace(session, sections=sections, turn=index + 1, turn_count=count, budget=budget)
+        budget = session.budget if window is None else replace(session.budget, max_ctx=window)
+        return replace(session, sections=sections, turn=index + 1, turn_count=count, budget=budget)
 
     def peak(index: int) -> int:
         """The largest context the thread recorded up to request ``index``."""
@@ -734,16 +777,12 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
     return LazyTurns(count, build, infos)
 
 
-ESTIMATE_NAME = "claude-estimate"
 LONG_WINDOW = 1_000_000  # the 1M-token context of the models that offer it (Claude Code's `[1m]` variants)
 
 
 def _window(model: str | None, peak: int) -> int | None:
     """The window when the thread shows it is not the model's default: a recorded context beyond 200k
     means the request ran with the 1M window (Claude Code does not write the variant to transcripts)."""
-    from tokenbox.core.model.errors import TokenizerError
-    from tokenbox.core.model.llms import lookup_model
-
     if not model:
         return None
     name = model.removesuffix("[1m]")
@@ -754,6 +793,11 @@ def _window(model: str | None, peak: int) -> int | None:
     if model.endswith("[1m]") or peak > window:
         return LONG_WINDOW
     return None
+
+
+def transcript_turns(text: str, path: str) -> LazyTurns:
+    """The default thread's turns of the transcript ``text`` read from ``path`` (a whole read, not followed)."""
+    return read_transcript(path, text).main_turns()
 
 
 def read_transcript(path: str, text: str) -> TranscriptReader:
@@ -809,8 +853,6 @@ class TranscriptFollower:
     """
 
     def __init__(self, path: str, max_bytes: int) -> None:
-        from tokenbox.core.sources.tail import FileTail
-
         self.path = path
         self.reader = TranscriptReader(path)
         self.lines_parsed = 0
@@ -831,3 +873,44 @@ class TranscriptFollower:
                 self.lines_parsed += 1
             self.reader.feed_text(number, line)
         return self.reader
+
+
+def project_hidden(path: str, exclude_session: str | None, limit_files: int = 5, limit_lines: int = 2000) -> tuple[int, str] | None:
+    """The hidden part of the newest other session of the same project folder that records one.
+
+    Reads at most ``limit_files`` other transcripts, each only until its first main-thread request with
+    usage (and at most ``limit_lines`` lines): the system prompt and tools of one project change rarely.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".jsonl")]
+    except OSError:
+        return None
+    own = os.path.basename(path)
+    candidates = []
+    for name in names:
+        if name == own:
+            continue
+        try:
+            candidates.append((os.stat(os.path.join(folder, name)).st_mtime_ns, name))
+        except OSError:
+            continue
+    for _, name in sorted(candidates, reverse=True)[:limit_files]:
+        other = os.path.join(folder, name)
+        reader = TranscriptReader(other)
+        try:
+            with open(other, encoding="utf-8", errors="replace") as handle:
+                for number, line in enumerate(handle, start=1):
+                    if number > limit_lines:
+                        break
+                    reader.feed_text(number, line)
+                    main = reader.threads.get(MAIN)
+                    if main and main.requests and main.requests[0].usage is not None:
+                        first = main.requests[0]
+                        if reader.session_id == exclude_session:
+                            break
+                        visible = first.context.estimate if first.context else 0.0
+                        return max(0, first.usage.context_tokens - round(visible)), name
+        except OSError:
+            continue
+    return None

@@ -23,19 +23,18 @@ parts are fitted to the recorded history, and the rest becomes one critical ``in
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import overload
 
+from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
-from tokenbox.core.tokens.charclass import ESTIMATE, BaseEstimates
+from tokenbox.core.sources.readers.common import inferred_section
+from tokenbox.core.tokens.charclass import BaseEstimates
 
 WINDOW = 16  # request pairs the scale is fitted on (the newest up to the turn)
 SCALE_BOUNDS = (0.3, 5.0)
 PRIOR_SCALE = 1.3  # transcripts' visible text against recorded growth, over the real sessions in tests
 PRIOR_WEIGHT = 400.0
-INFERRED_ID = "inferred"
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,18 +173,6 @@ def fit_within(sections: Sequence[Section], target: int, scale: float, bases: Ba
     return low / 10_000
 
 
-def inferred_section(tokens: int, label: str, known: bool = True) -> Section:
-    """The critical part a request held that its file does not."""
-    return Section(
-        id=INFERRED_ID,
-        kind="inferred",
-        priority=0,
-        shrink=0,
-        tokens=max(0, tokens),
-        meta={"category": "inferred", "label": label, "known": known},
-    )
-
-
 def with_truth(
     session: Session,
     *,
@@ -242,98 +229,3 @@ def with_truth(
 
 def recorded_context(usage: RecordedUsage | None) -> int | None:
     return None if usage is None else usage.context_tokens
-
-
-class LazyTurns(Sequence[Session]):
-    """The turns of one thread, built on first access (a transcript of thousands of requests plans its
-    newest turn without materialising every earlier one). ``info(i)`` is cheap per-turn metadata."""
-
-    def __init__(self, count: int, build, infos=None) -> None:
-        self._count = count
-        self._build = build
-        self._infos = infos
-        self._built: dict[int, Session] = {}
-
-    def __len__(self) -> int:
-        return self._count
-
-    @overload
-    def __getitem__(self, index: int) -> Session: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Session]: ...
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._count))]
-        if index < 0:
-            index += self._count
-        if not 0 <= index < self._count:
-            raise IndexError(index)
-        session = self._built.get(index)
-        if session is None:
-            session = self._build(index)
-            if len(self._built) >= 8:
-                self._built.pop(next(iter(self._built)))
-            self._built[index] = session
-        return session
-
-    def __iter__(self) -> Iterator[Session]:
-        for i in range(self._count):
-            yield self[i]
-
-    def __eq__(self, other: object) -> bool:
-        # equal to a list, a tuple or another lazy sequence of the same turns, as a list of them would be
-        if not isinstance(other, list | tuple | LazyTurns):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]  (mutable-looking, as a list)
-
-    def __repr__(self) -> str:
-        return f"<{self._count} turns, built when read>"
-
-    def info(self, index: int) -> dict:
-        """Per-turn facts known without building the turn: recorded usage, pending, thread, line."""
-        return self._infos(index) if self._infos is not None else {}
-
-
-def project_hidden(path: str, exclude_session: str | None, limit_files: int = 5, limit_lines: int = 2000) -> tuple[int, str] | None:
-    """The hidden part of the newest other session of the same project folder that records one.
-
-    Reads at most ``limit_files`` other transcripts, each only until its first main-thread request with
-    usage (and at most ``limit_lines`` lines): the system prompt and tools of one project change rarely.
-    """
-    from tokenbox.core.sources.readers.claude_code import TranscriptReader
-
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        names = [n for n in os.listdir(folder) if n.endswith(".jsonl")]
-    except OSError:
-        return None
-    own = os.path.basename(path)
-    candidates = []
-    for name in names:
-        if name == own:
-            continue
-        try:
-            candidates.append((os.stat(os.path.join(folder, name)).st_mtime_ns, name))
-        except OSError:
-            continue
-    for _, name in sorted(candidates, reverse=True)[:limit_files]:
-        other = os.path.join(folder, name)
-        reader = TranscriptReader(other)
-        try:
-            with open(other, encoding="utf-8", errors="replace") as handle:
-                for number, line in enumerate(handle, start=1):
-                    if number > limit_lines:
-                        break
-                    reader.feed_text(number, line)
-                    main = reader.threads.get("main")
-                    if main and main.requests and main.requests[0].usage is not None:
-                        first = main.requests[0]
-                        if reader.session_id == exclude_session:
-                            break
-                        visible = first.context.estimate if first.context else 0.0
-                        return max(0, first.usage.context_tokens - round(visible)), name
-        except OSError:
-            continue
-    return None

@@ -40,6 +40,7 @@ from tokenbox.core.sources.readers.common import (
     Message,
     SectionCache,
     build_session,
+    inferred_section,
     link_tool_names,
     with_recorded_headline,
 )
@@ -350,7 +351,6 @@ def _sessions(
 def _predicted(session: Session, messages: list[Message], before: list[Message], usage: RecordedUsage) -> Session:
     """A pending turn's headline: the last recorded context plus the exact count of what was added since
     (that request's reply and the new input); the hidden part is the one that request recorded."""
-    from tokenbox.core.sources.readers.claude_truth import inferred_section
     from tokenbox.core.tokens.tokenizers import default_registry
 
     added = [b.text for m in messages[len(before):] for b in m.blocks if b.text]

@@ -24,9 +24,9 @@ from typing import Any
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
 from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session
 from tokenbox.core.parse.nodes import Node
-from tokenbox.core.tokens.estimate import ESTIMATE
 
 SectionCache = dict[tuple[int, bool], tuple[list[Section], list[str]]]
 
@@ -596,8 +596,6 @@ def with_recorded_headline(session: Session, hidden_label: str, warnings: list[s
     the file does not hold (the engine sizes it to what the counted sections leave of the total)."""
     from dataclasses import replace
 
-    from tokenbox.core.sources.readers.claude_truth import inferred_section
-
     fields: dict[str, Any] = dict(
         pending=bool(session.meta.get("pending")),
         thread=str(session.meta.get("thread", "main")),
@@ -607,3 +605,18 @@ def with_recorded_headline(session: Session, hidden_label: str, warnings: list[s
         fields["sections"] = (inferred_section(0, hidden_label), *session.sections)
         fields["context_tokens"] = session.recorded.context_tokens
     return replace(session, **fields)
+
+
+INFERRED_ID = "inferred"
+
+
+def inferred_section(tokens: int, label: str, known: bool = True) -> Section:
+    """The critical part a request held that its file does not."""
+    return Section(
+        id=INFERRED_ID,
+        kind="inferred",
+        priority=0,
+        shrink=0,
+        tokens=max(0, tokens),
+        meta={"category": "inferred", "label": label, "known": known},
+    )

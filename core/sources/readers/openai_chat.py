@@ -34,6 +34,7 @@ from tokenbox.core.sources.readers.common import (
     build_session,
     compact,
     fail,
+    inferred_section,
     link_tool_names,
     opt_int,
     opt_str,
@@ -68,7 +69,6 @@ def with_framing(session: Session, body: dict[str, Any]) -> Session:
 
     from tokenbox.core.model.errors import TokenizerError
     from tokenbox.core.model.llms import lookup_model
-    from tokenbox.core.sources.readers.claude_truth import inferred_section
     from tokenbox.core.sources.readers.openai_framing import prompt_tokens
     from tokenbox.core.tokens.tokenizers import default_registry
 
