@@ -13,14 +13,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from tokenbox.core.model.plan import Plan
 from tokenbox.core.model.session import RecordedUsage, Section, Session
+from tokenbox.core.planning.engine import Engine
+from tokenbox.core.sources.loader import load_turns
 from tokenbox.core.sources.readers.common import CATEGORIES
-
-if TYPE_CHECKING:
-    from tokenbox.core.model.plan import Plan
-    from tokenbox.core.planning.engine import Engine
 
 CATEGORY_LABELS = {
     "inferred": "not in the file (inferred)",
@@ -152,8 +150,6 @@ def turn_usages(
     turns: Sequence[Session], engine: Engine | None = None, *, tokenizer: str | None = None, budget: int | None = None
 ) -> list[TurnUsage]:
     """Plan every turn and pair its estimate with its recorded usage."""
-    from tokenbox.core.planning.engine import Engine
-
     engine = engine or Engine()
     usages = []
     for index, session in enumerate(turns, start=1):
@@ -176,6 +172,4 @@ def turn_usages(
 
 def load_turn_usages(path: str | os.PathLike[str], engine: Engine | None = None, **options: object) -> list[TurnUsage]:
     """``turn_usages`` of every turn of the file at ``path``."""
-    from tokenbox.core.sources.loader import load_turns
-
     return turn_usages(load_turns(path), engine, **options)  # type: ignore[arg-type]

@@ -14,6 +14,9 @@ import sys
 from collections.abc import Sequence
 from fractions import Fraction
 
+from tokenbox.core.analysis import gates
+from tokenbox.core.analysis.pack import pack
+from tokenbox.core.analysis.report import plan_table
 from tokenbox.core.commands.cliargs import (
     Parser,
     UsageError,
@@ -25,7 +28,11 @@ from tokenbox.core.commands.cliargs import (
     turn_number,
 )
 from tokenbox.core.model.errors import BadInput, ConfigError, TokenboxError
+from tokenbox.core.model.llms import MODELS
 from tokenbox.core.model.textsafe import printable
+from tokenbox.core.planning.config import load_settings
+from tokenbox.core.record.flags import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url
+from tokenbox.core.tokens.tokenizers import default_registry
 
 EXIT_OK, EXIT_OVER, EXIT_BAD = 0, 1, 2
 
@@ -78,8 +85,6 @@ def build_parser() -> argparse.ArgumentParser:
         description="Forward requests to the upstream unchanged and append each captured request with its "
                     "recorded usage to a capture log (see README, 'Capturing any agent').",
     )
-    from tokenbox.core.record.run import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url
-
     record.add_argument("--listen", type=listen_address, default=listen_address(DEFAULT_LISTEN), metavar="HOST:PORT",
                         help=f"address to listen on (default {DEFAULT_LISTEN}; other hosts get a warning)")
     record.add_argument("--upstream", type=upstream_url, default=DEFAULT_UPSTREAM, metavar="URL",
@@ -102,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["statusline"]:
-        # Claude Code runs this every few hundred ms: dispatched before anything heavy is imported
+        # start-up: Claude Code runs the status line every few hundred ms; nothing else is imported for it
         from tokenbox.core.commands.statusline import run
 
         code = run(args[1:], sys.stdin, sys.stdout, os.environ)
@@ -131,7 +136,7 @@ def _main(argv: list[str]) -> int:
         if args.command == "import":
             return _import(args)
         if args.command == "record":
-            from tokenbox.core.record.run import run
+            from tokenbox.core.record.run import run  # start-up: asyncio and the proxy only for `tokenbox record`
 
             return run(args.listen, args.upstream, args.out)
         return _session_command(args)
@@ -161,6 +166,7 @@ def _silence_stdout() -> None:
 
 
 def _session_command(args: argparse.Namespace) -> int:
+    # start-up: the engine, the loader and every reader only for the commands that read a session
     from tokenbox.core.planning.engine import Engine
     from tokenbox.core.sources.loader import load_session
 
@@ -175,8 +181,6 @@ def _session_command(args: argparse.Namespace) -> int:
             sys.stderr.write(f"tokenbox: {printable(session.path)}: ContextCriticalOverflow: {printable(plan.error['message'])}\n")  # type: ignore[index]
             return EXIT_OVER
         if args.format != "text":
-            from tokenbox.core.analysis.pack import pack
-
             body = json.dumps(pack(plan, args.format), ensure_ascii=False, indent=2) + "\n"
             sys.stdout.buffer.write(body.encode("utf-8"))
             sys.stdout.flush()
@@ -187,8 +191,6 @@ def _session_command(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(plan.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:
-        from tokenbox.core.analysis.report import plan_table
-
         sys.stdout.write(plan_table(plan))
     sys.stdout.flush()
     if not plan.ok:
@@ -198,7 +200,7 @@ def _session_command(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from tokenbox.core.planning.config import load_settings
+    # start-up: the loader and every reader, and PyYAML to write, only for `tokenbox import`
     from tokenbox.core.sources.export import session_yaml
     from tokenbox.core.sources.loader import load_session
 
@@ -237,8 +239,7 @@ def _check(engine, session, args: argparse.Namespace) -> int:
 
 def _history_gates(engine, session, args: argparse.Namespace, where: str) -> bool:
     """``--stable-prefix`` and ``--max-growth`` on the last two turns; True when one failed."""
-    from tokenbox.core.analysis import gates
-    from tokenbox.core.sources.loader import load_threads, load_turns
+    from tokenbox.core.sources.loader import load_threads, load_turns  # start-up: see _session_command
 
     turns = load_threads(args.file)[args.thread] if args.thread else load_turns(args.file)
     index = session.turn - 1 if 0 < session.turn <= len(turns) else len(turns) - 1
@@ -264,8 +265,6 @@ def _history_gates(engine, session, args: argparse.Namespace, where: str) -> boo
 
 
 def _models() -> int:
-    from tokenbox.core.model.llms import MODELS
-
     width = max(len(name) for name in MODELS)
     for info in MODELS.values():
         tokenizer = info.tokenizer or "none public (name one, e.g. heuristic)"
@@ -278,8 +277,6 @@ def _fmt(value: Fraction) -> str:
 
 
 def _tokenizers() -> int:
-    from tokenbox.core.tokens.tokenizers import default_registry
-
     registry = default_registry()
     rows = []
     for entry in registry.entries():

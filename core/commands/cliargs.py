@@ -5,6 +5,7 @@ instead of exiting, and the package version. Bad values become one-line errors u
 from __future__ import annotations
 
 import argparse
+from importlib import metadata
 
 MAX_FLAG = 10**9
 MAX_FILE_SIZE_FLAG = 2**40
@@ -70,8 +71,6 @@ def tokenizer_name(text: str) -> str:
 
 def package_version() -> str:
     """The installed distribution's version."""
-    from importlib import metadata
-
     try:
         return metadata.version("tokenbox")
     except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout

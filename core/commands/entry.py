@@ -6,17 +6,17 @@ argument parser, the engine or the tokenizer registry; every other command goes 
 
 from __future__ import annotations
 
+import os
 import sys
 
 
 def main() -> None:
     """Entry point of the ``tokenbox`` command."""
     if sys.argv[1:2] == ["statusline"]:
-        import os
-
+        # start-up: the status line's reader alone, not argparse, the engine or the tokenizer registry
         from tokenbox.core.commands.statusline import run
 
         sys.exit(run(sys.argv[2:], sys.stdin, sys.stdout, os.environ))
-    from tokenbox.core.commands.cli import main as cli_main
+    from tokenbox.core.commands.cli import main as cli_main  # start-up: see the status line above
 
     cli_main()

@@ -28,6 +28,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from tokenbox.core.commands.thresholds import compact_buffer, warn_levels
+from tokenbox.core.model.compaction import compact_threshold, window_for
+from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_thread, thread_turns
+from tokenbox.core.sources.readers.claude_truth import visible_tokens
+
 DEFAULT_FORMAT = "ctx {pending}{pct}% · {to_compact} to compact · {biggest} {biggest_tokens}"
 MARKER = "ctx –"
 TAIL_BYTES = 256 * 1024
@@ -82,10 +87,6 @@ def read_tail(path: str, size: int) -> tuple[list[str], int]:
 
 def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer: int | None) -> Headline | None:
     """The headline of the main thread's newest turn, from the tail of the transcript at ``path``."""
-    from tokenbox.core.model.compaction import compact_threshold, window_for
-    from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_thread, thread_turns
-    from tokenbox.core.sources.readers.claude_truth import visible_tokens
-
     size = TAIL_BYTES
     file_size = os.path.getsize(path)
     while True:
@@ -216,8 +217,6 @@ def _options(argv: Sequence[str]) -> dict[str, Any]:
 
 
 def _thresholds(options: dict[str, Any], environ: Mapping[str, str]) -> tuple[tuple[int, int, int], int | None]:
-    from tokenbox.core.commands.thresholds import compact_buffer, warn_levels
-
     return warn_levels(options["warn_levels"], environ), compact_buffer(options["compact_buffer"], environ)
 
 

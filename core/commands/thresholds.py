@@ -51,7 +51,7 @@ def _config(environ: Mapping[str, str]) -> dict[str, Any]:
         return {}
     if "warn_levels" not in text and "compact_buffer" not in text:
         return {}
-    import yaml
+    import yaml  # start-up: PyYAML only when the config file names a key read here (the status line runs often)
 
     try:
         data = yaml.safe_load(text)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tokenbox.core.model.errors import ConfigError
 from tokenbox.core.model.names import SEPARATOR
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 
@@ -236,8 +237,6 @@ class Plan:
     def state_at(self, step: int) -> LayoutState:
         """The layout after the first ``step`` steps (clamped to the trace)."""
         if isinstance(step, bool) or not isinstance(step, int):
-            from tokenbox.core.model.errors import ConfigError
-
             raise ConfigError(f"step={step!r} is not a whole number", f"pass 0..{len(self.steps)}")
         step = max(0, min(step, len(self.steps)))
         states = {

@@ -13,10 +13,10 @@ import threading
 from collections.abc import Mapping
 from dataclasses import replace
 
-from tokenbox.core.model.errors import BadInput, ContextCriticalOverflow, TokenizerError
+from tokenbox.core.model.errors import BadInput, ConfigError, ContextCriticalOverflow, SessionError, TokenizerError
 from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.plan import Budget, Plan, SectionResult, TokenizerInfo
-from tokenbox.core.model.session import Section, Session, TurnHistory
+from tokenbox.core.model.session import TRIMMING_POLICIES, Section, Session, TurnHistory
 from tokenbox.core.planning.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.planning.config import Resolved, Settings, load_settings, resolve, what_if_budget
 from tokenbox.core.planning.layout import LayoutResult, LensCache, fixed_tokens, patch_layout, run_layout
@@ -118,8 +118,6 @@ class Engine:
         *,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        from tokenbox.core.model.errors import ConfigError
-
         if registry is not None and not isinstance(registry, TokenizerRegistry):
             raise ConfigError(f"registry must be a TokenizerRegistry, not {type(registry).__name__}", "pass default_registry()")
         if settings is not None and not isinstance(settings, Settings):
@@ -142,9 +140,7 @@ class Engine:
     def counter(self, tokenizer: str) -> TokenCounter:
         """The cached counter of tokenizer ``tokenizer`` (loading it on first use)."""
         if not isinstance(tokenizer, str) or not tokenizer:
-            from tokenbox.core.model.errors import ConfigError
-
-            raise ConfigError(f"tokenizer={tokenizer!r:.40} is not a tokenizer name", "pass a name from `tokenbox tokenizers`")
+                raise ConfigError(f"tokenizer={tokenizer!r:.40} is not a tokenizer name", "pass a name from `tokenbox tokenizers`")
         counter = self._counters.get(tokenizer)
         if counter is None:
             counter = self._counters[tokenizer] = TokenCounter(self.registry.get(tokenizer))
@@ -378,9 +374,6 @@ MAX_TEXT_CHARS = 256 * 1024 * 1024  # the text one plan may hold: refused before
 
 def _check_arguments(session: object, budget: object, tokenizer: object, trimming: object, reserve_out: object) -> None:
     """Wrong types and values through the API are typed errors, never a raw exception or a default."""
-    from tokenbox.core.model.errors import ConfigError, SessionError
-    from tokenbox.core.model.session import TRIMMING_POLICIES
-
     if not isinstance(session, Session):
         raise SessionError(f"Engine.plan needs a Session, not {type(session).__name__}",
                            "load one with load_session(path) or session_from_dict(mapping)")

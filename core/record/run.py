@@ -17,6 +17,7 @@ from typing import TextIO
 
 from tokenbox.core.model.errors import ConfigError
 from tokenbox.core.model.textsafe import printable
+from tokenbox.core.record.capture import CaptureWriter, new_capture_path
 from tokenbox.core.record.flags import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url  # noqa: F401 - also run's
 
 _START_TIMEOUT = 30.0
@@ -50,8 +51,7 @@ class Recording:
 
 
 def _config(listen: tuple[str, int], upstream: str, out: str | None, read_timeout: float | None):
-    from tokenbox.core.record.capture import CaptureWriter, new_capture_path
-    from tokenbox.core.record.proxy import READ_TIMEOUT, ProxyConfig
+    from tokenbox.core.record.proxy import READ_TIMEOUT, ProxyConfig  # start-up: aiohttp only when a proxy starts
 
     path = out or new_capture_path()
     config = ProxyConfig(listen[0], listen[1], upstream, path, read_timeout or READ_TIMEOUT)
@@ -71,7 +71,7 @@ def start(
     Raises ``ConfigError`` when the capture file cannot be made or the address cannot be bound.
     ``log`` gets the per-request lines (``None``: nothing is printed, e.g. under the TUI).
     """
-    from tokenbox.core.record.proxy import serve
+    from tokenbox.core.record.proxy import serve  # start-up: aiohttp only when a proxy starts
 
     config, writer = _config(listen, upstream, out, read_timeout)
     loop = asyncio.new_event_loop()
@@ -131,7 +131,7 @@ def _warn_exposed(host: str) -> None:
 
 def run(listen: tuple[str, int], upstream: str, out: str | None, *, read_timeout: float | None = None) -> int:
     """``tokenbox record`` in the foreground: prints the address and capture file, then one line per request."""
-    from tokenbox.core.record.proxy import safe_url, serve
+    from tokenbox.core.record.proxy import safe_url, serve  # start-up: aiohttp only when a proxy starts
 
     if not is_loopback(listen[0]):
         _warn_exposed(listen[0])

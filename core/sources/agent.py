@@ -22,6 +22,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX
+    fcntl = None  # type: ignore[assignment]
+
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.nodes import Node
@@ -118,8 +123,6 @@ class SessionLog:
 
 
 def _lock_file(fd: int) -> None:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not on POSIX: O_APPEND writes of one line still do not interleave
+    if fcntl is None:  # pragma: no cover - not on POSIX: O_APPEND writes of one line still do not interleave
         return
     fcntl.flock(fd, fcntl.LOCK_EX)

@@ -23,6 +23,7 @@ import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import metadata
 
 from tokenbox.core.model.errors import TokenizerError
 
@@ -74,8 +75,6 @@ class RankSource:
 
 
 def _package_version(name: str) -> str:
-    from importlib import metadata
-
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -238,7 +237,7 @@ def cached_ranks(name: str, environ: Mapping[str, str] | None = None) -> tuple[d
 
 def build_encoding(name: str):  # -> tiktoken.Encoding
     """A ``tiktoken.Encoding`` for ``name`` from verified packaged data, plus its source."""
-    import tiktoken
+    import tiktoken  # start-up: tiktoken's Rust extension only when an exact tokenizer is built
 
     ranks, source = cached_ranks(name)
     encoding = tiktoken.Encoding(

@@ -17,9 +17,10 @@ session names the approximation ``heuristic`` (overridable with ``--tokenizer``)
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
-from tokenbox.core.model.session import Session
+from tokenbox.core.model.session import Section, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers import images
 from tokenbox.core.sources.readers.common import (
@@ -103,10 +104,6 @@ def convert(node: Node, path: str) -> list[Session]:
 
 def with_tool_prompt(session: Session, body: dict[str, Any]) -> Session:
     """``session`` with the tool-use system prompt the API adds for ``body`` (Anthropic's published size)."""
-    from dataclasses import replace
-
-    from tokenbox.core.model.session import Section
-
     tools = body.get("tools") if isinstance(body.get("tools"), list) else []
     size = tool_prompt_tokens(body.get("model"), body.get("tool_choice"), bool(tools))
     if size:

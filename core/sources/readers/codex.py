@@ -45,6 +45,7 @@ from tokenbox.core.sources.readers.common import (
     with_recorded_headline,
 )
 from tokenbox.core.sources.readers.openai_responses import OUTPUT_ITEM_TYPES, append_merged, item_message
+from tokenbox.core.tokens.tokenizers import default_registry
 
 SOURCE = "codex-rollout"
 LINE_TYPES = ("session_meta", "response_item", "turn_context", "event_msg", "compacted")
@@ -351,8 +352,6 @@ def _sessions(
 def _predicted(session: Session, messages: list[Message], before: list[Message], usage: RecordedUsage) -> Session:
     """A pending turn's headline: the last recorded context plus the exact count of what was added since
     (that request's reply and the new input); the hidden part is the one that request recorded."""
-    from tokenbox.core.tokens.tokenizers import default_registry
-
     added = [b.text for m in messages[len(before):] for b in m.blocks if b.text]
     tokenizer = default_registry().get(session.tokenizer or EXACT_TOKENIZER)
     delta = tokenizer.count("\n\n".join(added)) if added else 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
@@ -594,8 +594,6 @@ def with_recorded_headline(session: Session, hidden_label: str, warnings: list[s
     """A foreign log's turn with CONTRACT §7's fields: ``pending``, ``thread``, ``warnings`` from its meta,
     and, when its usage was recorded, that context as the headline with an ``inferred`` part for what
     the file does not hold (the engine sizes it to what the counted sections leave of the total)."""
-    from dataclasses import replace
-
     fields: dict[str, Any] = dict(
         pending=bool(session.meta.get("pending")),
         thread=str(session.meta.get("thread", "main")),

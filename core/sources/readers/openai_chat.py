@@ -14,8 +14,11 @@ A model the table does not know gets the named approximation ``heuristic``.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
+from tokenbox.core.model.errors import TokenizerError
+from tokenbox.core.model.llms import lookup_model
 from tokenbox.core.model.session import Calibration, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (
@@ -44,7 +47,8 @@ from tokenbox.core.sources.readers.common import (
     reserve_for,
     tool_text,
 )
-from tokenbox.core.sources.readers.openai_framing import functions_text
+from tokenbox.core.sources.readers.openai_framing import functions_text, prompt_tokens
+from tokenbox.core.tokens.tokenizers import default_registry
 
 SOURCE = "openai-chat"
 _SYSTEM_ROLES = ("system", "developer")
@@ -65,13 +69,6 @@ def with_framing(session: Session, body: dict[str, Any]) -> Session:
     """``session`` with the API's message and tool framing as a sized part, so that its headline is the
     request's prompt tokens as OpenAI counts them (CONTRACT §7). Models without a public tokenizer keep
     the estimate."""
-    from dataclasses import replace
-
-    from tokenbox.core.model.errors import TokenizerError
-    from tokenbox.core.model.llms import lookup_model
-    from tokenbox.core.sources.readers.openai_framing import prompt_tokens
-    from tokenbox.core.tokens.tokenizers import default_registry
-
     if session.model is None:
         return session
     try:
