@@ -30,6 +30,7 @@ from textual.widgets import Static
 from tokenbox.core import Plan
 from tokenbox.core.commands.thresholds import warn_levels
 from tokenbox.core.model.errors import ConfigError
+from tokenbox.core.model.plan import HeadlineKind
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT, config_path
 from tokenbox.tui import firstplan, watcher
@@ -767,7 +768,7 @@ def _headline(view: View) -> str:
         note = " over budget"
     elif plan.pending:
         note = " pending"
-    elif plan.headline_kind == "recorded":
+    elif plan.headline_kind == HeadlineKind.RECORDED:
         note = " recorded"
     else:
         note = ""

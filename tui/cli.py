@@ -138,7 +138,7 @@ def fail(message: str) -> int:
 
 
 def usage_message(exc: UsageError) -> str:
-    text = printable(str(exc), 400)
+    text = printable(str(exc))
     if "(" not in text:
         text += " (see `tokenbox-tui --help`)"
     return text

@@ -86,7 +86,7 @@ class PlanError:
             return cls("settings", str(exc))
         if isinstance(exc, BadInput):
             return cls("load" if loading else "settings", str(exc))
-        return cls("internal", f"internal error: {printable(repr(exc), 300)}")
+        return cls("internal", f"internal error: {printable(repr(exc))}")
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ class Planner:
             except BadInput as exc:
                 load_error = PlanError.of(exc, loading=True)
             except (OSError, RecursionError, MemoryError, ValueError) as exc:
-                load_error = PlanError("load", f"{printable(request.path)}: cannot load: {printable(str(exc), 200)}")
+                load_error = PlanError("load", f"{printable(request.path)}: cannot load: {printable(str(exc))}")
         self._warnings = warnings
         turns = self._turns
         # claude-estimate is fitted per transcript thread: it is not one to cycle through

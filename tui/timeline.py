@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
+from tokenbox.core.model.plan import PrefixCache
 from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.planner import TurnPoint
 from tokenbox.tui.styles import PLAIN, Styles, Themed
@@ -46,7 +47,7 @@ def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, 
     for p in window:
         if p.turn == current:
             mark, style = "▲", styles["timeline--current"]
-        elif p.turn > 1 and p.prefix_cache == "miss":
+        elif p.turn > 1 and p.prefix_cache == PrefixCache.MISS:
             mark, style = "×", styles["timeline--break"]
         elif not p.ok:
             mark, style = "!", styles["timeline--break"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from tokenbox.core import Plan
 from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
-from tokenbox.core.model.plan import LayoutState, fingerprint_of
+from tokenbox.core.model.plan import HeadlineKind, LayoutState, fingerprint_of
 
 BAR_COUNT = 9  # sections cycle through the component classes bar--0 .. bar--8 (colours: app.tcss)
 # the warning levels in force: set once at start-up from --warn-levels, TOKENBOX_WARN_LEVELS or the
@@ -66,7 +66,7 @@ class View:
         """``≈`` unless the total shown is exact: the tokenizer's count, or a request's recorded (or
         counted) cost before any trimming step (CONTRACT §7)."""
         kind = self.plan.headline_kind
-        if kind == "exact" or (kind in ("recorded", "counted") and self.state.total == self.plan.tokens_before):
+        if kind == HeadlineKind.EXACT or (not kind.approximate and self.state.total == self.plan.tokens_before):
             return ""
         return "≈"
 

@@ -17,6 +17,8 @@ the earlier turn's (the provider's prompt cache would miss), or ``None``:
 
 from __future__ import annotations
 
+from tokenbox.core.model.names import NATIVE_FORMAT
+from tokenbox.core.model.plan import PrefixCache
 from tokenbox.core.model.session import Session
 
 CACHE_SLACK = 1024  # tokens a newer request may read less from the cache without calling it a break
@@ -33,9 +35,9 @@ def _context(session: Session) -> list[str]:
 
 def prefix_break(engine, earlier: Session, newest: Session) -> str | None:
     """Why the prompt prefix broke between ``earlier`` and ``newest`` (``None`` when it held)."""
-    if newest.source_format == "tokenbox":
+    if newest.source_format == NATIVE_FORMAT:
         plan = engine.plan(newest)
-        if plan.prefix_cache == "miss":
+        if plan.prefix_cache == PrefixCache.MISS:
             changed = [s.id for s in newest.sections if s.kind == "prefix"]
             return f"the prefix changed ({', '.join(changed) or 'prefix'}): the provider's prompt cache misses"
         return None

@@ -24,6 +24,7 @@ import json
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.names import NATIVE_FORMAT
 from tokenbox.core.model.plan import Plan, SectionResult
 
 FORMATS = ("anthropic", "openai")
@@ -37,7 +38,7 @@ def pack(plan: Plan, fmt: str) -> dict[str, Any]:
     if fmt not in FORMATS:
         raise SessionError(f"unknown request format {fmt!r}", f"use one of {', '.join(FORMATS)}", plan.session.path)
     session = plan.session
-    if session.source_format == "tokenbox":
+    if session.source_format == NATIVE_FORMAT:
         return _native(plan, fmt)
     system: list[dict[str, Any]] = []
     tools: list[dict[str, Any]] = []

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from tokenbox.core.model.plan import Plan
+from tokenbox.core.model.names import MAIN_THREAD
+from tokenbox.core.model.plan import HeadlineKind, Plan
 from tokenbox.core.model.textsafe import printable
 
 
 def plan_table(plan: Plan) -> str:
     """A fixed-width summary: header, one row per section, the trim trace."""
-    approx = "" if plan.headline_kind in ("exact", "recorded", "counted") else "≈"
+    approx = "≈" if plan.headline_kind.approximate else ""
     b = plan.budget
     lines = []
     title = printable(plan.session.name or plan.session.path, 80)
@@ -24,25 +25,25 @@ def plan_table(plan: Plan) -> str:
         f"prefix cache {plan.prefix_cache}  context {plan.context_cache}  policy {plan.trimming}"
     )
     kind = plan.headline_kind
-    if kind == "recorded":
+    if kind == HeadlineKind.RECORDED:
         r = plan.recorded
         lines.append(
             f"context {r.context_tokens} tokens as recorded (input {r.input_tokens} + cache write "  # type: ignore[union-attr]
             f"{r.cache_creation_input_tokens} + cache read {r.cache_read_input_tokens}); parts ≈, calibrated"  # type: ignore[union-attr]
         )
-    elif kind == "predicted":
+    elif kind == HeadlineKind.PREDICTED:
         what = "pending request, about to be sent" if plan.pending else "no usage recorded for this request"
         lines.append(f"context ≈{plan.tokens_before} tokens predicted ({what})")
-    if plan.thread != "main":
+    if plan.thread != MAIN_THREAD:
         lines.append(f"thread {printable(plan.thread, 80)}")
     if plan.calibration is not None:
-        lines.append(f"calibration: {printable(plan.calibration.method, 200)}")
+        lines.append(f"calibration: {printable(plan.calibration.method)}")
     for warning in plan.warnings[:20]:
-        lines.append(f"warning: {printable(warning, 300)}")
+        lines.append(f"warning: {printable(warning)}")
     if len(plan.warnings) > 20:
         lines.append(f"warning: … {len(plan.warnings) - 20} more (see --json)")
     if not plan.ok:
-        lines.append(f"OVERFLOW: {printable(plan.error['message'], 300)}")  # type: ignore[index]
+        lines.append(f"OVERFLOW: {printable(plan.error['message'])}")  # type: ignore[index]
     lines.append("")
     labelled = any("label" in s.section.meta for s in plan.sections)
     headers = ("id", "kind", "prio", "crit", "before", "after", "allot", "action", "lenses") + (("part",) if labelled else ())

@@ -29,6 +29,7 @@ from tokenbox.core.commands.cliargs import (
 )
 from tokenbox.core.model.errors import BadInput, ConfigError, TokenboxError
 from tokenbox.core.model.llms import MODELS
+from tokenbox.core.model.session import TRIMMING_POLICIES
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.planning.config import load_settings
 from tokenbox.core.record.flags import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url
@@ -58,9 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     plan = session_command("plan", "plan a session: per-section tokens, actions and the trim trace")
     plan.add_argument("--json", action="store_true", help="print the plan JSON (tokenbox.plan/1)")
-    plan.add_argument("--trimming", choices=("tokenbox", "progressive"), help="override the trimming policy")
+    plan.add_argument("--trimming", choices=TRIMMING_POLICIES, help="override the trimming policy")
     render = session_command("render", "print the rendered context, byte-exact")
-    render.add_argument("--trimming", choices=("tokenbox", "progressive"), help="override the trimming policy")
+    render.add_argument("--trimming", choices=TRIMMING_POLICIES, help="override the trimming policy")
     render.add_argument("--format", choices=("text", "anthropic", "openai"), default="text",
                         help="text: the rendered context (default); anthropic/openai: the trimmed request body")
     check = session_command("check", "pre-send gate: untrimmed tokens + reserve_out must fit max_ctx × (1 - headroom)")
@@ -216,7 +217,7 @@ def _check(engine, session, args: argparse.Namespace) -> int:
     plan = engine.plan(session, args.budget, args.tokenizer, reserve_out=args.reserve_out)
     tokens = plan.tokens_before
     limit = resolved.max_ctx * (1 - Fraction(repr(float(resolved.headroom))))
-    approx = "" if plan.headline_kind in ("exact", "recorded", "counted") else "≈"
+    approx = "≈" if plan.headline_kind.approximate else ""
     numbers = (
         f"{approx}{tokens} tokens + {resolved.reserve_out} reserve_out "
         f"{'>' if tokens + resolved.reserve_out > limit else '<='} {_fmt(limit)} "

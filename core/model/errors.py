@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from tokenbox.core.model.textsafe import printable
 
@@ -15,7 +16,9 @@ class TokenboxError(Exception):
 class BadInput(TokenboxError):
     """Input that cannot be used: a file, value or flag, with where it is and how to fix it.
 
-    ``str()`` gives ``FILE:LINE:COL: problem (remedy)``; parts that are unknown are left out.
+    ``str()`` gives ``FILE:LINE:COL: problem (remedy)``; parts that are unknown are left out. ``field``
+    names the session key the problem concerns (``model``, ``tokenizer``, ``budget``…) when it is one:
+    the engine places the error at that key's position.
     """
 
     problem: str
@@ -23,6 +26,7 @@ class BadInput(TokenboxError):
     path: str | None = None
     line: int | None = None
     col: int | None = None
+    field: str | None = None
 
     def __post_init__(self) -> None:
         super().__init__(self.problem)
@@ -95,3 +99,26 @@ class ContextCriticalOverflow(TokenboxError):
             f"critical sections need {fixed_load} tokens but only {available} are available "
             f"(over by {self.overflow}; critical: {names})"
         )
+
+
+class ErrorKind(StrEnum):
+    """What an error crossing into an application (the TUI) is, by the exception's class."""
+
+    LOAD = "load"  # the file cannot be read or parsed
+    WAITING = "waiting"  # no complete turn yet: a state to wait in, not a fault
+    WHAT_IF = "what_if"  # the what-if budget leaves nothing available (the file is fine)
+    SETTINGS = "settings"  # a flag, the environment or the config file
+    INTERNAL = "internal"  # a bug
+
+
+def error_kind(exc: BaseException, *, loading: bool) -> ErrorKind:
+    """The kind of ``exc``, raised while loading a file (``loading``) or while planning it."""
+    if isinstance(exc, NotYetComplete):
+        return ErrorKind.WAITING
+    if isinstance(exc, WhatIfTooSmall):
+        return ErrorKind.WHAT_IF
+    if isinstance(exc, ConfigError):
+        return ErrorKind.SETTINGS
+    if isinstance(exc, BadInput):
+        return ErrorKind.LOAD if loading else ErrorKind.SETTINGS
+    return ErrorKind.INTERNAL

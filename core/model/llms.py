@@ -83,6 +83,7 @@ def lookup_model(name: str) -> ModelInfo:
             f"unknown model {name!r}",
             "name both `tokenizer:` and `budget.max_ctx` to use it as a label, "
             "or pick a known model: `tokenbox models` lists them",
+            field="model",
         )
     best = max(candidates, key=len)
     return MODELS[best]

@@ -9,15 +9,54 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from tokenbox.core.model.errors import ConfigError
-from tokenbox.core.model.names import SEPARATOR
+from tokenbox.core.model.names import NATIVE_FORMAT, SEPARATOR
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 
 PLAN_SCHEMA = "tokenbox.plan/1"
 # Request bodies whose headline is counted by the provider's rules (framing included), not recorded.
 COUNTED_FORMATS = ("openai-chat", "openai-responses")
+
+
+class HeadlineKind(StrEnum):
+    """What a plan's headline (``tokens_after``) is (see ``Plan.headline_kind``)."""
+
+    EXACT = "exact"  # the tokenizer's own count of the rendered context
+    RECORDED = "recorded"  # what the provider recorded for the request
+    COUNTED = "counted"  # a request body counted by the provider's published rules
+    PREDICTED = "predicted"  # a request about to be sent
+    ESTIMATED = "estimated"
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the figure is shown with ``≈``."""
+        return self not in (HeadlineKind.EXACT, HeadlineKind.RECORDED, HeadlineKind.COUNTED)
+
+
+class PrefixCache(StrEnum):
+    """The state of the prompt prefix cache for a turn (``caches.prefix`` in the plan JSON)."""
+
+    HIT = "hit"
+    MISS = "miss"
+    NONE = "none"  # no prefix section
+
+
+class ContextCache(StrEnum):
+    """The state of the assembled context for a turn (``caches.context`` in the plan JSON)."""
+
+    REUSED = "reused"
+    REBUILT = "rebuilt"
+    SKIPPED = "skipped"  # the sensor skips context assembly
+    NONE = "none"  # no context section
+
+
+class PlanFailure(StrEnum):
+    """``error.kind`` of a plan that is not ``ok`` (the plan JSON's spelling)."""
+
+    CONTEXT_CRITICAL_OVERFLOW = "ContextCriticalOverflow"
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +197,8 @@ class Plan:
     steps: tuple[Step, ...]
     tokens_before: int
     tokens_after: int
-    prefix_cache: str
-    context_cache: str
+    prefix_cache: PrefixCache
+    context_cache: ContextCache
     trimming: str
     error: dict[str, str] | None = None
     fixed_load: int = 0
@@ -184,20 +223,20 @@ class Plan:
         return self.session.calibration
 
     @property
-    def headline_kind(self) -> str:
+    def headline_kind(self) -> HeadlineKind:
         """What ``tokens_after`` is: ``exact`` (the tokenizer's count of the render), ``recorded`` (what the
         provider recorded), ``counted`` (a request body counted by the provider's published rules),
         ``predicted`` (a pending request) or ``estimated``."""
         if self.session.context_tokens is not None:
             if self.recorded is not None and not self.pending:
-                return "recorded"
+                return HeadlineKind.RECORDED
             if not self.pending and self.session.source_format in COUNTED_FORMATS:
                 # a request body counted by the provider's published rules (exact unless a warning says)
-                return "counted" if not self.warnings else "estimated"
-            return "predicted"
+                return HeadlineKind.COUNTED if not self.warnings else HeadlineKind.ESTIMATED
+            return HeadlineKind.PREDICTED
         if self.session.calibration is not None:
-            return "estimated"
-        return "exact" if self.tokenizer.exact else "estimated"
+            return HeadlineKind.ESTIMATED
+        return HeadlineKind.EXACT if self.tokenizer.exact else HeadlineKind.ESTIMATED
 
     @property
     def ok(self) -> bool:
@@ -274,7 +313,7 @@ class Plan:
         data["thread"] = self.thread
         data["calibration"] = self.calibration.to_dict() if self.calibration is not None else None
         data["warnings"] = list(self.warnings)
-        if self.session.source_format != "tokenbox" or self.recorded is not None:
+        if self.session.source_format != NATIVE_FORMAT or self.recorded is not None:
             data["recorded"] = self.recorded.to_dict() if self.recorded else None
         return data
 

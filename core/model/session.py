@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, overload
 
+from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
+
 SENSORS = ("user-input", "tool-output", "heartbeat", "delegation")
-TRIMMING_POLICIES = ("tokenbox", "progressive")
+
+
+class Trimming(StrEnum):
+    """The trimming policies (CONTRACT §2): tokenbox's own order, or the agent's progressive one."""
+
+    TOKENBOX = "tokenbox"
+    PROGRESSIVE = "progressive"
+
+
+TRIMMING_POLICIES: tuple[str, ...] = tuple(policy.value for policy in Trimming)  # plain strings: flag choices, messages
 KEEP_ENDS = ("head", "tail")
 BEHAVIOR_KINDS = ("constraint", "directive", "procedure", "preference")
 
@@ -124,19 +136,19 @@ class Session:
     tokenizer: str | None = None
     budget: BudgetSpec = BudgetSpec()
     sensor: str = "user-input"
-    trimming: str = "tokenbox"
+    trimming: str = Trimming.TOKENBOX.value
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     turn: int = 1
     turn_count: int = 1
     line: int = 1
     history: Sequence[Session] = field(default=(), compare=False, hash=False)
     recorded: RecordedUsage | None = None
-    source_format: str = "tokenbox"
+    source_format: str = NATIVE_FORMAT
     # CONTRACT §7: what the request costs (recorded, or predicted when ``pending``), the thread it
     # belongs to, how its estimates were calibrated, and what the reader could not place.
     context_tokens: int | None = None
     pending: bool = False
-    thread: str = "main"
+    thread: str = MAIN_THREAD
     calibration: Calibration | None = None
     warnings: tuple[str, ...] = ()
     positions: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, hash=False)

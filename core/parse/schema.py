@@ -20,6 +20,7 @@ from tokenbox.core.model.session import (
     Calibration,
     Section,
     Session,
+    Trimming,
 )
 from tokenbox.core.parse.lensspec import parse_lens
 from tokenbox.core.parse.nodes import Node
@@ -212,7 +213,7 @@ def session_from_node(node: Node, path: str, previous: Reusable | None = None) -
         tokenizer=v.string(fields["tokenizer"], "tokenizer") if "tokenizer" in fields else None,
         budget=budget,
         sensor=v.choice(fields["sensor"], "sensor", SENSORS) if "sensor" in fields else "user-input",
-        trimming=v.choice(fields["trimming"], "trimming policy", TRIMMING_POLICIES) if "trimming" in fields else "tokenbox",
+        trimming=v.choice(fields["trimming"], "trimming policy", TRIMMING_POLICIES) if "trimming" in fields else Trimming.TOKENBOX.value,
         meta=v.meta(fields["meta"]) if "meta" in fields else {},
         line=node.line,
         positions={key: (item.line, item.col) for key, item in fields.items()},

@@ -11,7 +11,9 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+from tokenbox.core.model.plan import ContextCache, PrefixCache
 from tokenbox.core.model.session import Section, Session, TurnHistory
 from tokenbox.core.planning import behaviors
 
@@ -70,8 +72,8 @@ class Assembly:
     """Every section of a turn assembled, with the cache states of that turn."""
 
     parts: list[Assembled]
-    prefix_cache: str  # hit | miss | none
-    context_cache: str  # reused | rebuilt | skipped | none
+    prefix_cache: PrefixCache
+    context_cache: ContextCache
 
 
 _TEXTS_KEPT = 256  # per cache of the assembler: prefix texts, context texts, behaviour blocks
@@ -128,13 +130,13 @@ class Assembler:
         With ``texts=False`` only the cache states are advanced (replaying earlier turns).
         """
         parts: list[Assembled] = []
-        prefix_states: list[str] = []
-        context_states: list[str] = []
+        prefix_states: list[PrefixCache] = []
+        context_states: list[ContextCache] = []
         for section in session.sections:
             kind = section.kind
             if kind == "prefix":
                 key = digest(section.assistant_name, section.identity, section.feedback, section.tools)
-                prefix_states.append("hit" if state.prefix.get(section.id) == key else "miss")
+                prefix_states.append(PrefixCache.HIT if state.prefix.get(section.id) == key else PrefixCache.MISS)
                 state.prefix[section.id] = key
                 if not texts:
                     continue
@@ -144,11 +146,11 @@ class Assembler:
                 parts.append(Assembled(section, text))
             elif kind == "context":
                 if session.sensor in SKIPPING_SENSORS:
-                    context_states.append("skipped")
+                    context_states.append(ContextCache.SKIPPED)
                     parts.append(Assembled(section, "", skipped=True))
                     continue
                 key = digest(section.foveal_focus, section.scope, list(section.memory), section.text)
-                context_states.append("reused" if state.context.get(section.id) == key else "rebuilt")
+                context_states.append(ContextCache.REUSED if state.context.get(section.id) == key else ContextCache.REBUILT)
                 state.context[section.id] = key
                 if not texts:
                     continue
@@ -167,7 +169,9 @@ class Assembler:
                 parts.append(Assembled(section, block[1], tiers=list(block[0])))
             else:
                 parts.append(Assembled(section, section.text or ""))
-        return Assembly(parts, _combine(prefix_states, ("miss", "hit")), _combine(context_states, ("rebuilt", "reused", "skipped")))
+        prefix = _combine(prefix_states, (PrefixCache.MISS, PrefixCache.HIT), PrefixCache.NONE)
+        context = _combine(context_states, (ContextCache.REBUILT, ContextCache.REUSED, ContextCache.SKIPPED), ContextCache.NONE)
+        return Assembly(parts, prefix, context)
 
 
 def _keep(cache: dict, key: str, value):
@@ -178,10 +182,13 @@ def _keep(cache: dict, key: str, value):
     return value
 
 
-def _combine(states: list[str], severity: tuple[str, ...]) -> str:
+_State = TypeVar("_State", PrefixCache, ContextCache)
+
+
+def _combine(states: list[_State], severity: tuple[_State, ...], none: _State) -> _State:
     """One state for several sections: the first of ``severity`` that any section has."""
     if not states:
-        return "none"
+        return none
     for state in severity:
         if state in states:
             return state

@@ -166,10 +166,12 @@ def resolve(
             raise TokenizerError(
                 f"model {session.model!r} has no public tokenizer",
                 "name an approximation, e.g. `tokenizer: heuristic` in the session or --tokenizer heuristic",
+                field="model",
             )
         raise TokenizerError(
             "no tokenizer: the session names neither `model` nor `tokenizer`",
             "add `tokenizer: o200k_base` or `model: gpt-4o` to the session, or pass --tokenizer",
+            field="tokenizer",
         )
     reserve = reserve_out if reserve_out is not None else (
         session.budget.reserve_out if session.budget.reserve_out is not None else (settings.config_reserve_out or 0)
@@ -180,5 +182,6 @@ def resolve(
         raise ConfigError(
             f"no room left: floor({max_ctx} × (1 - {headroom})) - {reserve} = {available} tokens available",
             "raise max_ctx or lower reserve_out/headroom",
+            field="budget",
         )
     return Resolved(max_ctx, reserve, headroom, available, name, trimming or session.trimming)

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from tokenbox.core.model.errors import BadInput, ConfigError, ContextCriticalOverflow, SessionError, TokenizerError
-from tokenbox.core.model.names import ESTIMATE
-from tokenbox.core.model.plan import Budget, Plan, SectionResult, TokenizerInfo
+from tokenbox.core.model.names import ESTIMATE, NATIVE_FORMAT
+from tokenbox.core.model.plan import Budget, Plan, PlanFailure, SectionResult, TokenizerInfo
 from tokenbox.core.model.session import TRIMMING_POLICIES, Section, Session, TurnHistory
 from tokenbox.core.planning.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.planning.config import Resolved, Settings, load_settings, resolve, what_if_budget
@@ -151,9 +151,8 @@ class Engine:
         try:
             resolved = resolve(session, self.settings, **overrides)
         except BadInput as exc:
-            key = "model" if "model" in exc.problem else "tokenizer" if "tokenizer" in exc.problem else "budget"
-            line, col = session.position(key)
-            if line is None and session.source_format == "tokenbox":
+            line, col = session.position(exc.field or "budget")
+            if line is None and session.source_format == NATIVE_FORMAT:
                 line, col = session.line, 1
             raise exc.located(session.path, line, col) from None
         if resolved.tokenizer not in self.registry.names():
@@ -266,7 +265,7 @@ class Engine:
                 steps=(),
                 tokens_before=total,
                 tokens_after=total,
-                error={"kind": "ContextCriticalOverflow", "message": str(outcome)},
+                error={"kind": PlanFailure.CONTEXT_CRITICAL_OVERFLOW, "message": str(outcome)},
                 fixed_load=outcome.fixed_load,
                 **common,
             )

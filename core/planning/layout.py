@@ -18,6 +18,7 @@ from fractions import Fraction
 
 from tokenbox.core.model.errors import ContextCriticalOverflow
 from tokenbox.core.model.plan import SectionResult, Step
+from tokenbox.core.model.session import Trimming
 from tokenbox.core.parse.lensspec import parse_lens
 from tokenbox.core.planning import behaviors, lenses
 from tokenbox.core.planning.assembly import Assembled
@@ -312,7 +313,7 @@ def run_layout(
     before = state.total
     if state.deficit > 0:
         order = cache.order(parts)
-        if policy == "progressive":
+        if policy == Trimming.PROGRESSIVE:
             for i in order:
                 state.lenses(i)
                 if state.deficit <= 0:

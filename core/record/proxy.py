@@ -145,11 +145,11 @@ class Proxy:
                 context = context_tokens(api, outcome["usage"])
                 self._say(self._line(request.method, path, outcome, context))
             elif api is None or record_id is None:
-                self._say(f"{request.method} {printable(path, 200)} {outcome['status'] or '-'} (not captured)")
+                self._say(f"{request.method} {printable(path)} {outcome['status'] or '-'} (not captured)")
 
     @staticmethod
     def _line(method: str, path: str, outcome: dict[str, Any], context: int | None) -> str:
-        parts = [method, printable(path, 200), str(outcome["status"] or "-"), printable(outcome["model"] or "-", 80)]
+        parts = [method, printable(path), str(outcome["status"] or "-"), printable(outcome["model"] or "-", 80)]
         parts.append(f"context {context:,} tokens" if context is not None else "context not reported")
         if outcome["error"]:
             parts.append(f"({outcome['error']})")

@@ -71,7 +71,7 @@ class _Paths:
     def where(self, error: SessionError) -> SessionError:
         """``error`` with its position written as the path of the value it is about."""
         path = self.paths[error.line] if error.line is not None and 0 < error.line < len(self.paths) else ""
-        return type(error)(error.problem, error.remedy, f"{DICT}:{path}" if path else DICT)
+        return type(error)(error.problem, error.remedy, f"{DICT}:{path}" if path else DICT, field=error.field)
 
 
 def session_from_dict(mapping: Mapping[str, Any]) -> Session:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
 from tokenbox.core.model.session import Section, Session
 from tokenbox.core.model.textsafe import printable
 
@@ -66,7 +67,7 @@ def _number(value: float) -> int | float:
 def header(session: Session) -> str:
     """The comment lines above the document: source, turn, recorded usage, tokenizer, what to edit."""
     label = FORMAT_LABELS.get(session.source_format, session.source_format)
-    lines = [f"tokenbox session written from {printable(session.path, 300)} ({printable(label)})"]
+    lines = [f"tokenbox session written from {printable(session.path)} ({printable(label)})"]
     meta = session.meta
     if session.turn_count > 1 or session.source_format == "claude-code":
         where = f"turn {session.turn} of {session.turn_count}"
@@ -74,7 +75,7 @@ def header(session: Session) -> str:
             where += f": assistant request {printable(meta['message_id'], 80)}"
         if isinstance(meta.get("line"), int):
             where += f", line {meta['line']}"
-        if session.thread != "main":
+        if session.thread != MAIN_THREAD:
             where += f" (thread {printable(session.thread, 80)})"
         if session.pending:
             where += " (pending: the request about to be sent)"
@@ -85,7 +86,7 @@ def header(session: Session) -> str:
             f"recorded usage: context {r.context_tokens} tokens = input {r.input_tokens} + cache write "
             f"{r.cache_creation_input_tokens} + cache read {r.cache_read_input_tokens}; output {r.output_tokens}"
         )
-    elif session.source_format != "tokenbox":
+    elif session.source_format != NATIVE_FORMAT:
         lines.append("recorded usage: none in the file")
     if isinstance(meta.get("not_recorded"), str):
         lines.append(f"not in the file: {printable(meta['not_recorded'])}")

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any, overload
 
 from tokenbox.core.model.errors import NotYetComplete, SessionError
+from tokenbox.core.model.names import NATIVE_FORMAT
 from tokenbox.core.model.session import Session, TurnHistory
 
 
@@ -27,7 +28,7 @@ def select_turn(turns: list[Session], turn: int | None, path: str) -> Session:
         raise SessionError(f"turn {turn} is out of range: the file has {count} turn(s)", f"use --turn 1..{count} or -1..-{count}", path)
     index = turn - 1 if turn > 0 else count + turn
     chosen = turns[index]
-    if chosen.source_format != "tokenbox":
+    if chosen.source_format != NATIVE_FORMAT:
         return chosen  # foreign turns carry their own context; no cache replay over earlier turns
     if count == 1 and chosen.turn == 1 and chosen.turn_count == 1 and not chosen.history:
         return chosen  # already as asked for (the same object: the engine's caches know it)

@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
-from tokenbox.core.model.names import ESTIMATE
+from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers import anthropic, openai_chat
@@ -143,7 +143,7 @@ class _Reader:
             meta = session.meta
             if self.skipped:
                 meta = {**meta, "capture": dict(meta.get("capture", {}), skipped=list(self.skipped))}
-            thread = "main" if roots[index] == main else f"request-{roots[index]}"
+            thread = MAIN_THREAD if roots[index] == main else f"request-{roots[index]}"
             sessions[index] = replace(session, meta=meta, turn=index + 1, turn_count=count, thread=thread)
         return sessions
 

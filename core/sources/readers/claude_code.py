@@ -33,6 +33,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tokenbox.core.model.compaction import LONG_WINDOW
 from tokenbox.core.model.errors import NotYetComplete, SessionError, TokenizerError
 from tokenbox.core.model.llms import lookup_model
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
@@ -777,7 +778,6 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
     return LazyTurns(count, build, infos)
 
 
-LONG_WINDOW = 1_000_000  # the 1M-token context of the models that offer it (Claude Code's `[1m]` variants)
 
 
 def _window(model: str | None, peak: int) -> int | None:

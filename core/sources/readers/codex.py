@@ -31,6 +31,7 @@ from typing import Any
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
 from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (
@@ -52,7 +53,7 @@ LINE_TYPES = ("session_meta", "response_item", "turn_context", "event_msg", "com
 EXACT_TOKENIZER = "o200k_base"  # every Codex model (gpt-5*, codex-*, o3/o4) uses o200k_base
 NOT_RECORDED = "the tool definitions (Codex does not write them to rollouts)"
 HIDDEN_LABEL = "tool definitions and message framing (not in the rollout)"
-THREAD = "main"
+THREAD = MAIN_THREAD
 _USAGE_MAX = 10**12
 
 

@@ -24,8 +24,8 @@ from typing import Any
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
 from tokenbox.core.model.llms import lookup_model
-from tokenbox.core.model.names import ESTIMATE
-from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session
+from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
+from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session, Trimming
 from tokenbox.core.parse.nodes import Node
 
 SectionCache = dict[tuple[int, bool], tuple[list[Section], list[str]]]
@@ -45,7 +45,7 @@ TAIL_TOOL_WORDS = ("bash", "shell", "terminal", "exec", "command", "test", "lint
 HEURISTIC = "heuristic"
 # Formats whose provider strips earlier turns' thinking blocks from the context (Anthropic's API).
 THINKING_STRIPPED = ("claude-code", "anthropic-messages")
-TRIMMING = "progressive"
+TRIMMING = Trimming.PROGRESSIVE.value
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _ID_MAX = 80
 
@@ -596,7 +596,7 @@ def with_recorded_headline(session: Session, hidden_label: str, warnings: list[s
     the file does not hold (the engine sizes it to what the counted sections leave of the total)."""
     fields: dict[str, Any] = dict(
         pending=bool(session.meta.get("pending")),
-        thread=str(session.meta.get("thread", "main")),
+        thread=str(session.meta.get("thread", MAIN_THREAD)),
         warnings=tuple(warnings),
     )
     if session.recorded is not None:

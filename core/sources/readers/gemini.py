@@ -20,6 +20,7 @@ import os
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (
@@ -41,7 +42,7 @@ from tokenbox.core.sources.readers.common import (
 from tokenbox.core.sources.readers.openai_responses import append_merged
 
 SOURCE = "gemini-cli"
-THREAD = "main"
+THREAD = MAIN_THREAD
 NOT_RECORDED = "the system prompt and the tool definitions (Gemini CLI does not write them to chat logs)"
 HIDDEN_LABEL = "system prompt and tool definitions (not in the chat log)"
 _SESSION_KEYS = ("sessionId", "projectHash")
