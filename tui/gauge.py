@@ -92,7 +92,7 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
     plan, approx = view.plan, view.approx
     percent = view.percent
     # over budget at the shown step is red whatever the percentage of max_ctx says
-    headline = styles["gauge--" + ("crit" if view.state.deficit > 0 or not plan.ok else level(percent))] + Style(bold=True)
+    headline = styles["gauge--" + ("crit" if view.state.deficit > 0 or not plan.ok else level(percent, view.levels))] + Style(bold=True)
     crit, warn = styles["gauge--crit"] + Style(bold=True), styles["gauge--warn"]
     pending = bool(getattr(plan, "pending", False))  # the lead's transcript path: a turn not sent yet
     out.append("Context ", "bold")

@@ -6,18 +6,23 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
 from tokenbox.core.model.plan import PrefixCache
 from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.planner import TurnPoint
 from tokenbox.tui.styles import PLAIN, Styles, Themed
-from tokenbox.tui.view import level
+from tokenbox.tui.view import Levels, level
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 LABELS = 9  # columns beside the sparkline: its range label (" 14–29%")
 
 
-def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, width: int, styles: Styles = PLAIN) -> Text:
-    """The usage sparkline of the turns around ``current``, coloured with ``styles`` (the timeline's classes)."""
+def timeline_text(
+    points: tuple[TurnPoint, ...], current: int, following: bool, width: int, styles: Styles = PLAIN,
+    levels: Levels = DEFAULT_WARN_LEVELS,
+) -> Text:
+    """The usage sparkline of the turns around ``current``, coloured with ``styles`` (the timeline's classes)
+    by the warning ``levels``."""
     t = Text(no_wrap=True, end="")
     if not points:
         return t
@@ -40,7 +45,7 @@ def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, 
     for p in window:
         usage = p.usage or 0
         char = BLOCKS[min(len(BLOCKS) - 1, usage * len(BLOCKS) // (top + 1))] if usage else " "
-        t.append(char * cell, styles[f"timeline--{level(usage)}"])
+        t.append(char * cell, styles[f"timeline--{level(usage, levels)}"])
     low = min((p.usage or 0) for p in window)
     t.append(f" {low}–{top}%", "dim")
     t.append("\n")
@@ -69,13 +74,13 @@ class Timeline(Themed, FittedStatic):
 
     DEFAULT_CSS = "Timeline { height: auto; }"
     COMPONENT_CLASSES: ClassVar[set[str]] = {"timeline--ok", "timeline--warn", "timeline--crit", "timeline--current", "timeline--break"}
-    _shown: tuple[tuple[TurnPoint, ...], int, bool] = ((), 0, False)
+    _shown: tuple[tuple[TurnPoint, ...], int, bool, Levels] = ((), 0, False, DEFAULT_WARN_LEVELS)
 
-    def show(self, points: tuple[TurnPoint, ...], current: int, following: bool) -> None:
-        self._shown = (points, current, following)
+    def show(self, points: tuple[TurnPoint, ...], current: int, following: bool, levels: Levels = DEFAULT_WARN_LEVELS) -> None:
+        self._shown = (points, current, following, levels)
         self.display = bool(points)
         styles = self.component_styles()
-        self.show_fitted(lambda width: timeline_text(points, current, following, width - LABELS, styles))
+        self.show_fitted(lambda width: timeline_text(points, current, following, width - LABELS, styles, levels))
 
     def restyle(self) -> None:
         self.show(*self._shown)

@@ -19,17 +19,18 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.errors import NotYetComplete, SessionError
 from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.nodes import FastDocument, Reuse, fast_json
 from tokenbox.core.parse.schema import Reusable
-from tokenbox.core.sources.documents import fast_turns, format_of, parse_turns
+from tokenbox.core.sources.documents import fast_turns, format_of, parse_turns, turns_of
 from tokenbox.core.sources.files import (
     DEFAULT_MAX_FILE_BYTES,
     decode_text,
     path_argument,
     read_bytes,
+    read_text,
     size_argument,
     turn_argument,
 )
@@ -39,6 +40,7 @@ from tokenbox.core.sources.turns import select_turn, with_histories
 
 READERS_KEPT = 8  # logs followed at once (each holds its turns)
 DOCUMENTS_KEPT = 4  # JSON session files remembered for their next load (each: text, values, session)
+MAX_SKIPPED_LINES = 100  # bad lines ``load_turns_skipping`` skips in one log before it gives up
 
 
 class _Loaded:
@@ -148,6 +150,37 @@ class Loader:
         if transcript is None:
             return {MAIN_THREAD: self.load_turns(path, max_bytes=max_bytes)}
         return transcript.all_threads(max_bytes)
+
+    def load_turns_skipping(
+        self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES
+    ) -> tuple[Sequence[Session], tuple[str, ...]]:
+        """``load_turns``; in a ``.jsonl`` log a bad complete line is skipped with a warning (one per line
+        skipped, at most ``MAX_SKIPPED_LINES``), so that one bad line in the middle does not hide every
+        later turn. Other files fail as a whole; a file with no complete turn yet raises ``NotYetComplete``."""
+        path = path_argument(path)
+        try:
+            return self.load_turns(path, max_bytes=max_bytes), ()
+        except NotYetComplete:
+            raise
+        except SessionError as exc:
+            if not path.lower().endswith(".jsonl") or exc.line is None:
+                raise
+        lines = read_text(path, max_bytes).split("\n")
+        warnings: list[str] = []
+        for _ in range(MAX_SKIPPED_LINES):
+            try:
+                turns = turns_of("\n".join(lines), path, self.formats)
+            except NotYetComplete:
+                raise
+            except SessionError as exc:
+                line = exc.line
+                if line is None or not 1 <= line < len(lines) or not lines[line - 1].strip():
+                    raise
+                warnings.append(f"{exc} — line {line} skipped")
+                lines[line - 1] = ""  # blank: the other lines keep their numbers
+                continue
+            return turns, tuple(warnings)
+        raise SessionError(f"more than {MAX_SKIPPED_LINES} bad lines", "fix the log", path)
 
     def forget(self, path: str | os.PathLike[str] | None = None) -> None:
         """Drop what this loader remembers of ``path`` (of every file by default): its next load is cold."""

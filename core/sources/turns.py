@@ -5,12 +5,12 @@ history, built lazily when a log has thousands.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, overload
 
 from tokenbox.core.model.errors import NotYetComplete, SessionError
-from tokenbox.core.model.names import NATIVE_FORMAT
-from tokenbox.core.model.session import Session, TurnHistory
+from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
+from tokenbox.core.model.session import RecordedUsage, Session, TurnHistory
 
 
 def no_complete_line(path: str) -> NotYetComplete:
@@ -114,3 +114,30 @@ class LazyTurns(Sequence[Session]):
     def info(self, index: int) -> dict:
         """Per-turn facts known without building the turn: recorded usage, pending, thread, line."""
         return self._infos(index) if self._infos is not None else {}
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFacts:
+    """What is known of a turn of a lazy sequence without building it."""
+
+    identity: tuple  # its thread, request and first line: the same for the same completed request
+    recorded: RecordedUsage | None
+    sidechain: bool  # a sub-agent's turn
+
+
+def turn_facts(turns: Sequence[Session], number: int) -> TurnFacts | None:
+    """What a lazy sequence of a transcript's turns knows of turn ``number`` (0-based) without building it;
+    ``None`` for other sequences (a log's turns are built already) and for a pending request."""
+    if not isinstance(turns, LazyTurns):
+        return None
+    facts = turns.info(number)
+    if facts.get("request") is None:
+        return None
+    thread = facts.get("thread")
+    return TurnFacts(("request", thread, facts["request"], facts.get("line")), facts.get("recorded"),
+                     thread not in (None, MAIN_THREAD))
+
+
+def turn_identity(turn: Session) -> tuple:
+    """A cheap identity of a turn's content: its sections' ids and text lengths, and its history length."""
+    return (len(turn.history), tuple((s.id, len(s.text or "")) for s in turn.sections))
