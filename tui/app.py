@@ -51,7 +51,7 @@ from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.sections import SectionBars, SectionHeader
 from tokenbox.tui.state import ViewState, inputs_differ
 from tokenbox.tui.status import Status, StatusLine
-from tokenbox.tui.terminal import TerminalGone, driver_class
+from tokenbox.tui.textual_seams import TerminalGone, driver_class
 from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.trace import TraceView
