@@ -51,7 +51,7 @@ from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.sections import SectionBars, SectionHeader
 from tokenbox.tui.state import ViewState, inputs_differ
 from tokenbox.tui.status import Status, StatusLine
-from tokenbox.tui.textual_seams import TerminalGone, driver_class
+from tokenbox.tui.textual_seams import TerminalGone, called_by_textual, driver_class
 from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.trace import TraceView
@@ -423,7 +423,7 @@ class TokenboxApp(App[None]):
         ``markup=False``, and messages quote file names and user values; so every toast of this
         app (and of its subclasses) goes through ``plain`` here. Line breaks are kept.
         """
-        if markup and _called_by_textual():
+        if markup and called_by_textual():
             # Textual's own notifications (the palette, ctrl+q) are trusted text written with markup;
             # any other caller's text may quote a file name or session text, so it stays inert
             super().notify(message, title=title, severity=severity, timeout=timeout, markup=True)
@@ -431,12 +431,12 @@ class TokenboxApp(App[None]):
         text = "\n".join(plain(line, TOAST_LIMIT) for line in str(message).split("\n"))
         super().notify(text, title=plain(str(title), FIELD_LIMIT), severity=severity, timeout=timeout, markup=False)
 
-    def _on_notify(self, event: Notify) -> None:
+    def on_notify(self, event: Notify) -> None:
         """One toast at a time: a newer one replaces the last (stacked toasts covered the table and went
         stale while the status line, the one place of the current state, moved on). Done where Textual
-        adds the toast (its ``Notify`` message), so a burst of notifications cannot stack up either."""
+        adds the toast (its ``Notify`` message: this handler runs before ``App``'s own, which adds it), so
+        a burst of notifications cannot stack up either."""
         self.clear_notifications()
-        super()._on_notify(event)
 
     def _short(self, text: str) -> str:
         """Errors name the file by its full path (escaped by core when it holds controls); show the name only."""
@@ -817,11 +817,3 @@ def _headline(view: View) -> str:
 def _applicable(state: ViewState) -> tuple[bool, bool]:
     """What decides which keys apply: several turns, a plan at all."""
     return state.turn_count > 1, state.plan is not None
-
-
-def _called_by_textual() -> bool:
-    """Whether ``notify`` was called from Textual's own code (two frames up: past our override)."""
-    import sys
-
-    frame = sys._getframe(2)
-    return str(frame.f_globals.get("__name__", "")).startswith("textual.")

@@ -1,8 +1,18 @@
-"""The terminal driver: Textual's, plus an exit when the terminal disappears.
+"""Every use of Textual's private parts, in one place, checked against Textual ``TEXTUAL_CHECKED``.
 
-Started under ``su`` or ``setsid``, the app can lose its terminal without a hang-up signal: reads
-of the tty then return end of file (or fail with EIO) at once, forever, and Textual's input thread
-spins on them at full CPU. This driver posts ``TerminalGone`` instead, and the app quits.
+Textual is pinned exactly (pyproject.toml); ``tests/tui/test_textual_seams.py`` fails when the pin
+moves past the version these were checked against, and checks each part is still what is used here:
+
+* ``driver_class``: the terminal driver, Textual's ``LinuxDriver`` plus an exit when the terminal
+  disappears. Started under ``su`` or ``setsid``, the app can lose its terminal without a hang-up
+  signal: reads of the tty then return end of file (or fail with EIO) at once, forever, and Textual's
+  input thread spins on them at full CPU. This driver posts ``TerminalGone`` instead, and the app
+  quits. It copies the driver's input loop, which uses ``textual._xterm_parser.XTermParser`` and the
+  driver's ``_debug`` and ``_app``.
+* ``style_generation``: the app's ``_css_update_count``, which moves whenever Textual invalidates its
+  styles; widgets that bake styles into their content remember them until it moves.
+* ``called_by_textual``: whether a call came from Textual's own code (``sys._getframe``), for the
+  notifications Textual writes itself with markup.
 """
 
 from __future__ import annotations
@@ -10,8 +20,11 @@ from __future__ import annotations
 import os
 import sys
 
+from textual.app import App
 from textual.driver import Driver
 from textual.message import Message
+
+TEXTUAL_CHECKED = "8.2.8"  # the Textual version every seam below was read against
 
 
 class TerminalGone(Message):
@@ -58,3 +71,15 @@ def driver_class() -> type[Driver] | None:
                 selector.close()
 
     return FollowingDriver
+
+
+def style_generation(app: App) -> object:
+    """A value that changes whenever Textual invalidates the app's styles (a theme, the ANSI theme, CSS)."""
+    return getattr(app, "_css_update_count", None)
+
+
+def called_by_textual(depth: int = 2) -> bool:
+    """Whether the code ``depth`` frames up runs in a Textual module (1: the function that asks; 2, the
+    default: its caller)."""
+    frame = sys._getframe(depth)
+    return str(frame.f_globals.get("__name__", "")).startswith("textual.")
