@@ -11,6 +11,7 @@ from tokenbox.core.model.plan import PrefixCache
 from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.planner import TurnPoint
 from tokenbox.tui.styles import PLAIN, Styles, Themed
+from tokenbox.tui.usage import heading, window_of
 from tokenbox.tui.view import Levels, level
 
 BLOCKS = "▁▂▃▄▅▆▇█"
@@ -26,20 +27,9 @@ def timeline_text(
     t = Text(no_wrap=True, end="")
     if not points:
         return t
-    count = points[-1].turn
-    t.append("Turns ", "bold")
-    t.append(f"{current}/{count} ", "bold")
-    t.append("following newest" if following else "pinned (f: follow)", "dim")
-    t.append("\n")
+    count = heading(t, points, current, following)
     width = max(4, width)
-    # a window of at most ``width`` turns that contains the current one
-    end = len(points)
-    index = next((i for i, p in enumerate(points) if p.turn == current), end - 1)
-    if end > width:
-        start = min(max(0, index - width // 2), end - width)
-        window = points[start : start + width]
-    else:
-        window = points
+    window = window_of(points, current, width)  # at most ``width`` turns, the current one among them
     cell = max(1, min(3, width // max(1, len(window))))
     top = max(1, max((p.usage or 0) for p in window))
     for p in window:

@@ -53,7 +53,7 @@ class View:
     @property
     def headline_approx(self) -> str:
         """``≈`` unless the total shown is exact: the tokenizer's count, or a request's recorded (or
-        counted) cost before any trimming step (CONTRACT §7)."""
+        counted) cost before any trimming step (README, "Real agents")."""
         kind = self.plan.headline_kind
         if kind == HeadlineKind.EXACT or (not kind.approximate and self.state.total == self.plan.tokens_before):
             return ""

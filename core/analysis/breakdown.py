@@ -11,10 +11,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
-from tokenbox.core.model.plan import Plan
+from tokenbox.core.model.plan import Plan, SectionResult
 from tokenbox.core.model.session import RecordedUsage, Section, Session
 from tokenbox.core.planning.engine import Engine
 from tokenbox.core.sources.loader import load_turns
@@ -49,62 +49,38 @@ class Total:
     tokens_after: int
 
 
-def category_totals(plan: Plan) -> list[Total]:
-    """Tokens per category, in prompt order (categories without sections are left out)."""
+def sum_by(
+    plan: Plan, key_of: Callable[[SectionResult], str | None], shown: Sequence[int] | None = None
+) -> dict[str, Total]:
+    """The sections of ``plan`` summed per key, in the order keys first appear (a ``None`` key leaves the
+    section out). ``tokens_after`` is each section's count after layout, or ``shown[i]`` (its count at
+    a step of the trace, which the TUI shows). The one place sections are summed by group."""
     sums: dict[str, list[int]] = {}
-    for result in plan.sections:
-        key = category(result.section)
+    for index, result in enumerate(plan.sections):
+        key = key_of(result)
         if key is None:
             continue
         entry = sums.setdefault(key, [0, 0, 0])
         entry[0] += 1
         entry[1] += result.tokens_before
-        entry[2] += result.tokens_after
-    return [Total(k, CATEGORY_LABELS[k], *sums[k]) for k in CATEGORIES if k in sums]
+        entry[2] += result.tokens_after if shown is None else shown[index]
+    return {key: Total(key, key, *entry) for key, entry in sums.items()}
 
 
-def tool_totals(plan: Plan) -> list[Total]:
+def category_totals(plan: Plan, shown: Sequence[int] | None = None) -> list[Total]:
+    """Tokens per category, in prompt order (categories without sections are left out)."""
+    sums = sum_by(plan, lambda result: category(result.section), shown)
+    return [replace(sums[k], label=CATEGORY_LABELS[k]) for k in CATEGORIES if k in sums]
+
+
+def tool_totals(plan: Plan, shown: Sequence[int] | None = None) -> list[Total]:
     """Tokens of each tool definition, in file order, so users see which tool costs what."""
     totals = []
-    for result in plan.sections:
+    for index, result in enumerate(plan.sections):
         if category(result.section) == "tool":
             name = str(result.section.meta.get("tool", result.id))
-            totals.append(Total(name, name, 1, result.tokens_before, result.tokens_after))
+            totals.append(Total(name, name, 1, result.tokens_before, result.tokens_after if shown is None else shown[index]))
     return totals
-
-
-def group_of(tool: str) -> str:
-    """The group a tool is counted in: ``mcp: SERVER`` for ``mcp__SERVER__tool``, else the tool's name."""
-    if tool.startswith("mcp__") and tool.count("__") >= 2:
-        return "mcp: " + tool.split("__")[1]
-    return tool
-
-
-def tool_result_totals(plan: Plan) -> list[Total]:
-    """Tokens of tool results (history and latest) per tool, MCP tools grouped by server, largest first."""
-    sums: dict[str, list[int]] = {}
-    for result in plan.sections:
-        section = result.section
-        if section.meta.get("category") not in ("tool_result", "latest") or "tool_use_id" not in section.meta:
-            continue
-        key = group_of(str(section.meta.get("tool") or "?"))
-        entry = sums.setdefault(key, [0, 0, 0])
-        entry[0] += 1
-        entry[1] += result.tokens_before
-        entry[2] += result.tokens_after
-    return sorted((Total(k, k, *v) for k, v in sums.items()), key=lambda t: (-t.tokens_after, t.key))
-
-
-def mcp_server_totals(plan: Plan) -> list[Total]:
-    """Tool definitions of MCP servers (``mcp__SERVER__tool``) summed per server."""
-    sums: dict[str, list[int]] = {}
-    for total in tool_totals(plan):
-        if total.key.startswith("mcp__"):
-            entry = sums.setdefault(group_of(total.key), [0, 0, 0])
-            entry[0] += 1
-            entry[1] += total.tokens_before
-            entry[2] += total.tokens_after
-    return [Total(k, k, *sums[k]) for k in sorted(sums)]
 
 
 def cache_breakpoints(session: Session) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""Gates on a log's history (CONTRACT §10): a stable prompt prefix and bounded growth per turn.
+"""Gates on a log's history (README, "Inside an agent's loop"): a stable prompt prefix and bounded growth per turn.
 
 ``prefix_break(engine, earlier, newest)`` says why the newest turn's prompt no longer starts with
 the earlier turn's (the provider's prompt cache would miss), or ``None``:

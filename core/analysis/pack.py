@@ -1,4 +1,4 @@
-"""Packing a plan into a request body a provider accepts (seed 002's ``pack``; CONTRACT §10).
+"""Packing a plan into a request body a provider accepts (README, "Inside an agent's loop").
 
 ``pack(plan, "anthropic" | "openai")`` turns the layout after trimming back into a Messages or Chat
 Completions body:

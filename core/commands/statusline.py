@@ -1,9 +1,9 @@
-"""``tokenbox statusline``: one line for Claude Code's ``statusLine`` setting (CONTRACT §9).
+"""``tokenbox statusline``: one line for Claude Code's ``statusLine`` setting (README, "In Claude Code's status line").
 
 Claude Code runs the command every few hundred milliseconds with a JSON object on stdin
 (``transcript_path``, ``model`` {``id``, ``display_name``}, ``workspace``, ``session_id``, …) and shows
-the first line it prints. This prints the context of the main thread's newest request as CONTRACT §7's
-headline (the recorded context, or the prediction of a pending request, marked ``≈``), its percent of
+the first line it prints. This prints the context of the main thread's newest request as the
+headline of README, "Real agents" (the recorded context, or the prediction of a pending request, marked ``≈``), its percent of
 the window, the room left before Claude Code auto-compacts, and the biggest part::
 
     ctx 62% · 41k to compact · system+tools 17k

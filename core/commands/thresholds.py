@@ -12,7 +12,7 @@ the config file is parsed (YAML) only when it names one of the two keys.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tokenbox.core.model.errors import ConfigError
@@ -60,25 +60,30 @@ def _config(environ: Mapping[str, str]) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _in_force(
+    flag: str | None, environ: Mapping[str, str], config: Mapping[str, Any] | None, names: tuple[str, str, str],
+    parse: Callable[[Any, str], Any], default: Any,
+) -> Any:
+    """The setting in force: the flag, else the environment variable, else the config file's key, else
+    ``default``; ``names`` are the three (flag, variable, key), as error messages name them."""
+    option, variable, key = names
+    if flag is not None:
+        return parse(flag, option)
+    if environ.get(variable, "").strip():
+        return parse(environ[variable], variable)
+    config = _config(environ) if config is None else config
+    if config.get(key) is not None:
+        return parse(config[key], f"{key} in the config file")
+    return default
+
+
 def warn_levels(flag: str | None, environ: Mapping[str, str], config: Mapping[str, Any] | None = None) -> tuple[int, int, int]:
     """The warning levels in force."""
-    if flag is not None:
-        return parse_levels(flag, "--warn-levels")
-    if environ.get("TOKENBOX_WARN_LEVELS", "").strip():
-        return parse_levels(environ["TOKENBOX_WARN_LEVELS"], "TOKENBOX_WARN_LEVELS")
-    config = _config(environ) if config is None else config
-    if config.get("warn_levels") is not None:
-        return parse_levels(config["warn_levels"], "warn_levels in the config file")
-    return DEFAULT_WARN_LEVELS
+    names = ("--warn-levels", "TOKENBOX_WARN_LEVELS", "warn_levels")
+    return _in_force(flag, environ, config, names, parse_levels, DEFAULT_WARN_LEVELS)
 
 
 def compact_buffer(flag: str | None, environ: Mapping[str, str], config: Mapping[str, Any] | None = None) -> int | None:
     """The auto-compact buffer in force (``None``: Claude Code's own formula)."""
-    if flag is not None:
-        return parse_buffer(flag, "--compact-buffer")
-    if environ.get("TOKENBOX_COMPACT_BUFFER", "").strip():
-        return parse_buffer(environ["TOKENBOX_COMPACT_BUFFER"], "TOKENBOX_COMPACT_BUFFER")
-    config = _config(environ) if config is None else config
-    if config.get("compact_buffer") is not None:
-        return parse_buffer(config["compact_buffer"], "compact_buffer in the config file")
-    return None
+    names = ("--compact-buffer", "TOKENBOX_COMPACT_BUFFER", "compact_buffer")
+    return _in_force(flag, environ, config, names, parse_buffer, None)

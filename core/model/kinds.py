@@ -1,4 +1,4 @@
-"""Kind presets: the layout attributes each section kind starts from (CONTRACT §1)."""
+"""Kind presets: the layout attributes each section kind starts from (README, "Session files")."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ KIND_PRESETS: dict[str, dict[str, Any]] = {
     "context": {"priority": 3, "shrink": 1, "strategy": ("summary",), "keep": "head"},
     "behaviors": {"priority": 4, "shrink": 1, "strategy": ("demote",), "keep": "head"},
     # What a real request held but its file does not (a transcript's system prompt and tools): a
-    # fixed number of tokens, no text, never trimmed (CONTRACT §7).
+    # fixed number of tokens, no text, never trimmed (README, "Real agents").
     "inferred": {"priority": 0, "shrink": 0, "strategy": (), "keep": "head"},
 }
 

@@ -1,6 +1,6 @@
 """The result of planning one turn: per-section outcome, the step trace, the rendered context.
 
-``Plan.to_dict()`` is the plan JSON of CONTRACT §3; ``Plan.state_at(k)`` is the layout after step k
+``Plan.to_dict()`` is the plan JSON (README, "The headless command"); ``Plan.state_at(k)`` is the layout after step k
 (k = 0 is untrimmed), which the TUI scrubs through.
 """
 
@@ -209,7 +209,7 @@ class Plan:
 
     @property
     def pending(self) -> bool:
-        """Whether this is a request about to be sent (its headline is a prediction, CONTRACT §7)."""
+        """Whether this is a request about to be sent (its headline is a prediction, README, "Real agents")."""
         return self.session.pending
 
     @property
@@ -295,7 +295,7 @@ class Plan:
         return LayoutState(step, tuple(states[s.id] for s in self.sections), total, total - self.budget.available)
 
     def to_dict(self) -> dict[str, Any]:
-        """The plan JSON (CONTRACT §3)."""
+        """The plan JSON (README, "The headless command")."""
         data: dict[str, Any] = {
             "schema": PLAN_SCHEMA,
             "ok": self.ok,

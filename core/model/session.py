@@ -13,7 +13,7 @@ SENSORS = ("user-input", "tool-output", "heartbeat", "delegation")
 
 
 class Trimming(StrEnum):
-    """The trimming policies (CONTRACT §2): tokenbox's own order, or the agent's progressive one."""
+    """The trimming policies (README, "How the layout works"): tokenbox's own order, or the agent's progressive one."""
 
     TOKENBOX = "tokenbox"
     PROGRESSIVE = "progressive"
@@ -102,7 +102,7 @@ class RecordedUsage:
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    """How the estimates of a real agent's turn were fitted to what its provider recorded (CONTRACT §7).
+    """How the estimates of a real agent's turn were fitted to what its provider recorded (README, "Real agents").
 
     ``scale`` multiplies the base estimate of each visible part; ``hidden`` is the part of the request
     the file does not hold (the ``inferred`` section) as the fit implies it; ``turns`` are the requests
@@ -144,7 +144,7 @@ class Session:
     history: Sequence[Session] = field(default=(), compare=False, hash=False)
     recorded: RecordedUsage | None = None
     source_format: str = NATIVE_FORMAT
-    # CONTRACT §7: what the request costs (recorded, or predicted when ``pending``), the thread it
+    # README, "Real agents": what the request costs (recorded, or predicted when ``pending``), the thread it
     # belongs to, how its estimates were calibrated, and what the reader could not place.
     context_tokens: int | None = None
     pending: bool = False

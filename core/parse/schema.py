@@ -1,4 +1,4 @@
-"""The tokenbox session schema (CONTRACT §1): a parsed document validated into a ``Session``.
+"""The tokenbox session schema (README, "Session files"): a parsed document validated into a ``Session``.
 
 Every problem is a ``SessionError`` naming the file, line and column, the problem and a remedy.
 """

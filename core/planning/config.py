@@ -1,4 +1,4 @@
-"""Settings precedence (seed 003): flag > environment > session file > config file > built-in default.
+"""Settings precedence (README, "Configuration"): flag > environment > session file > config file > built-in default.
 
 Environment: ``TOKENBOX_MAX_CTX``, ``TOKENBOX_TOKENIZER``, ``CONTEXT_MAX_TOKENS`` (passepartout's name,
 below ``TOKENBOX_MAX_CTX``) and ``TOKENBOX_MAX_FILE_SIZE``. Config file:

@@ -197,7 +197,7 @@ class Engine:
         counter_key = resolved.tokenizer
         calibration = session.calibration
         if calibration is not None and resolved.tokenizer == ESTIMATE and calibration.scale != 1.0:
-            counter_key = f"{ESTIMATE}×{calibration.scale!r}"  # the thread's fitted scale (CONTRACT §7)
+            counter_key = f"{ESTIMATE}×{calibration.scale!r}"  # the thread's fitted scale (README, "Real agents")
             counter = self._scaled_counter(counter_key, calibration.scale)
         else:
             counter = self.counter(resolved.tokenizer)
@@ -338,7 +338,7 @@ class Engine:
 
 
 def _size_inferred(session: Session, assembly: Assembly, counter: TokenCounter) -> tuple[str, ...]:
-    """Resize the ``inferred`` part so that the untrimmed total is the session's headline (CONTRACT §7).
+    """Resize the ``inferred`` part so that the untrimmed total is the session's headline (README, "Real agents").
 
     The importer sizes it with the thread's calibrated estimate; another tokenizer (a flag) counts the
     visible parts differently, and the hidden part is what is left of the same recorded total.

@@ -1,4 +1,4 @@
-"""The Token Box Model (seed 000): fixed load, critical overflow, compression order, truncation,
+"""The Token Box Model (README, "How the layout works"): fixed load, critical overflow, compression order, truncation,
 drops, the step trace and the expansion report. Two trimming policies:
 
 * ``tokenbox`` — section by section in compression order: its lenses, then truncation to
@@ -118,7 +118,7 @@ def fixed_load(parts: list[Assembled], counter: TokenCounter) -> int:
 
 
 def fixed_tokens(parts: list[Assembled]) -> int:
-    """The tokens of the parts that have a size but no text (CONTRACT §7's ``inferred`` part)."""
+    """The tokens of the parts that have a size but no text (the ``inferred`` part of README, "Real agents")."""
     return sum(p.section.tokens for p in parts if p.section.tokens)
 
 

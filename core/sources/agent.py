@@ -1,4 +1,4 @@
-"""The API inside an agent's loop (CONTRACT §10): sessions from plain data, and a log the TUI follows.
+"""The API inside an agent's loop (README, "Inside an agent's loop"): sessions from plain data, and a log the TUI follows.
 
 ``session_from_dict(mapping)`` validates a mapping exactly as a session file is validated (the same
 presets, rules and typed errors); a position is the path to the value, ``<dict>:sections[2].priority``,
@@ -75,7 +75,7 @@ class _Paths:
 
 
 def session_from_dict(mapping: Mapping[str, Any]) -> Session:
-    """A validated ``Session`` from plain data in the session-file format (CONTRACT §1)."""
+    """A validated ``Session`` from plain data in the session-file format (README, "Session files")."""
     if not isinstance(mapping, Mapping):
         raise SessionError(f"a session is a mapping, not {type(mapping).__name__}", "pass a dict with `tokenbox: 1`", DICT)
     paths = _Paths()

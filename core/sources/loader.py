@@ -90,7 +90,7 @@ class Loader:
     ) -> Session:
         """One turn of a session file (the newest by default), validated, with earlier turns as history.
 
-        ``thread`` picks a sub-agent's thread of a log (CONTRACT §7; ``load_threads`` lists them); the
+        ``thread`` picks a sub-agent's thread of a log (README, "Real agents"; ``load_threads`` lists them); the
         default is the main thread.
         """
         path = path_argument(path)
@@ -139,7 +139,7 @@ class Loader:
     def load_threads(
         self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES
     ) -> dict[str, Sequence[Session]]:
-        """Every thread of a log (CONTRACT §7): ``main`` and each sub-agent's, each a sequence of turns.
+        """Every thread of a log (README, "Real agents"): ``main`` and each sub-agent's, each a sequence of turns.
 
         A transcript format reads its threads (Claude Code's also reads its
         ``<session>/subagents/agent-*.jsonl`` files); any other session file has one thread, ``main``.
@@ -270,10 +270,8 @@ DEFAULT_LOADER = Loader()
 
 
 def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Sequence[Session]]:
-    """Every thread of a log (CONTRACT §7), through the package's default ``Loader``."""
+    """Every thread of a log (README, "Real agents"), through the package's default ``Loader``."""
     return DEFAULT_LOADER.load_threads(path, max_bytes=max_bytes)
-
-
 
 
 def load_session(
@@ -283,14 +281,9 @@ def load_session(
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
     thread: str | None = None,
 ) -> Session:
-    """Load one turn of a session file (the newest by default), validated, with earlier turns as history.
-
-    ``thread`` picks a sub-agent's thread of a log (CONTRACT §7; ``load_threads`` lists them); the
-    default is the main thread. Loads go through the package's default ``Loader``, which
-    follows a growing file at the cost of what was appended.
-    """
+    """``Loader.load_session`` through the package's default ``Loader`` (it follows a growing file at the
+    cost of what was appended)."""
     return DEFAULT_LOADER.load_session(path, turn, max_bytes=max_bytes, thread=thread)
-
 
 
 def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Session]:

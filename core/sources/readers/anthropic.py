@@ -39,6 +39,7 @@ from tokenbox.core.sources.readers.common import (
     as_str,
     build_session,
     compact,
+    content_parts,
     fail,
     link_tool_names,
     opt_int,
@@ -188,12 +189,7 @@ def message_blocks(node: Node, path: str, where: str) -> list[Block]:
     """A message's content: a string (one text block) or a list of content blocks."""
     if isinstance(node.value, str):
         return [Block("text", TEXT, node.value, meta={"path": where}, line=node.line, col=node.col)]
-    blocks = []
-    for index, item in enumerate(as_list(node, path, where)):
-        block = content_block(item, path)
-        block.meta["path"] = f"{where}[{index}]"
-        blocks.append(block)
-    return blocks
+    return content_parts(node, path, where, content_block)
 
 
 def content_block(node: Node, path: str) -> Block:

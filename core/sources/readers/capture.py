@@ -8,7 +8,7 @@ left to infer: the system prompt, each tool (MCP tools ``mcp__SERVER__TOOL`` car
 their meta), and in user messages every ``<system-reminder>…</system-reminder>`` block and each memory
 file inside one (``Contents of PATH (…):``, Claude Code's CLAUDE.md files) as a part of its own.
 
-Requests are grouped into threads (CONTRACT §7) by conversation: a request stored against an earlier one
+Requests are grouped into threads (README, "Real agents") by conversation: a request stored against an earlier one
 whose messages it continues, with the same system prompt, instructions and tools, is in that one's
 thread; the thread with the most requests is ``main``, the others are named ``request-N`` after their
 first request. A request still waiting for its response is a turn without recorded usage. Requests that cannot be
@@ -148,7 +148,7 @@ class _Reader:
         return sessions
 
     def _headline(self, session: Session, number: int) -> Session:
-        """CONTRACT §7 for a captured request: with recorded usage, the headline is the recorded context.
+        """README, "Real agents", for a captured request: with recorded usage, the headline is the recorded context.
 
         The capture holds the whole request, so nothing is hidden: the estimates of a tokenizer-less
         model (Claude) are scaled so that its parts come to the recorded total, and the ``inferred``

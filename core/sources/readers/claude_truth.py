@@ -103,11 +103,6 @@ class ScaleFits:
         return self.fits
 
 
-def fit_scales(observations: Sequence[Observation]) -> list[tuple[float, tuple[int, ...]]]:
-    """For each request, the scale fitted on the pairs up to it and the requests those pairs used."""
-    return list(ScaleFits().update(observations))
-
-
 def _parts(sections: Sequence[Section], bases: BaseEstimates) -> tuple[int, list[float]]:
     """The fixed sizes' total and the base estimate of every other non-blank section's text."""
     fixed = 0

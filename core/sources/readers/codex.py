@@ -16,7 +16,7 @@ calls written since the previous request). ``Session.recorded`` is that event's
 (``model_context_window``) is the session's ``budget.max_ctx``; counts are exact ``o200k_base`` for
 the text the file holds; the tool definitions are not in rollouts (``meta["not_recorded"]``).
 
-CONTRACT §7: a recorded turn's headline (``Session.context_tokens``) is its recorded context, with an
+README, "Real agents": a recorded turn's headline (``Session.context_tokens``) is its recorded context, with an
 ``inferred`` part for what the rollout does not hold (tool definitions, message framing) that the
 engine sizes to the rest; a pending turn is predicted as the last recorded context plus the exact
 count of what was added since (never across a compaction). ``pending``, ``thread`` ("main") and

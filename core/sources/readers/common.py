@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -591,7 +592,7 @@ def request_format(node: Any) -> str | None:
 
 
 def with_recorded_headline(session: Session, hidden_label: str, warnings: list[str]) -> Session:
-    """A foreign log's turn with CONTRACT §7's fields: ``pending``, ``thread``, ``warnings`` from its meta,
+    """A foreign log's turn with the fields of README, "Real agents": ``pending``, ``thread``, ``warnings`` from its meta,
     and, when its usage was recorded, that context as the headline with an ``inferred`` part for what
     the file does not hold (the engine sizes it to what the counted sections leave of the total)."""
     fields: dict[str, Any] = dict(
@@ -618,3 +619,14 @@ def inferred_section(tokens: int, label: str, known: bool = True) -> Section:
         tokens=max(0, tokens),
         meta={"category": "inferred", "label": label, "known": known},
     )
+
+
+def content_parts(node: Node, path: str, where: str, part: Callable[[Node, str], Block]) -> list[Block]:
+    """A list of content parts (an API message's ``content``) as blocks, each read by ``part`` and
+    marked with its place in the request (``where[i]``)."""
+    blocks = []
+    for index, item in enumerate(as_list(node, path, where)):
+        block = part(item, path)
+        block.meta["path"] = f"{where}[{index}]"
+        blocks.append(block)
+    return blocks

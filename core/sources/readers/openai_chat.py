@@ -36,6 +36,7 @@ from tokenbox.core.sources.readers.common import (
     as_str,
     build_session,
     compact,
+    content_parts,
     fail,
     inferred_section,
     link_tool_names,
@@ -67,7 +68,7 @@ def convert(node: Node, path: str) -> list[Session]:
 
 def with_framing(session: Session, body: dict[str, Any]) -> Session:
     """``session`` with the API's message and tool framing as a sized part, so that its headline is the
-    request's prompt tokens as OpenAI counts them (CONTRACT §7). Models without a public tokenizer keep
+    request's prompt tokens as OpenAI counts them (README, "Real agents"). Models without a public tokenizer keep
     the estimate."""
     if session.model is None:
         return session
@@ -222,12 +223,7 @@ def _content(node: Node, path: str, where: str, result: bool) -> list[Block]:
                 col=node.col,
             )
         ]
-    blocks = []
-    for index, part in enumerate(as_list(node, path, where)):
-        block = _part(part, path)
-        block.meta["path"] = f"{where}[{index}]"
-        blocks.append(block)
-    return blocks
+    return content_parts(node, path, where, _part)
 
 
 def _part(node: Node, path: str) -> Block:

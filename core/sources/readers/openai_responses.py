@@ -34,6 +34,7 @@ from tokenbox.core.sources.readers.common import (
     as_list,
     build_session,
     compact,
+    content_parts,
     fail,
     link_tool_names,
     opt_int,
@@ -174,12 +175,7 @@ def _content(node: Node | None, path: str, where: str, item: Node) -> list[Block
         return [Block("text", TEXT, "", meta={"path": where}, line=item.line, col=item.col)]
     if isinstance(node.value, str):
         return [Block("input_text", TEXT, node.value, meta={"path": where}, line=node.line, col=node.col)]
-    blocks = []
-    for index, part in enumerate(as_list(node, path, where)):
-        block = _part(part, path)
-        block.meta["path"] = f"{where}[{index}]"
-        blocks.append(block)
-    return blocks
+    return content_parts(node, path, where, _part)
 
 
 def _part(node: Node, path: str) -> Block:
