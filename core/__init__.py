@@ -1,6 +1,7 @@
 """tokenbox.core: compile prompt sessions into deterministic, exact, explainable token-budget plans.
 
-Pure logic: no UI, no network. Process-wide state is limited to the loaded tokenizer tables and two
+No UI; network code only in ``record`` (the capture proxy, imported only when it runs). Layers
+import only downward (ARCHITECTURE.md). Process-wide state is limited to the loaded tokenizer tables and two
 bounded memo tables of pure parsing results (lens specs, section strategies), which never change an
 answer; an ``Engine`` owns its count and layout caches, a log reader its line cache.
 
@@ -37,6 +38,7 @@ _EXPORTS = {
     "Plan": "model.plan",
     "SectionResult": "model.plan",
     "Step": "model.plan",
+    "Loader": "sources.loader",
     "load_session": "sources.loader",
     "load_threads": "sources.loader",
     "load_turns": "sources.loader",
@@ -74,7 +76,7 @@ if TYPE_CHECKING:
     from tokenbox.core.model.session import Behavior, BudgetSpec, Calibration, RecordedUsage, Section, Session
     from tokenbox.core.planning.engine import Engine
     from tokenbox.core.sources.agent import SessionLog, session_from_dict
-    from tokenbox.core.sources.loader import load_session, load_threads, load_turns
+    from tokenbox.core.sources.loader import Loader, load_session, load_threads, load_turns
     from tokenbox.core.tokens.base import Tokenizer
     from tokenbox.core.tokens.tokenizers import TokenizerRegistry, default_registry
 
@@ -87,6 +89,7 @@ __all__ = [
     "ContextCriticalOverflow",
     "Engine",
     "FileTooLarge",
+    "Loader",
     "Plan",
     "RecordedUsage",
     "Section",

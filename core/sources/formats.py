@@ -29,7 +29,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from tokenbox.core.model.session import Session
-from tokenbox.core.sources.readers import anthropic, capture, claude_code, codex, gemini, openai_chat, openai_responses, parrot
+from tokenbox.core.sources.readers import anthropic, capture, claude_code, codex, gemini, openai_chat, openai_responses
 
 SNIFF_LINES = 50  # non-blank lines at the start of a log that content detection looks at
 
@@ -89,7 +89,6 @@ FORMATS: tuple[Format, ...] = (
     Format("capture", Shape.LINES, capture.detect, capture.convert),
     Format("anthropic", Shape.DOCUMENT, anthropic.detect, anthropic.convert),
     Format("openai-chat", Shape.DOCUMENT, openai_chat.detect, openai_chat.convert),
-    Format("parrot", Shape.LINES, parrot.detect, parrot.convert),
 )
 
 
