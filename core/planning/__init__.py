@@ -1,1 +1,2 @@
-"""tokenbox.core.planning."""
+"""Planning one turn: the ``Engine`` (settings, assembly, layout, lenses, behaviours) and its caches.
+Imports ``sources`` and below."""

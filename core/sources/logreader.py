@@ -1,7 +1,7 @@
 """Incremental loading of a JSON-lines turn log (tokenbox's own ``.jsonl``, or a foreign line format).
 
 ``LogReader(path).read()`` gives the same turns as a cold ``load_turns(path)``, but each call parses
-only the lines appended since the previous one (``core.tail.FileTail`` finds them). Parsed lines and
+only the lines appended since the previous one (``tail.FileTail`` finds them). Parsed lines and
 validated turns are kept by the reader, so what it holds is the followed file's turns, nothing else;
 every turn's ``history`` is a ``TurnHistory`` view of the one list of turns (no copy per turn).
 

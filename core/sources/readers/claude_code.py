@@ -846,7 +846,7 @@ def default_thread(reader: TranscriptReader) -> str | None:
 class TranscriptFollower:
     """Follows a transcript as an agent appends to it: each ``read`` feeds only the new complete lines.
 
-    ``core.tail.FileTail`` finds them (it remembers the file's identity, offset and last line); a
+    ``sources.tail.FileTail`` finds them (it remembers the file's identity, offset and last line); a
     truncated, rotated or replaced file is read again from the start with a fresh reader. An
     unterminated last line is left until its newline arrives. ``lines_parsed`` counts the lines
     parsed since the follower was made (each appended line is parsed once); ``resets`` the re-reads.
