@@ -54,7 +54,6 @@ from tokenbox.core.sources.readers.common import (
     pick_model,
     reply_sections,
 )
-from tokenbox.core.sources.tail import FileTail
 from tokenbox.core.sources.turns import LazyTurns
 from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate
 
@@ -853,6 +852,9 @@ class TranscriptFollower:
     """
 
     def __init__(self, path: str, max_bytes: int) -> None:
+        # start-up: FileTail's hashlib loads OpenSSL (≈ 3.5 MiB): only a followed transcript needs it, not the status line
+        from tokenbox.core.sources.tail import FileTail
+
         self.path = path
         self.reader = TranscriptReader(path)
         self.lines_parsed = 0
