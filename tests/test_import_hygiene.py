@@ -119,3 +119,11 @@ def test_no_module_imports_another_modules_private_names():
                     and _private(node.attr)):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {modules[node.value.id]}.{node.attr}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_the_import_contracts_hold():
+    """``lint-imports`` (the layers, no UI in core, ``record`` only under ``commands``, no cycle): also
+    run by ``.ci/run``; here so that the suite alone catches a broken layer."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run([str(lint)], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
