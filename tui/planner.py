@@ -206,7 +206,7 @@ class Planner:
             loaded=loaded,
             stale=load_error is not None,
             timeline_complete=complete,
-            warnings=warnings + tuple(getattr(plan, "warnings", None) or ()),
+            warnings=warnings + plan.warnings,
         )
 
     def fill_timeline(self, outcome: Outcome) -> Outcome | None:

@@ -35,12 +35,8 @@ def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
             path,
         )
     try:
-        # Read-only: tokenbox never writes a session file. O_NONBLOCK only keeps open() of a named
-        # pipe from waiting for a writer; reads block as usual (and end at once when none is there).
-        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = open_read_only(path)
         try:
-            if _O_NONBLOCK:
-                os.set_blocking(fd, True)
             data = _read_at_most(fd, max_bytes + 1, info.st_size)
         finally:
             os.close(fd)
@@ -58,6 +54,20 @@ def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
 
 
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def open_read_only(path: str) -> int:
+    """A blocking, read-only descriptor of ``path`` (tokenbox never writes a session file); ``OSError``
+    as ``os.open`` raises it. O_NONBLOCK only keeps the open of a named pipe from waiting for a writer;
+    reads then block as usual (and end at once when none is there)."""
+    fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if _O_NONBLOCK:
+        try:
+            os.set_blocking(fd, True)
+        except OSError:
+            os.close(fd)
+            raise
+    return fd
 _READ_CHUNK = 1 << 20
 
 

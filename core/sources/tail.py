@@ -33,11 +33,10 @@ import stat
 from dataclasses import dataclass
 
 from tokenbox.core.model.errors import FileTooLarge, SessionError
-from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, decode_text, read_text
+from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, decode_text, open_read_only, read_text
 
 _BOM = b"\xef\xbb\xbf"
 _CHECKED = 4096  # bytes before the offset whose digest must match for a read to go on from there
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def _digest(data: bytes) -> bytes:
@@ -116,13 +115,11 @@ class FileTail:
             )
         identity = (info.st_dev, info.st_ino)
         try:
-            fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            fd = open_read_only(path)
         except OSError as exc:
             self.forget()
             raise SessionError(f"cannot read: {exc.strerror}", "check the path and permissions", path) from None
         try:
-            if _O_NONBLOCK:
-                os.set_blocking(fd, True)
             opened = os.fstat(fd)
             if (opened.st_dev, opened.st_ino) != identity:  # replaced between stat and open
                 identity = (opened.st_dev, opened.st_ino)
