@@ -49,7 +49,7 @@ class ThreadedLog(Protocol):
         """The turns of the default thread (the main one when it has any)."""
         ...
 
-    def threads(self, max_bytes: int) -> dict[str, Sequence[Session]]:
+    def all_threads(self, max_bytes: int) -> dict[str, Sequence[Session]]:
         """Every thread by name, ``main`` first (files beside the log read within ``max_bytes``)."""
         ...
 
