@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -557,11 +558,11 @@ class TranscriptReader:
             borrowed = project_hidden(self.path, self.session_id)
         return thread_turns(self, name, borrowed=borrowed)
 
-    def all_threads(self, max_bytes: int) -> dict[str, LazyTurns]:
+    def all_threads(self, max_bytes: int) -> dict[str, Sequence[Session]]:
         """Every thread with a turn, by name in file order, with the sub-agents' files beside the transcript
         (``<session>/subagents/agent-*.jsonl``, each read within ``max_bytes``; one that cannot be read
         leaves its thread out, not the session)."""
-        threads: dict[str, LazyTurns] = {}
+        threads: dict[str, Sequence[Session]] = {}
         readers = [self]
         for extra in subagent_files(self.path):
             try:
