@@ -87,7 +87,13 @@ class LogReader:
             if self._partial is not None and self._partial_text == line and self._partial.number == number:
                 entry = self._partial  # the last line was complete JSON already; now it has its newline
             else:
-                entry = self._parse(number, line)
+                try:
+                    entry = self._parse(number, line)
+                except SessionError:
+                    stand_in = _session.torn_line_stand_in(self._entries[0].text if self._entries else None)
+                    if stand_in is None:
+                        raise
+                    entry = self._parse(number, stand_in)  # a torn record of a format that skips them
             self._entries.append(entry)
             changed = True
         partial = None

@@ -468,6 +468,25 @@ _IMPORTERS: list[DocumentImporter] = []
 _LINE_IMPORTERS: list[tuple[Callable[[list[Node]], bool], Callable[[list[Node], str], list[Session]]]] = []
 
 
+# Line formats whose writer may leave a torn line (a record cut short): given the first line's text, the
+# text read in place of a line that does not parse (the format's reader warns about it), or None.
+_TORN_LINES: list[Callable[[str], str | None]] = []
+
+
+def register_torn_line_stand_in(stand_in: Callable[[str], str | None]) -> None:
+    """Let a line format skip its torn lines: ``stand_in(first line)`` names what a torn line is read as."""
+    _TORN_LINES.append(stand_in)
+
+
+def torn_line_stand_in(first: str | None) -> str | None:
+    """What a line that does not parse is read as in a log whose first line is ``first`` (``None``: an error)."""
+    for stand_in in _TORN_LINES if first is not None else ():
+        text = stand_in(first)  # type: ignore[arg-type]
+        if text is not None:
+            return text
+    return None
+
+
 def register_importer(detect: Callable[[Any], bool], convert: Callable[[Node, str], list[Session]]) -> None:
     """Teach ``load_session`` a foreign single-document format (chosen by content)."""
     _IMPORTERS.append((detect, convert))
@@ -587,7 +606,10 @@ def _jsonl_lines(text: str, path: str) -> list[_LogLine]:
         except SessionError:
             if number == len(lines):
                 break  # the last line has no newline yet: an agent is still writing it
-            raise
+            stand_in = torn_line_stand_in(parsed[0].text if parsed else None)
+            if stand_in is None:
+                raise
+            entry = _LogLine(number, stand_in, path)  # a torn record of a format that skips them
         parsed.append(entry)
     return parsed
 

@@ -64,6 +64,7 @@ def ensure_registered() -> None:
         session.register_importer(gemini.detect_document, gemini.convert_document)
         session.register_importer(openai_responses.detect, openai_responses.convert)
         session.register_line_importer(capture.detect, capture.convert)
+        session.register_torn_line_stand_in(capture.torn_line)
         session.register_importer(anthropic.detect, anthropic.convert)
         session.register_importer(openai_chat.detect, openai_chat.convert)
         _REGISTERED.set()

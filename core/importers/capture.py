@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
 import os
 import re
 from dataclasses import replace
@@ -55,6 +56,18 @@ _AGENT_KEYS = frozenset({"system", "tools", "instructions"})
 _LABELS = {"anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI Chat Completions", "openai-responses": "OpenAI Responses"}
 
 
+_TORN = json.dumps({FORMAT_KEY: FORMAT_VERSION, "kind": "torn"}, separators=(",", ":"))
+
+
+def torn_line(first: str) -> str | None:
+    """What a line that does not parse stands for in a capture log: a torn record, skipped with a warning.
+
+    A capture is written one whole record at a time, but a crash (or a disk that filled up where the
+    file could not be cut back) can leave a record cut short; the records around it are still whole.
+    """
+    return _TORN if f'"{FORMAT_KEY}"' in first[:200] else None
+
+
 def detect(nodes: list[Node]) -> bool:
     """Whether a JSON-lines file is a capture log (its first line carries the format marker)."""
     return bool(nodes) and isinstance(nodes[0].value, dict) and FORMAT_KEY in nodes[0].value
@@ -83,6 +96,7 @@ class _Reader:
         self.frames: dict[Any, Conversation] = {}
         self.roots: dict[int, int] = {}  # request id -> the first request of its conversation  # tool_use id -> tool name, over the whole capture
         self.last_fit: tuple[float, int] | None = None  # (scale, turn) of the last recorded Claude request
+        self.torn: list[int] = []  # line numbers of torn records
 
     def line(self, node: Node) -> None:
         value = node.plain()
@@ -101,6 +115,8 @@ class _Reader:
             self._body(value)
         elif kind == "response" and isinstance(value.get("id"), int):
             self.responses[value["id"]] = value
+        elif kind == "torn":
+            self.torn.append(node.line)
 
     def _body(self, record: dict[str, Any]) -> None:
         api = record.get("api")
@@ -139,13 +155,22 @@ class _Reader:
         for root in roots:
             sizes[root] = sizes.get(root, 0) + 1
         main = max(sizes, key=lambda root: (sizes[root], max(i for i, r in enumerate(roots) if r == root)))
+        torn = self._torn_warning()
         for index, session in enumerate(sessions):
             meta = session.meta
             if self.skipped:
                 meta = {**meta, "capture": dict(meta.get("capture", {}), skipped=list(self.skipped))}
             thread = "main" if roots[index] == main else f"request-{roots[index]}"
-            sessions[index] = replace(session, meta=meta, turn=index + 1, turn_count=count, thread=thread)
+            warnings = (*session.warnings, torn) if torn else session.warnings
+            sessions[index] = replace(session, meta=meta, turn=index + 1, turn_count=count, thread=thread, warnings=warnings)
         return sessions
+
+    def _torn_warning(self) -> str | None:
+        if not self.torn:
+            return None
+        lines = ", ".join(str(n) for n in self.torn[:5]) + (f" and {len(self.torn) - 5} more" if len(self.torn) > 5 else "")
+        what = "line" if len(self.torn) == 1 else "lines"
+        return f"skipped torn capture {what} {lines} (a record cut short, e.g. by a full disk; the others are whole)"
 
     def _headline(self, session: Session, number: int) -> Session:
         """CONTRACT §7 for a captured request: with recorded usage, the headline is the recorded context.
