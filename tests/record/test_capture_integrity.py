@@ -25,7 +25,7 @@ def _body(conversation: int, turns: int) -> dict:
         messages.append({"role": "user", "content": f"conversation {conversation}, question {turn}: " + "why? " * 20})
         if turn < turns - 1:
             messages.append({"role": "assistant", "content": f"answer {turn}: " + "because. " * 20})
-    return {"model": "claude-sonnet-4", "max_tokens": 100, "system": "You are agent %d. " % (conversation % 3) * 50,
+    return {"model": "claude-sonnet-4", "max_tokens": 100, "system": f"You are agent {conversation % 3}. " * 50,
             "messages": messages}
 
 
