@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--turn", type=turn_number, metavar="K", help="turn of a .jsonl log (1-based; -1 = newest)")
         sub.add_argument("--thread", metavar="NAME", help="thread of an agent's log: main (default) or a sub-agent's")
         sub.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M)")
+        sub.add_argument("--reserve-out", type=non_negative_int, metavar="N",
+                         help="tokens kept free for the reply (overrides a request's max_tokens)")
         return sub
 
     plan = session_command("plan", "plan a session: per-section tokens, actions and the trim trace")
@@ -57,7 +59,6 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--format", choices=("text", "anthropic", "openai"), default="text",
                         help="text: the rendered context (default); anthropic/openai: the trimmed request body")
     check = session_command("check", "pre-send gate: untrimmed tokens + reserve_out must fit max_ctx × (1 - headroom)")
-    check.add_argument("--reserve-out", type=non_negative_int, metavar="N", help="tokens kept free for the reply")
     check.add_argument("--allow-over-context", action="store_true", help="warn instead of failing when over")
     check.add_argument("--stable-prefix", action="store_true",
                        help="also fail when the prompt prefix changed between the last two turns (a cache break)")
@@ -169,7 +170,7 @@ def _session_command(args: argparse.Namespace) -> int:
     session = load_session(args.file, args.turn, max_bytes=max_bytes, thread=args.thread)
     if args.command == "check":
         return _check(engine, session, args)
-    plan = engine.plan(session, args.budget, args.tokenizer, trimming=getattr(args, "trimming", None))
+    plan = engine.plan(session, args.budget, args.tokenizer, trimming=getattr(args, "trimming", None), reserve_out=args.reserve_out)
     if args.command == "render":
         if not plan.ok:
             sys.stderr.write(f"tokenbox: {printable(session.path)}: ContextCriticalOverflow: {printable(plan.error['message'])}\n")  # type: ignore[index]
@@ -177,7 +178,11 @@ def _session_command(args: argparse.Namespace) -> int:
         if args.format != "text":
             from tokenbox.core.pack import pack
 
-            body = json.dumps(pack(plan, args.format), ensure_ascii=False, indent=2) + "\n"
+            packed = pack(plan, args.format)
+            if args.reserve_out is not None:  # the reply limit the input was packed for (CONTRACT §11)
+                reply_key = "max_completion_tokens" if "max_completion_tokens" in packed else "max_tokens"
+                packed[reply_key] = args.reserve_out
+            body = json.dumps(packed, ensure_ascii=False, indent=2) + "\n"
             sys.stdout.buffer.write(body.encode("utf-8"))
             sys.stdout.flush()
             return EXIT_OK
