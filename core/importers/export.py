@@ -186,9 +186,18 @@ def _behavior(item: Any) -> dict[str, Any]:
 
 
 def session_yaml(session: Session) -> str:
-    """The session as a commented tokenbox YAML file."""
+    """The session as a commented tokenbox YAML file.
+
+    Written by ``yamlwrite`` (PyYAML's bytes in linear time); a document outside its shapes by PyYAML.
+    """
+    from tokenbox.core.importers import yamlwrite
+
+    document = session_document(session)
+    body = yamlwrite.dump(document, _Flow)
+    if body is not None:
+        return header(session) + body
     body = yaml.dump(
-        session_document(session),
+        document,
         Dumper=_Dumper,
         sort_keys=False,
         allow_unicode=True,
