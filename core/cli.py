@@ -183,10 +183,10 @@ def _session_command(args: argparse.Namespace) -> int:
                 reply_key = "max_completion_tokens" if "max_completion_tokens" in packed else "max_tokens"
                 packed[reply_key] = args.reserve_out
             body = json.dumps(packed, ensure_ascii=False, indent=2) + "\n"
-            sys.stdout.buffer.write(body.encode("utf-8"))
+            sys.stdout.buffer.write(body.encode("utf-8", "replace"))
             sys.stdout.flush()
             return EXIT_OK
-        sys.stdout.buffer.write(plan.render().encode("utf-8"))
+        sys.stdout.buffer.write(plan.render().encode("utf-8", "replace"))  # a lone surrogate: "?"
         sys.stdout.flush()
         return EXIT_OK
     if args.json:
@@ -209,7 +209,7 @@ def _import(args: argparse.Namespace) -> int:
 
     max_bytes = args.max_file_size or load_settings().max_file_size
     text = session_yaml(load_session(args.file, args.turn, max_bytes=max_bytes, thread=args.thread))
-    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.buffer.write(text.encode("utf-8", "replace"))
     sys.stdout.flush()
     return EXIT_OK
 

@@ -435,7 +435,7 @@ def session_from_node(node: Node, path: str, previous: Reusable | None = None) -
         calibration=calibration,
         name=v.string(fields["name"], "name") if "name" in fields else None,
         model=v.string(fields["model"], "model") if "model" in fields else None,
-        tokenizer=v.string(fields["tokenizer"], "tokenizer") if "tokenizer" in fields else None,
+        tokenizer=_tokenizer_name(v, fields["tokenizer"]) if "tokenizer" in fields else None,
         budget=budget,
         sensor=v.choice(fields["sensor"], "sensor", SENSORS) if "sensor" in fields else "user-input",
         trimming=v.choice(fields["trimming"], "trimming policy", TRIMMING_POLICIES) if "trimming" in fields else "tokenbox",
@@ -485,6 +485,14 @@ def torn_line_stand_in(first: str | None) -> str | None:
         if text is not None:
             return text
     return None
+
+
+def _tokenizer_name(v: Any, node: Item) -> str:
+    """The session's ``tokenizer``: a name (an empty one is an error, not "no tokenizer")."""
+    name = v.string(node, "tokenizer")
+    if not name.strip():
+        raise v.fail(node, "tokenizer is empty", "name one (`tokenbox tokenizers` lists them) or remove the key")
+    return name
 
 
 def register_importer(detect: Callable[[Any], bool], convert: Callable[[Node, str], list[Session]]) -> None:

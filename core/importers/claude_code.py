@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,6 +128,21 @@ class State:
             state = state.prev
         out.reverse()
         return out
+
+
+_LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<![0-9a-fA-F]{4})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings replaced by U+FFFD (pairs become their character):
+    a lone surrogate cannot be encoded, counted or printed."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_lone_surrogates(v) for v in value]
+    return value
 
 
 def _extend(state: State | None, role: str, blocks: list[Block], line: int) -> State | None:
@@ -284,6 +300,11 @@ class TranscriptReader:
         except (ValueError, RecursionError):
             self.warn(number, "not a JSON object; the line is skipped")
             return
+        if "\\u" in text and _LONE_SURROGATE.search(text):  # Node writes a lone surrogate as a \uD8xx escape
+            fixed = without_lone_surrogates(value)
+            if fixed != value:
+                value = fixed
+                self.warn(number, "a lone surrogate (half of a character) is read as U+FFFD")
         self.feed(number, value)
 
     def feed(self, number: int, value: Any) -> None:
