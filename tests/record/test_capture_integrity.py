@@ -181,3 +181,23 @@ def test_non_finite_numbers_given_to_the_writer_are_stored_readably(tmp_path) ->
 
 def test_parse_body_reads_nan_as_text() -> None:
     assert capture.parse_body(b'{"a": NaN, "b": -Infinity, "c": 1e999, "d": 0.5}') == {"a": "NaN", "b": "-Infinity", "c": "1e999", "d": 0.5}
+
+
+def test_a_followed_capture_is_read_past_the_one_shot_size_limit(tmp_path) -> None:
+    """``tokenbox-tui --record`` stopped following at 64 MiB: the limit is for one read, not for a tail."""
+    from tokenbox.core.errors import FileTooLarge
+    from tokenbox.core.loader import Loader
+
+    path = str(tmp_path / "c.jsonl")
+    writer = CaptureWriter(path)
+    writer.start("https://api.anthropic.com", "127.0.0.1:8787")
+    loader = Loader()
+    limit = 6000
+    for turn in range(1, 13):
+        _request(writer, _body(turn % 3, turn), 100 + turn)
+        turns = loader.load_turns(path, max_bytes=limit)
+        assert len(turns) == turn and turns[-1].recorded.context_tokens == 100 + turn
+    writer.close()
+    assert os.path.getsize(path) > 2 * limit
+    with pytest.raises(FileTooLarge):
+        Loader().load_turns(path, max_bytes=limit)  # a one-shot read of the whole file keeps the limit
