@@ -52,6 +52,7 @@ class LogReader:
         self._turns: list[Session] | None = None
         self._foreign = False
         self._transcript: bool | None = None  # a Claude Code transcript? (None: no lines seen yet)
+        self._follower = None  # a line format followed incrementally: its lines are fed once, not kept
 
     def read(self) -> list[Session] | None:
         """Every turn of the log, oldest first, each with its history, turn number and turn count.
@@ -113,7 +114,7 @@ class LogReader:
         if not changed and self._turns is not None:
             return self._turns
         entries = self._entries if partial is None else [*self._entries, partial]
-        if not entries:
+        if not entries and self._follower is None:
             raise _session.no_complete_line(path)
         turns = self._convert(entries)
         self._turns = turns
@@ -125,11 +126,17 @@ class LogReader:
 
     def _convert(self, entries: list[_session._LogLine]) -> list[Session]:
         path = self.path
+        if self._follower is not None:
+            return self._follow()
         if _session._LINE_IMPORTERS:
             views = [entry.view(path) for entry in entries]
             for detect, convert in _session._LINE_IMPORTERS:
                 if _session._detects(detect, views, entries, path):
                     self._foreign = True
+                    follower = _session._LINE_FOLLOWERS.get(convert)
+                    if follower is not None:
+                        self._follower = follower(path)
+                        return self._follow()
                     turns = convert([entry.node(path) for entry in entries], path)
                     return with_histories(turns)
         self._foreign = False
@@ -154,6 +161,17 @@ class LogReader:
             return _session._with_history(turn, TurnHistory(bare, index), index + 1, count)
 
         return LazyTurns(count, build)
+
+
+    def _follow(self) -> list[Session]:
+        """Feed the follower the complete lines it has not seen, and let them go (it keeps what it needs).
+
+        An unterminated last line is left until its newline comes (a capture writes whole lines)."""
+        follower = self._follower
+        for entry in self._entries:
+            follower.feed(entry.number, entry.text)
+        self._entries.clear()
+        return follower.turns()
 
 
 def with_histories(turns: list[Session]) -> list[Session]:

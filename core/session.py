@@ -495,6 +495,16 @@ def _tokenizer_name(v: Any, node: Item) -> str:
     return name
 
 
+# Line formats that can be followed line by line: converter -> a factory of followers (``feed(number,
+# text)`` each new complete line, ``turns()`` every turn so far), used by ``logreader.LogReader``.
+_LINE_FOLLOWERS: dict[Callable[..., Any], Callable[[str], Any]] = {}
+
+
+def register_line_follower(convert: Callable[[list[Node], str], list[Session]], follower: Callable[[str], Any]) -> None:
+    """Let ``LogReader`` follow the line format read by ``convert`` incrementally, with ``follower(path)``."""
+    _LINE_FOLLOWERS[convert] = follower
+
+
 def register_importer(detect: Callable[[Any], bool], convert: Callable[[Node, str], list[Session]]) -> None:
     """Teach ``load_session`` a foreign single-document format (chosen by content)."""
     _IMPORTERS.append((detect, convert))

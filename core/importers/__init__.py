@@ -65,6 +65,9 @@ def ensure_registered() -> None:
         session.register_importer(openai_responses.detect, openai_responses.convert)
         session.register_line_importer(capture.detect, capture.convert)
         session.register_torn_line_stand_in(capture.torn_line)
+        from tokenbox.core.importers.capture_follow import CaptureFollower
+
+        session.register_line_follower(capture.convert, CaptureFollower)
         session.register_importer(anthropic.detect, anthropic.convert)
         session.register_importer(openai_chat.detect, openai_chat.convert)
         _REGISTERED.set()

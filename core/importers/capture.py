@@ -24,7 +24,7 @@ import json
 import os
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from tokenbox.core.errors import SessionError
 from tokenbox.core.estimate import ESTIMATE, base_estimate
@@ -81,11 +81,18 @@ def convert(nodes: list[Node], path: str) -> list[Session]:
     return reader.sessions()
 
 
+class At(NamedTuple):
+    """Where a record is in the file (the reader keeps this, not the line's parsed tree)."""
+
+    line: int
+    col: int = 1
+
+
 class _Reader:
     def __init__(self, path: str) -> None:
         self.path = path
         self.bodies: dict[int, dict[str, Any]] = {}
-        self.requests: list[tuple[Node, dict[str, Any]]] = []
+        self.requests: list[tuple[At, dict[str, Any]]] = []
         self.responses: dict[int, dict[str, Any]] = {}
         self.skipped: list[dict[str, Any]] = []
         self.start: dict[str, Any] = {}
@@ -99,7 +106,10 @@ class _Reader:
         self.torn: list[int] = []  # line numbers of torn records
 
     def line(self, node: Node) -> None:
-        value = node.plain()
+        self.record(At(node.line, node.col), node.plain())
+
+    def record(self, node: At, value: Any) -> bool:
+        """One line's record (``node`` says where it is); whether it was a captured request."""
         if not isinstance(value, dict):
             raise SessionError("a capture line must be a JSON object", "this file is not a capture log of tokenbox record",
                                self.path, node.line, node.col)
@@ -113,10 +123,12 @@ class _Reader:
         elif kind == "request" and isinstance(value.get("id"), int):
             self.requests.append((node, value))
             self._body(value)
+            return True
         elif kind == "response" and isinstance(value.get("id"), int):
             self.responses[value["id"]] = value
         elif kind == "torn":
             self.torn.append(node.line)
+        return False
 
     def _body(self, record: dict[str, Any]) -> None:
         api = record.get("api")
@@ -143,27 +155,32 @@ class _Reader:
             if session is not None:
                 sessions.append(self._headline(session, len(sessions) + 1))
         if not sessions:
-            problem = "the capture log has no captured request yet"
-            remedy = "point an agent at the proxy and send a request; tokenbox-tui keeps following the file"
-            if self.skipped:
-                problem = f"no captured request could be read (request {self.skipped[0]['id']}: {self.skipped[0]['reason']})"
-                remedy = "record again with this tokenbox"
-            raise SessionError(problem, remedy, self.path, 1, 1)
+            raise self.no_turn()
         count = len(sessions)
         roots = [self.roots.get(s.meta["capture"]["request"], s.meta["capture"]["request"]) for s in sessions]
-        sizes: dict[int, int] = {}
-        for root in roots:
-            sizes[root] = sizes.get(root, 0) + 1
-        main = max(sizes, key=lambda root: (sizes[root], max(i for i, r in enumerate(roots) if r == root)))
+        main = main_root(roots)
         torn = self._torn_warning()
         for index, session in enumerate(sessions):
-            meta = session.meta
-            if self.skipped:
-                meta = {**meta, "capture": dict(meta.get("capture", {}), skipped=list(self.skipped))}
-            thread = "main" if roots[index] == main else f"request-{roots[index]}"
-            warnings = (*session.warnings, torn) if torn else session.warnings
-            sessions[index] = replace(session, meta=meta, turn=index + 1, turn_count=count, thread=thread, warnings=warnings)
+            sessions[index] = self.finish(session, index, count, roots, main, torn)
         return sessions
+
+    def no_turn(self) -> SessionError:
+        """The error of a capture without a readable request."""
+        problem = "the capture log has no captured request yet"
+        remedy = "point an agent at the proxy and send a request; tokenbox-tui keeps following the file"
+        if self.skipped:
+            problem = f"no captured request could be read (request {self.skipped[0]['id']}: {self.skipped[0]['reason']})"
+            remedy = "record again with this tokenbox"
+        return SessionError(problem, remedy, self.path, 1, 1)
+
+    def finish(self, session: Session, index: int, count: int, roots: list[int], main: int, torn: str | None) -> Session:
+        """Turn ``index`` of ``count`` with its thread, the capture's skipped requests and torn lines."""
+        meta = session.meta
+        if self.skipped:
+            meta = {**meta, "capture": dict(meta.get("capture", {}), skipped=list(self.skipped))}
+        thread = "main" if roots[index] == main else f"request-{roots[index]}"
+        warnings = (*session.warnings, torn) if torn else session.warnings
+        return replace(session, meta=meta, turn=index + 1, turn_count=count, thread=thread, warnings=warnings)
 
     def _torn_warning(self) -> str | None:
         if not self.torn:
@@ -226,7 +243,8 @@ class _Reader:
     def _skip(self, record: dict[str, Any], reason: str) -> None:
         self.skipped.append({"id": record.get("id"), "reason": reason})
 
-    def _turn(self, node: Node, record: dict[str, Any], cache: SectionCache) -> Session | None:
+    def _turn(self, node: At, record: dict[str, Any], cache: SectionCache, *, build: bool = True) -> Any:
+        """The request's turn; with ``build`` false only whether it has one (a conversation), skipping it if not."""
         record_id = record["id"]
         api = record.get("api")
         body = self.bodies.get(record_id)
@@ -246,6 +264,8 @@ class _Reader:
         else:
             self._skip(record, f"unknown API {api!r}")
             return None
+        if not build:
+            return conv
         if not isinstance(conv, Conversation):  # an importer without a neutral model: its session as is
             return replace(conv, recorded=_recorded(api, response), meta={**conv.meta, **self._meta(record, response, api)})
         for tool in conv.tools:
@@ -303,7 +323,7 @@ class _Reader:
                 block.tool = self.tool_names[call_id]
                 block.meta["tool"] = block.tool
 
-    def _anthropic(self, body: dict[str, Any], node: Node) -> Conversation:
+    def _anthropic(self, body: dict[str, Any], node: At) -> Conversation:
         frame = {k: v for k, v in body.items() if k != "messages"}
         frame["messages"] = []
         conv = self._frame(frame, node, anthropic.conversation)
@@ -313,7 +333,7 @@ class _Reader:
         conv.messages = [self._message(item, index, node.line, anthropic.message) for index, item in enumerate(items)]
         return conv
 
-    def _chat(self, body: dict[str, Any], node: Node) -> Conversation:
+    def _chat(self, body: dict[str, Any], node: At) -> Conversation:
         items = body.get("messages")
         if not isinstance(items, list):
             raise SessionError("the request has no `messages` list", "an OpenAI Chat request lists its messages")
@@ -328,7 +348,7 @@ class _Reader:
         ]
         return conv
 
-    def _frame(self, frame: dict[str, Any], node: Node, read) -> Conversation:
+    def _frame(self, frame: dict[str, Any], node: At, read) -> Conversation:
         """``read`` (an importer's ``conversation``) of a body without its conversation, once per distinct
         frame: rebuilt bodies share their unchanged fields' objects, so equal frames have equal ids.
 
@@ -344,7 +364,7 @@ class _Reader:
         conv.meta = dict(cached.meta)
         return conv
 
-    def _responses(self, body: dict[str, Any], node: Node) -> Conversation | Session | None:
+    def _responses(self, body: dict[str, Any], node: At) -> Conversation | Session | None:
         module = responses_importer()
         if module is None:
             return None
@@ -354,6 +374,16 @@ class _Reader:
             conv.messages = [split_reminders(m) for m in conv.messages]
             return conv
         return module.convert(to_node(body, node.line), self.path)[0]
+
+
+def main_root(roots: list[int]) -> int:
+    """The conversation with the most requests (the latest of equals): the ``main`` thread."""
+    sizes: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for index, root in enumerate(roots):
+        sizes[root] = sizes.get(root, 0) + 1
+        last[root] = index
+    return max(sizes, key=lambda root: (sizes[root], last[root]))
 
 
 def responses_importer() -> Any:
