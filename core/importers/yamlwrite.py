@@ -265,23 +265,7 @@ class _Writer:
             self.column += 1
         self.whitespace = False
         self.indention = False
-        out = self.out
-        start = 0
-        length = len(text)
-        while True:
-            # a lone space at index i becomes a line break when the column before it is past the width
-            match = _SINGLE_SPACE.search(text, start + max(0, WIDTH + 1 - self.column)) if split else None
-            if match is None:
-                out.append(text[start:])
-                self.column += length - start
-                return
-            end = match.start()
-            out.append(text[start:end])
-            self.column += end - start
-            self.write_indent()
-            self.whitespace = False
-            self.indention = False
-            start = end + 1
+        self._fold(text, split, plain=True)
 
     def single_quoted(self, text: str, split: bool) -> None:
         self.indicator("'", True)
@@ -297,25 +281,29 @@ class _Writer:
         self.indicator("'", False)
 
     def _single_piece(self, text: str, piece: str, split: bool, number: int, pieces: list[str]) -> None:
-        # PyYAML breaks at a lone space (not the first or last character of the whole text) past the width.
-        at_start = number == 0
-        at_end = number == len(pieces) - 1
+        # PyYAML breaks at a lone space past the width, but not at the first or last character of the text
+        self._fold(piece, split, plain=False, avoid_first=number == 0, avoid_last=number == len(pieces) - 1)
+
+    def _fold(self, text: str, split: bool, *, plain: bool, avoid_first: bool = False, avoid_last: bool = False) -> None:
+        """Write ``text`` (no line break in it): a lone space becomes a new line once the column is past the width."""
         out = self.out
         start = 0
-        length = len(piece)
+        length = len(text)
         while True:
-            first = start + max(0, WIDTH + 1 - self.column)
-            match = _SINGLE_SPACE.search(piece, first) if split else None
-            while match is not None and ((at_start and match.start() == 0) or (at_end and match.start() == length - 1)):
-                match = _SINGLE_SPACE.search(piece, match.start() + 1) if match.start() + 1 < length else None
+            match = _SINGLE_SPACE.search(text, start + max(0, WIDTH + 1 - self.column)) if split else None
+            while match is not None and ((avoid_first and match.start() == 0) or (avoid_last and match.start() == length - 1)):
+                match = _SINGLE_SPACE.search(text, match.start() + 1) if match.start() + 1 < length else None
             if match is None:
-                out.append(piece[start:])
+                out.append(text[start:])
                 self.column += length - start
                 return
             end = match.start()
-            out.append(piece[start:end])
+            out.append(text[start:end])
             self.column += end - start
             self.write_indent()
+            if plain:  # PyYAML's plain writer says so after its indent; the quoted one does not
+                self.whitespace = False
+                self.indention = False
             start = end + 1
 
     def double_quoted(self, text: str, split: bool) -> None:

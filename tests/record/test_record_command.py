@@ -22,21 +22,8 @@ WAIT = 30.0  # an upper bound for another process (never a timing assertion)
 def test_record_command_prints_address_and_capture_then_one_line_per_request(tmp_path) -> None:
     fake = FakeProvider()
     out = tmp_path / "captures" / "mine.jsonl"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    # A shell starts background jobs (``pytest ... &``) with SIGINT ignored, and a child inherits
-    # that: Ctrl-C would never reach it. A user's terminal delivers it, so the child gets it too.
-    inherited = signal.getsignal(signal.SIGINT)
-    if inherited == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    process, first = _record(fake, out)
     try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tokenbox.core.cli", "record", "--listen", "127.0.0.1:0", "--upstream", fake.url, "--out", str(out)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        )
-    finally:
-        signal.signal(signal.SIGINT, inherited)
-    try:
-        first = process.stdout.readline()
         match = re.search(r"listening on http://(127\.0\.0\.1:\d+), forwarding to (\S+), capturing to (\S+)$", first.strip())
         assert match, first
         assert match.group(2) == fake.url and match.group(3) == str(out)
@@ -63,7 +50,11 @@ def test_record_command_prints_address_and_capture_then_one_line_per_request(tmp
 
 
 def _record(fake: FakeProvider, out) -> tuple[subprocess.Popen, str]:
-    """``tokenbox record`` in a child process that gets Ctrl-C as a terminal would deliver it."""
+    """``tokenbox record`` in a child process that gets Ctrl-C as a terminal would deliver it; its first line.
+
+    A shell starts background jobs (``pytest ... &``) with SIGINT ignored, and a child inherits that:
+    Ctrl-C would never reach it. A user's terminal delivers it, so the child gets it too.
+    """
     inherited = signal.getsignal(signal.SIGINT)
     if inherited == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -74,10 +65,7 @@ def _record(fake: FakeProvider, out) -> tuple[subprocess.Popen, str]:
         )
     finally:
         signal.signal(signal.SIGINT, inherited)
-    first = process.stdout.readline()
-    match = re.search(r"listening on http://(127\.0\.0\.1:\d+)", first)
-    assert match, first
-    return process, match.group(1)
+    return process, process.stdout.readline()
 
 
 def _open_stream(address: str) -> tuple[threading.Thread, dict, threading.Event]:
@@ -108,8 +96,9 @@ def _open_stream(address: str) -> tuple[threading.Thread, dict, threading.Event]
 def test_ctrl_c_cuts_open_streams_records_them_as_cut_and_exits_cleanly(tmp_path, presses: int) -> None:
     fake = FakeProvider()
     out = tmp_path / "capture.jsonl"
-    process, address = _record(fake, out)
+    process, first = _record(fake, out)
     try:
+        address = re.search(r"listening on http://(127\.0\.0\.1:\d+)", first).group(1)
         thread, outcome, started = _open_stream(address)
         assert started.wait(WAIT)
         process.send_signal(signal.SIGINT)
