@@ -207,6 +207,13 @@ class Proxy:
         """Wait for the capture thread to write everything handed to it."""
         self._capture.shutdown(wait=True)
 
+    def hand(self, write: Callable[..., None], *args: Any) -> None:
+        """Give ``write`` to the capture thread (in order); once it has stopped, write here and now."""
+        try:
+            self._capture.submit(write, *args)
+        except RuntimeError:  # a request that outlived the proxy's shutdown: its record is still written
+            write(*args)
+
     def _say(self, line: str) -> None:
         if self.out is not None:
             try:
@@ -425,14 +432,14 @@ class _Capture:
     def _submit(self) -> None:
         if not self.submitted:
             self.submitted = True
-            self.proxy._capture.submit(self._write_request)
+            self.proxy.hand(self._write_request)
 
     def finish(self, outcome: dict[str, Any]) -> None:
         """The response ended (or failed): its record follows the request's."""
         self._submit()  # a body that never ended is recorded as such
         context = context_tokens(self.api, outcome["usage"])
         line = Proxy.line(self.method, self.path, outcome, context)
-        self.proxy._capture.submit(self._write_response, dict(outcome), line)
+        self.proxy.hand(self._write_response, dict(outcome), line)
 
     def _write_request(self) -> None:
         copy = self.copy
