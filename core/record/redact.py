@@ -58,7 +58,7 @@ SECRET_QUERY_NAMES = frozenset(
 )
 # Keys whose mapping's keys are names chosen by the schema's author, not secrets.
 _SCHEMA_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S*\Z")  # a whole value that is a URL (a prompt that starts with one is text)
 
 
 def secret_name(key: str) -> bool:

@@ -201,3 +201,18 @@ def test_a_followed_capture_is_read_past_the_one_shot_size_limit(tmp_path) -> No
     assert os.path.getsize(path) > 2 * limit
     with pytest.raises(FileTooLarge):
         Loader().load_turns(path, max_bytes=limit)  # a one-shot read of the whole file keeps the limit
+
+
+def test_what_counts_as_a_credential_in_a_body() -> None:
+    from tokenbox.core.record.redact import REDACTED, redact, redact_url
+
+    assert redact_url("https://user:pass@mcp.example/sse") == "https://[redacted]@mcp.example/sse"
+    assert redact_url("https://mcp.example/sse?token=T&mode=full&SIG=S") == "https://mcp.example/sse?token=%5Bredacted%5D&mode=full&SIG=%5Bredacted%5D"
+    assert redact_url("https://example.com is where it lives, mail me@x.org") == "https://example.com is where it lives, mail me@x.org"
+    assert redact_url("plain text with user:pass@host") == "plain text with user:pass@host"
+    body = {"metadata": {"user_id": "u-1", "GitHub-Token": "T1", "db_password": "T2", "credentials": {"user": "a", "pass": "T3"}},
+            "tools": [{"name": "login", "input_schema": {"type": "object", "properties": {"password": {"type": "string"},
+                                                                                         "api_key": {"type": "string"}}}}]}
+    kept = redact(body)
+    assert kept["metadata"] == {"user_id": "u-1", "GitHub-Token": REDACTED, "db_password": REDACTED, "credentials": REDACTED}
+    assert kept["tools"] == body["tools"]  # parameter names of a schema are not credentials
