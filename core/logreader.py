@@ -8,7 +8,9 @@ every turn's ``history`` is a ``TurnHistory`` view of the one list of turns (no 
 A file that was truncated, rotated, replaced or rewritten is read again from the top. A file that
 fails to load is read again from the top on the next call too (the error is the cold load's).
 A content-detected foreign format (a ``session.register_line_importer`` importer) gets every
-parsed line on each call: its converter decides what to rebuild.
+parsed line on each call: its converter decides what to rebuild — unless the format has a follower
+(``session.register_line_follower``: capture logs), which is fed each new complete line once; the
+reader then keeps none of the lines itself.
 
 ``lines_parsed`` counts lines parsed (the unterminated last line included, once per text seen), and
 ``resets`` the reads that started from the top: a follower can check that an append cost one line.
