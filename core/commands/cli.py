@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import sys
@@ -55,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--turn", type=turn_number, metavar="K", help="turn of a .jsonl log (1-based; -1 = newest)")
         sub.add_argument("--thread", metavar="NAME", help="thread of an agent's log: main (default) or a sub-agent's")
         sub.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M)")
+        sub.add_argument("--reserve-out", type=non_negative_int, metavar="N",
+                         help="tokens kept free for the reply (overrides a request's max_tokens)")
         return sub
 
     plan = session_command("plan", "plan a session: per-section tokens, actions and the trim trace")
@@ -65,7 +68,6 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--format", choices=("text", "anthropic", "openai"), default="text",
                         help="text: the rendered context (default); anthropic/openai: the trimmed request body")
     check = session_command("check", "pre-send gate: untrimmed tokens + reserve_out must fit max_ctx × (1 - headroom)")
-    check.add_argument("--reserve-out", type=non_negative_int, metavar="N", help="tokens kept free for the reply")
     check.add_argument("--allow-over-context", action="store_true", help="warn instead of failing when over")
     check.add_argument("--stable-prefix", action="store_true",
                        help="also fail when the prompt prefix changed between the last two turns (a cache break)")
@@ -134,12 +136,13 @@ def _main(argv: list[str]) -> int:
             return _tokenizers()
         if args.command == "models":
             return _models()
-        if args.command == "import":
-            return _import(args)
         if args.command == "record":
             from tokenbox.core.record.run import run  # start-up: asyncio and the proxy only for `tokenbox record`
 
             return run(args.listen, args.upstream, args.out)
+        _one_shot_collector()
+        if args.command == "import":
+            return _import(args)
         return _session_command(args)
     except BadInput as exc:
         return _fail(str(exc))
@@ -156,6 +159,13 @@ def _main(argv: list[str]) -> int:
         return _fail("input nested too deeply (flatten the session)")
     except Exception as exc:  # a bug must still end in one line, never a traceback
         return _fail(f"internal error: {type(exc).__name__}: {printable(str(exc))} (please report this with the input file)")
+
+
+def _one_shot_collector() -> None:
+    """A one-shot command builds millions of objects and few cycles, then exits: the cyclic collector runs
+    far less often (a 100 000-line transcript: 10.2 -> 6.6 s, a 50 000-line turn log 5.3 -> 2.6 s);
+    the garbage it would find is still found, later."""
+    gc.set_threshold(100_000, 50, 1000)
 
 
 def _silence_stdout() -> None:
@@ -176,17 +186,21 @@ def _session_command(args: argparse.Namespace) -> int:
     session = load_session(args.file, args.turn, max_bytes=max_bytes, thread=args.thread)
     if args.command == "check":
         return _check(engine, session, args)
-    plan = engine.plan(session, args.budget, args.tokenizer, trimming=getattr(args, "trimming", None))
+    plan = engine.plan(session, args.budget, args.tokenizer, trimming=getattr(args, "trimming", None), reserve_out=args.reserve_out)
     if args.command == "render":
         if not plan.ok:
             sys.stderr.write(f"tokenbox: {printable(session.path)}: ContextCriticalOverflow: {printable(plan.error['message'])}\n")  # type: ignore[index]
             return EXIT_OVER
         if args.format != "text":
-            body = json.dumps(pack(plan, args.format), ensure_ascii=False, indent=2) + "\n"
-            sys.stdout.buffer.write(body.encode("utf-8"))
+            packed = pack(plan, args.format)
+            if args.reserve_out is not None:  # the reply limit the input was packed for
+                reply_key = "max_completion_tokens" if "max_completion_tokens" in packed else "max_tokens"
+                packed[reply_key] = args.reserve_out
+            body = json.dumps(packed, ensure_ascii=False, indent=2) + "\n"
+            sys.stdout.buffer.write(body.encode("utf-8", "replace"))
             sys.stdout.flush()
             return EXIT_OK
-        sys.stdout.buffer.write(plan.render().encode("utf-8"))
+        sys.stdout.buffer.write(plan.render().encode("utf-8", "replace"))  # a lone surrogate: "?"
         sys.stdout.flush()
         return EXIT_OK
     if args.json:
@@ -207,7 +221,7 @@ def _import(args: argparse.Namespace) -> int:
 
     max_bytes = args.max_file_size or load_settings().max_file_size
     text = session_yaml(load_session(args.file, args.turn, max_bytes=max_bytes, thread=args.thread))
-    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.buffer.write(text.encode("utf-8", "replace"))
     sys.stdout.flush()
     return EXIT_OK
 

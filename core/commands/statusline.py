@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from tokenbox.core.commands.thresholds import compact_buffer, warn_levels
 from tokenbox.core.model.compaction import compact_threshold, window_for
+from tokenbox.core.model.textsafe import printable
 from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_thread, thread_turns
 from tokenbox.core.sources.readers.claude_truth import visible_tokens
 
@@ -38,6 +41,8 @@ MARKER = "ctx –"
 TAIL_BYTES = 256 * 1024
 TAIL_LIMIT = 8 * 1024 * 1024  # the most it reads back looking for a recorded request
 STDIN_LIMIT = 1024 * 1024
+STDIN_TIMEOUT = 2.0  # seconds to wait for Claude Code's JSON when stdin is not closed after it
+LINE_LIMIT = 400  # characters of the printed line (escapes count)
 _COLORS = ("\x1b[32m", "\x1b[33m", "\x1b[31m")  # below the first level, below the second, above
 _RESET = "\x1b[0m"
 
@@ -156,7 +161,9 @@ def render(line: Headline, template: str, model: str, levels: Sequence[int], col
         text = DEFAULT_FORMAT.format(**values)
     if room is None:
         text = text.replace("no auto-compact to compact", "no auto-compact")
-    text = " ".join(text.split())  # one line, whatever the template held
+    # one line, whatever the template held; then the TUI's escaping of untrusted text (a tool name, a
+    # model's display name or the template itself may hold escape sequences): nothing raw reaches the terminal
+    text = printable(" ".join(text.split()), LINE_LIMIT)
     if not color:
         return text
     level = 0 if line.percent < levels[0] else 1 if line.percent < levels[1] else 2
@@ -180,7 +187,7 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, environ: Mapping[str
 def _line(argv: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> str:
     options = _options(argv)
     color = not options["no_color"] and not environ.get("NO_COLOR")
-    raw = stdin.read(STDIN_LIMIT)
+    raw = read_stdin(stdin)
     data = json.loads(raw) if raw.strip() else None
     if not isinstance(data, dict):
         return MARKER
@@ -195,6 +202,32 @@ def _line(argv: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> str
     if line is None:
         return MARKER + " (no request yet)"
     return render(line, options["format"], label, levels, color)
+
+
+def read_stdin(stdin: TextIO, timeout: float = STDIN_TIMEOUT, limit: int = STDIN_LIMIT) -> str:
+    """What Claude Code wrote on stdin: up to its end, a complete JSON object, ``limit`` bytes or ``timeout``
+    seconds, whichever comes first (a caller that never closes stdin must not hang the status line)."""
+    try:
+        fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's StringIO)
+        return stdin.read(limit)
+    data = bytearray()
+    deadline = time.monotonic() + timeout
+    while len(data) < limit:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            break
+        chunk = os.read(fd, min(65536, limit - len(data)))
+        if not chunk:
+            break
+        data += chunk
+        if data.rstrip().endswith(b"}"):
+            try:
+                json.loads(data)
+                break  # the whole object is here: no need to wait for the end of the stream
+            except ValueError:
+                pass
+    return data.decode("utf-8", "replace")
 
 
 def _options(argv: Sequence[str]) -> dict[str, Any]:

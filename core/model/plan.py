@@ -328,7 +328,7 @@ def fingerprint_of(texts: Iterable[str]) -> str:
         if text:
             if not first:
                 digest.update(separator)
-            digest.update(text.encode("utf-8"))
+            digest.update(text.encode("utf-8", "surrogatepass"))  # an importer's lone surrogate: hashed, not fatal
             first = False
     return "sha256:" + digest.hexdigest()
 

@@ -210,7 +210,7 @@ def session_from_node(node: Node, path: str, previous: Reusable | None = None) -
         calibration=calibration,
         name=v.string(fields["name"], "name") if "name" in fields else None,
         model=v.string(fields["model"], "model") if "model" in fields else None,
-        tokenizer=v.string(fields["tokenizer"], "tokenizer") if "tokenizer" in fields else None,
+        tokenizer=_tokenizer_name(v, fields["tokenizer"]) if "tokenizer" in fields else None,
         budget=budget,
         sensor=v.choice(fields["sensor"], "sensor", SENSORS) if "sensor" in fields else "user-input",
         trimming=v.choice(fields["trimming"], "trimming policy", TRIMMING_POLICIES) if "trimming" in fields else Trimming.TOKENBOX.value,
@@ -218,6 +218,14 @@ def session_from_node(node: Node, path: str, previous: Reusable | None = None) -
         line=node.line,
         positions={key: (item.line, item.col) for key, item in fields.items()},
     )
+
+
+def _tokenizer_name(v: Validator, node: Item) -> str:
+    """The session's ``tokenizer``: a name (an empty one is an error, not "no tokenizer")."""
+    name = v.string(node, "tokenizer")
+    if not name.strip():
+        raise v.fail(node, "tokenizer is empty", "name one (`tokenbox tokenizers` lists them) or remove the key")
+    return name
 
 
 def _calibration(v: Validator, node: Item) -> Calibration:

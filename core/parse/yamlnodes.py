@@ -53,6 +53,11 @@ class _YamlConverter:
         if node.tag not in _YAML_TAGS:
             raise self.fail(node, f"YAML tag {node.tag} is not allowed", "remove the tag; plain values only")
         line, col = self.at(node.start_mark)
+        expected = _COLLECTION_TAGS.get(type(node))
+        if expected is not None and node.tag != expected:  # `!!int {a: 1}`, `!!str [a]`: a tag its value cannot have
+            what = "mapping" if isinstance(node, yaml.MappingNode) else "sequence"
+            raise self.fail(node, f"YAML tag {node.tag.replace('tag:yaml.org,2002:', '!!')} on a {what}",
+                            "remove the tag")
         if isinstance(node, yaml.MappingNode):
             if id(node) in active:
                 raise self.fail(node, "recursive alias", "remove the self-reference")
@@ -94,6 +99,8 @@ class _YamlConverter:
             raise self.fail(node, f"number {node.value[:40]} is too large", "use a smaller number")
         return Node(value, line, col)
 
+
+_COLLECTION_TAGS = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
 
 # YAML 1.1 breaks lines at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR too; tokenbox (and JSON, and
 # most editors' line numbers) only at "\n". Marks are turned into positions by their character index

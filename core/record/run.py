@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import ipaddress
 import os
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -144,9 +145,43 @@ def run(listen: tuple[str, int], upstream: str, out: str | None, *, read_timeout
         sys.stdout.flush()
 
     try:
-        asyncio.run(serve(config, writer, sys.stdout, ready))
+        asyncio.run(_foreground(serve, config, writer, ready))
     except OSError as exc:
         raise ConfigError(f"cannot listen on {config.host}:{config.port}: {exc.strerror or 'error'}", "pick another --listen address") from None
     finally:
         writer.close()
     return 0
+
+
+async def _foreground(serve, config, writer, ready) -> None:
+    """The proxy until Ctrl-C (or SIGTERM): the first lets open requests finish for a moment and cuts the
+    rest, a second cuts them at once; either way the capture is written whole and nothing is printed but
+    one line each (no traceback: the signals never raise ``KeyboardInterrupt`` inside the event loop)."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    force = asyncio.Event()
+
+    def interrupted() -> None:
+        if stop.is_set():
+            force.set()
+            return
+        stop.set()
+        sys.stdout.write("tokenbox record: stopping (open requests get 2 s to finish; Ctrl-C again to cut them now)\n")
+        sys.stdout.flush()
+
+    handled = []
+    for number in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(number, interrupted)
+            handled.append(number)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            pass
+    try:
+        cut = await serve(config, writer, sys.stdout, ready, stop, force)
+    finally:
+        for number in handled:
+            loop.remove_signal_handler(number)
+    if cut:
+        sys.stdout.write(f"tokenbox record: cut {cut} open request{'s' if cut != 1 else ''} (recorded as cut)\n")
+    sys.stdout.write(f"tokenbox record: stopped; the capture is in {config.out}\n")
+    sys.stdout.flush()

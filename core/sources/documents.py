@@ -18,7 +18,7 @@ from tokenbox.core.model.session import Session
 from tokenbox.core.parse.nodes import FastDocument, Node, Unlocated, fast_json, parse_json
 from tokenbox.core.parse.schema import Reusable, session_from_node
 from tokenbox.core.sources import foreign
-from tokenbox.core.sources.formats import FORMATS, Format, Shape, of_shape, transcript_format
+from tokenbox.core.sources.formats import FORMATS, Format, Shape, of_shape, torn_line_stand_in, transcript_format
 from tokenbox.core.sources.turns import no_complete_line, with_history, with_path
 
 EXTENSIONS = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl"}
@@ -115,8 +115,9 @@ class LogLine:
         return session
 
 
-def jsonl_lines(text: str, path: str) -> list[LogLine]:
-    """Parse a JSON-lines log: blank lines skipped, an unterminated last line ignored unless complete.
+def jsonl_lines(text: str, path: str, formats: Sequence[Format] = FORMATS) -> list[LogLine]:
+    """Parse a JSON-lines log: blank lines skipped, an unterminated last line ignored unless complete, a
+    line that does not parse read as the stand-in a row of ``formats`` names for it (``torn_line``).
 
     Every line is parsed: following a growing log is ``logreader.LogReader``'s job.
     """
@@ -130,7 +131,10 @@ def jsonl_lines(text: str, path: str) -> list[LogLine]:
         except SessionError:
             if number == len(lines):
                 break  # the last line has no newline yet: an agent is still writing it
-            raise
+            stand_in = torn_line_stand_in(formats, parsed[0].text if parsed else None)
+            if stand_in is None:
+                raise
+            entry = LogLine(number, stand_in, path)  # a torn record of a format that skips them
         parsed.append(entry)
     return parsed
 
@@ -142,7 +146,7 @@ def parse_turns(text: str, path: str, fmt: str | None = None, formats: Sequence[
         transcript = transcript_format(formats, text)
         if transcript is not None:
             return transcript.convert(text, path)
-        lines = parse_or_refuse(lambda: jsonl_lines(text, path), text, path)
+        lines = parse_or_refuse(lambda: jsonl_lines(text, path, formats), text, path)
         if not lines:
             raise no_complete_line(path)
         views = [line.view(path) for line in lines]

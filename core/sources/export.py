@@ -15,6 +15,7 @@ import yaml
 from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
 from tokenbox.core.model.session import Section, Session
 from tokenbox.core.model.textsafe import printable
+from tokenbox.core.sources import yamlwrite
 
 FORMAT_LABELS = {
     "claude-code": "Claude Code transcript",
@@ -187,9 +188,16 @@ def _behavior(item: Any) -> dict[str, Any]:
 
 
 def session_yaml(session: Session) -> str:
-    """The session as a commented tokenbox YAML file."""
+    """The session as a commented tokenbox YAML file.
+
+    Written by ``yamlwrite`` (PyYAML's bytes in linear time); a document outside its shapes by PyYAML.
+    """
+    document = session_document(session)
+    body = yamlwrite.dump(document, _Flow)
+    if body is not None:
+        return header(session) + body
     body = yaml.dump(
-        session_document(session),
+        document,
         Dumper=_Dumper,
         sort_keys=False,
         allow_unicode=True,

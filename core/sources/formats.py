@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from tokenbox.core.model.session import Session
 from tokenbox.core.sources.readers import anthropic, capture, claude_code, codex, gemini, openai_chat, openai_responses
+from tokenbox.core.sources.readers.capture_follow import CaptureFollower
 
 SNIFF_LINES = 50  # non-blank lines at the start of a log that content detection looks at
 
@@ -60,15 +61,32 @@ class Follower(Protocol):
     def read(self) -> ThreadedLog: ...
 
 
+class LineFollower(Protocol):
+    """Follows a log of a ``LINES`` format line by line (``line_follower``): each complete line is fed once."""
+
+    def feed(self, number: int, text: str) -> None: ...
+
+    def turns(self) -> Sequence[Session]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Format:
-    """One row of the table: a format's name, its shape and the reader's functions."""
+    """One row of the table: a format's name, its shape and the reader's functions.
+
+    Optional, for what a format needs besides reading a whole file: ``follow(path, max_bytes)`` (a
+    ``TRANSCRIPT`` format's follower), ``line_follower(path)`` (a ``LINES`` format followed line by line
+    instead of converted again at each append) and ``torn_line(first line)`` (the text a ``LINES``
+    format reads in place of a line that does not parse — a record its writer cut short — or ``None``
+    when the log, known by its first line, is not of this format).
+    """
 
     name: str
     shape: Shape
     detect: Callable[[Any], bool]
     convert: Callable[[Any, str], Sequence[Session]]
     follow: Callable[[str, int], Follower] | None = None
+    line_follower: Callable[[str], LineFollower] | None = None
+    torn_line: Callable[[str], str | None] | None = None
 
 
 def _claude_code_head(values: list[Any]) -> bool:
@@ -86,7 +104,7 @@ FORMATS: tuple[Format, ...] = (
     Format("gemini-lines", Shape.LINES, gemini.detect_lines, gemini.convert_lines),
     Format("gemini", Shape.DOCUMENT, gemini.detect_document, gemini.convert_document),
     Format("openai-responses", Shape.DOCUMENT, openai_responses.detect, openai_responses.convert),
-    Format("capture", Shape.LINES, capture.detect, capture.convert),
+    Format("capture", Shape.LINES, capture.detect, capture.convert, line_follower=CaptureFollower, torn_line=capture.torn_line),
     Format("anthropic", Shape.DOCUMENT, anthropic.detect, anthropic.convert),
     Format("openai-chat", Shape.DOCUMENT, openai_chat.detect, openai_chat.convert),
 )
@@ -95,6 +113,19 @@ FORMATS: tuple[Format, ...] = (
 def of_shape(formats: Sequence[Format], shape: Shape) -> tuple[Format, ...]:
     """The rows of ``formats`` of one shape, in table order."""
     return tuple(row for row in formats if row.shape is shape)
+
+
+def torn_line_stand_in(formats: Sequence[Format], first: str | None) -> str | None:
+    """What a line that does not parse is read as in a log whose first line is ``first`` (``None``: it is
+    an error)."""
+    if first is None:
+        return None
+    for row in formats:
+        if row.torn_line is not None:
+            text = row.torn_line(first)
+            if text is not None:
+                return text
+    return None
 
 
 def head_values(text: str) -> list[Any]:

@@ -8,9 +8,11 @@ every turn's ``history`` is a ``TurnHistory`` view of the one list of turns (no 
 A file that was truncated, rotated, replaced or rewritten is read again from the top. A file that
 fails to load is read again from the top on the next call too (the error is the cold load's).
 A format of the ``formats.FORMATS`` table read line by line (``Shape.LINES``) gets every parsed line
-on each call: its converter decides what to rebuild. A ``Shape.TRANSCRIPT`` format is not read here:
-``read()`` returns ``None`` and ``transcript`` names the row (the loader follows it with the row's
-follower).
+on each call: its converter decides what to rebuild — unless its row has a ``line_follower`` (capture
+logs), which is fed each new complete line once; the reader then keeps none of the lines itself. A
+line that does not parse is an error, unless the row's ``torn_line`` names what to read in its place
+(a record its writer cut short). A ``Shape.TRANSCRIPT`` format is not read here: ``read()`` returns
+``None`` and ``transcript`` names the row (the loader follows it with the row's follower).
 
 ``lines_parsed`` counts lines parsed (the unterminated last line included, once per text seen), and
 ``resets`` the reads that started from the top: a follower can check that an append cost one line.
@@ -27,7 +29,16 @@ from tokenbox.core.model.session import Session, TurnHistory
 from tokenbox.core.sources import foreign
 from tokenbox.core.sources.documents import LogLine, detects
 from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
-from tokenbox.core.sources.formats import FORMATS, SNIFF_LINES, Format, Shape, of_shape, transcript_format
+from tokenbox.core.sources.formats import (
+    FORMATS,
+    SNIFF_LINES,
+    Format,
+    LineFollower,
+    Shape,
+    of_shape,
+    torn_line_stand_in,
+    transcript_format,
+)
 from tokenbox.core.sources.tail import FileTail
 from tokenbox.core.sources.turns import LazyTurns, no_complete_line, with_histories, with_history
 
@@ -62,7 +73,9 @@ class LogReader:
         self._turns: Sequence[Session] | None = None
         self._foreign = False
         self._decided = False  # whether the first lines decided if this is a transcript
+        self._first_text: str | None = None  # the first complete line
         self.transcript = None
+        self._follower: LineFollower | None = None  # a line format followed incrementally: lines fed once, not kept
 
     def read(self) -> Sequence[Session] | None:
         """Every turn of the log, oldest first, each with its history, turn number and turn count.
@@ -95,7 +108,15 @@ class LogReader:
             if self._partial is not None and self._partial_text == line and self._partial.number == number:
                 entry = self._partial  # the last line was complete JSON already; now it has its newline
             else:
-                entry = self._parse(number, line)
+                try:
+                    entry = self._parse(number, line)
+                except SessionError:
+                    stand_in = torn_line_stand_in(self.formats, self._first_text)
+                    if stand_in is None:
+                        raise
+                    entry = self._parse(number, stand_in)  # a torn record of a format that skips them
+            if self._first_text is None:
+                self._first_text = entry.text  # what says which format may skip a torn line (kept past a follower)
             self._entries.append(entry)
             changed = True
         partial = None
@@ -115,7 +136,7 @@ class LogReader:
         if not changed and self._turns is not None:
             return self._turns
         entries = self._entries if partial is None else [*self._entries, partial]
-        if not entries:
+        if not entries and self._follower is None:
             raise no_complete_line(path)
         turns = self._convert(entries)
         self._turns = turns
@@ -127,12 +148,17 @@ class LogReader:
 
     def _convert(self, entries: list[LogLine]) -> Sequence[Session]:
         path = self.path
+        if self._follower is not None:
+            return self._follow()
         rows = of_shape(self.formats, Shape.LINES)
         if rows:
             views = [entry.view(path) for entry in entries]
             for row in rows:
                 if detects(row.detect, views, entries, path):
                     self._foreign = True
+                    if row.line_follower is not None:
+                        self._follower = row.line_follower(path)
+                        return self._follow()
                     turns = row.convert([entry.node(path) for entry in entries], path)
                     return with_histories(turns if isinstance(turns, list) else list(turns))
         self._foreign = False
@@ -155,6 +181,18 @@ class LogReader:
             return with_history(turn, TurnHistory(bare, index), index + 1, count)
 
         return LazyTurns(count, build)
+
+
+    def _follow(self) -> Sequence[Session]:
+        """Feed the follower the complete lines it has not seen, and let them go (it keeps what it needs).
+
+        An unterminated last line is left until its newline comes (a capture writes whole lines)."""
+        follower = self._follower
+        assert follower is not None
+        for entry in self._entries:
+            follower.feed(entry.number, entry.text)
+        self._entries.clear()
+        return follower.turns()
 
 
 def _head(lines: list[str], partial: str) -> str:

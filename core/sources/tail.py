@@ -9,8 +9,10 @@ the next read starts again from the top and says so (``reset=True``): the caller
 from earlier reads. Files that are not regular (pipes, devices) are read whole every time.
 
 Memory is bounded by what is new: a read holds the new bytes only (plus the last complete line, to
-check its digest), never the whole file again. The size limit works as ``files.read_text``'s does:
-a file over ``max_bytes`` is refused with ``FileTooLarge``, whatever was read before. Decoding follows
+check its digest), never the whole file again. The size limit works as ``files.read_text``'s does
+for what one read takes in: a file read from the top over ``max_bytes`` is refused with
+``FileTooLarge``, and so is more than ``max_bytes`` appended between two reads; a log followed from
+its start may grow past the limit (the limit is for one-shot reads, not for a tail). Decoding follows
 ``files.decode_text`` (UTF-8, a leading BOM skipped; NUL bytes and invalid UTF-8 are errors with
 their line and column; a last line cut inside a character is left for later).
 
@@ -106,14 +108,18 @@ class FileTail:
             self.bytes_read += len(text)
             lines = text.split("\n")
             return TailRead(lines[:-1], 1, lines[-1], True)
-        if info.st_size > self.max_bytes:
+        identity = (info.st_dev, info.st_ino)
+        following = self._identity == identity and self.offset > 0 and info.st_size >= self.offset
+        # The limit is for what one read takes in: a file read from the top, or what was appended since
+        # the last read. A log followed from its start may grow past it (a tail is not a one-shot read).
+        if info.st_size - (self.offset if following else 0) > self.max_bytes:
             self.forget()
+            size = f"{info.st_size - self.offset} bytes appended since the last read are" if following else f"file is {info.st_size} bytes,"
             raise FileTooLarge(
-                f"file is {info.st_size} bytes, over the {self.max_bytes}-byte limit",
+                f"{size} over the {self.max_bytes}-byte limit",
                 "raise the limit with --max-file-size or TOKENBOX_MAX_FILE_SIZE",
                 path,
             )
-        identity = (info.st_dev, info.st_ino)
         try:
             fd = open_read_only(path)
         except OSError as exc:
@@ -144,7 +150,7 @@ class FileTail:
         the top (no reset when nothing had been consumed from this very file yet)."""
         same = self._identity == identity and size >= self.offset
         if same and self.offset > 0:
-            data = _pread_all(fd, self._last_start, self.max_bytes + 1 - self._last_start)
+            data = _pread_all(fd, self._last_start, self.offset - self._last_start + self.max_bytes + 1)
             self.bytes_read += len(data)
             if _digest(data[: self.offset - self._last_start]) == self._last_digest:
                 return data, self._last_start, False
@@ -154,7 +160,7 @@ class FileTail:
 
     def _consume(self, data: bytes, start: int, reset: bool, identity: tuple[int, int]) -> TailRead:
         path = self.path
-        if len(data) + start > self.max_bytes:
+        if len(data) - (self.offset - start if not reset and self.offset else 0) > self.max_bytes:
             self.forget()
             raise FileTooLarge(
                 f"more than {self.max_bytes} bytes (the file grew while being read)",

@@ -55,7 +55,7 @@ class Env:
 
     def records(self) -> list[dict]:
         with open(self.recording.path, encoding="utf-8") as handle:
-            return [json.loads(line) for line in handle]
+            return [json.loads(line) for line in handle if line.endswith("\n")]  # not a line still being written
 
     def response_of(self, request_id: int) -> dict:
         """The response record of ``request_id`` (it is written when the response ends: wait for it)."""
@@ -77,7 +77,17 @@ class Env:
         return False
 
     def last_request_id(self) -> int:
-        return max((r["id"] for r in self.records() if r["kind"] == "request"), default=0)
+        """The newest request record's id, once every captured request the upstream received has its record
+        (the capture thread writes a request's record when its body has come, beside the response)."""
+        done = threading.Event()
+        captured = ("/v1/messages", "/v1/chat/completions", "/v1/responses")
+        for _ in range(int(WAIT / 0.05)):
+            expected = sum(1 for r in self.fake.received if r["method"] == "POST" and r["path"].split("?")[0] in captured)
+            ids = [r["id"] for r in self.records() if r["kind"] == "request"]
+            if len(ids) >= expected:
+                return max(ids, default=0)
+            done.wait(0.05)
+        raise AssertionError("a request record never came")
 
 
 @pytest.fixture(scope="module")

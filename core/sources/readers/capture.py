@@ -1,4 +1,4 @@
-"""Capture logs of ``tokenbox record`` (format: ``tokenbox.core.record``): one turn per captured request.
+"""Capture logs of ``tokenbox record`` (format: ``capture_format``): one turn per captured request.
 
 Each request's body is rebuilt from the deltas it was stored as and read by the importer of its API
 (``anthropic``, ``openai_chat``, and ``openai_responses`` when that importer is installed), with the
@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
 import os
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
@@ -55,6 +56,18 @@ _AGENT_KEYS = frozenset({"system", "tools", "instructions"})
 _LABELS = {"anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI Chat Completions", "openai-responses": "OpenAI Responses"}
 
 
+_TORN = json.dumps({FORMAT_KEY: FORMAT_VERSION, "kind": "torn"}, separators=(",", ":"))
+
+
+def torn_line(first: str) -> str | None:
+    """What a line that does not parse stands for in a capture log: a torn record, skipped with a warning.
+
+    A capture is written one whole record at a time, but a crash (or a disk that filled up where the
+    file could not be cut back) can leave a record cut short; the records around it are still whole.
+    """
+    return _TORN if f'"{FORMAT_KEY}"' in first[:200] else None
+
+
 def detect(nodes: list[Node]) -> bool:
     """Whether a JSON-lines file is a capture log (its first line carries the format marker)."""
     return bool(nodes) and isinstance(nodes[0].value, dict) and FORMAT_KEY in nodes[0].value
@@ -62,17 +75,24 @@ def detect(nodes: list[Node]) -> bool:
 
 def convert(nodes: list[Node], path: str) -> list[Session]:
     """One session per captured request, oldest first."""
-    reader = _Reader(path)
+    reader = CaptureReader(path)
     for node in nodes:
         reader.line(node)
     return reader.sessions()
 
 
-class _Reader:
+class At(NamedTuple):
+    """Where a record is in the file (the reader keeps this, not the line's parsed tree)."""
+
+    line: int
+    col: int = 1
+
+
+class CaptureReader:
     def __init__(self, path: str) -> None:
         self.path = path
         self.bodies: dict[int, dict[str, Any]] = {}
-        self.requests: list[tuple[Node, dict[str, Any]]] = []
+        self.requests: list[tuple[At, dict[str, Any]]] = []
         self.responses: dict[int, dict[str, Any]] = {}
         self.skipped: list[dict[str, Any]] = []
         self.start: dict[str, Any] = {}
@@ -83,9 +103,13 @@ class _Reader:
         self.frames: dict[Any, Conversation] = {}
         self.roots: dict[int, int] = {}  # request id -> the first request of its conversation  # tool_use id -> tool name, over the whole capture
         self.last_fit: tuple[float, int] | None = None  # (scale, turn) of the last recorded Claude request
+        self.torn: list[int] = []  # line numbers of torn records
 
     def line(self, node: Node) -> None:
-        value = node.plain()
+        self.record(At(node.line, node.col), node.plain())
+
+    def record(self, node: At, value: Any) -> bool:
+        """One line's record (``node`` says where it is); whether it was a captured request."""
         if not isinstance(value, dict):
             raise SessionError("a capture line must be a JSON object", "this file is not a capture log of tokenbox record",
                                self.path, node.line, node.col)
@@ -99,8 +123,12 @@ class _Reader:
         elif kind == "request" and isinstance(value.get("id"), int):
             self.requests.append((node, value))
             self._body(value)
+            return True
         elif kind == "response" and isinstance(value.get("id"), int):
             self.responses[value["id"]] = value
+        elif kind == "torn":
+            self.torn.append(node.line)
+        return False
 
     def _body(self, record: dict[str, Any]) -> None:
         api = record.get("api")
@@ -120,32 +148,46 @@ class _Reader:
         sessions = []
         for node, record in self.requests:
             try:
-                session = self._turn(node, record, cache)
+                session = self.turn(node, record, cache)
             except SessionError as exc:
                 self._skip(record, exc.problem)
                 continue
             if session is not None:
                 sessions.append(self._headline(session, len(sessions) + 1))
         if not sessions:
-            problem = "the capture log has no captured request yet"
-            remedy = "point an agent at the proxy and send a request; tokenbox-tui keeps following the file"
-            if self.skipped:
-                problem = f"no captured request could be read (request {self.skipped[0]['id']}: {self.skipped[0]['reason']})"
-                remedy = "record again with this tokenbox"
-            raise SessionError(problem, remedy, self.path, 1, 1)
+            raise self.no_turn()
         count = len(sessions)
         roots = [self.roots.get(s.meta["capture"]["request"], s.meta["capture"]["request"]) for s in sessions]
-        sizes: dict[int, int] = {}
-        for root in roots:
-            sizes[root] = sizes.get(root, 0) + 1
-        main = max(sizes, key=lambda root: (sizes[root], max(i for i, r in enumerate(roots) if r == root)))
+        main = main_root(roots)
+        torn = self._torn_warning()
         for index, session in enumerate(sessions):
-            meta = session.meta
-            if self.skipped:
-                meta = {**meta, "capture": dict(meta.get("capture", {}), skipped=list(self.skipped))}
-            thread = MAIN_THREAD if roots[index] == main else f"request-{roots[index]}"
-            sessions[index] = replace(session, meta=meta, turn=index + 1, turn_count=count, thread=thread)
+            sessions[index] = self.finish(session, index, count, roots, main, torn)
         return sessions
+
+    def no_turn(self) -> SessionError:
+        """The error of a capture without a readable request."""
+        problem = "the capture log has no captured request yet"
+        remedy = "point an agent at the proxy and send a request; tokenbox-tui keeps following the file"
+        if self.skipped:
+            problem = f"no captured request could be read (request {self.skipped[0]['id']}: {self.skipped[0]['reason']})"
+            remedy = "record again with this tokenbox"
+        return SessionError(problem, remedy, self.path, 1, 1)
+
+    def finish(self, session: Session, index: int, count: int, roots: list[int], main: int, torn: str | None) -> Session:
+        """Turn ``index`` of ``count`` with its thread, the capture's skipped requests and torn lines."""
+        meta = session.meta
+        if self.skipped:
+            meta = {**meta, "capture": dict(meta.get("capture", {}), skipped=list(self.skipped))}
+        thread = MAIN_THREAD if roots[index] == main else f"request-{roots[index]}"
+        warnings = (*session.warnings, torn) if torn else session.warnings
+        return replace(session, meta=meta, turn=index + 1, turn_count=count, thread=thread, warnings=warnings)
+
+    def _torn_warning(self) -> str | None:
+        if not self.torn:
+            return None
+        lines = ", ".join(str(n) for n in self.torn[:5]) + (f" and {len(self.torn) - 5} more" if len(self.torn) > 5 else "")
+        what = "line" if len(self.torn) == 1 else "lines"
+        return f"skipped torn capture {what} {lines} (a record cut short, e.g. by a full disk; the others are whole)"
 
     def _headline(self, session: Session, number: int) -> Session:
         """README, "Real agents", for a captured request: with recorded usage, the headline is the recorded context.
@@ -201,7 +243,8 @@ class _Reader:
     def _skip(self, record: dict[str, Any], reason: str) -> None:
         self.skipped.append({"id": record.get("id"), "reason": reason})
 
-    def _turn(self, node: Node, record: dict[str, Any], cache: SectionCache) -> Session | None:
+    def turn(self, node: At, record: dict[str, Any], cache: SectionCache, *, build: bool = True) -> Any:
+        """The request's turn; with ``build`` false only whether it has one (a conversation), skipping it if not."""
         record_id = record["id"]
         api = record.get("api")
         body = self.bodies.get(record_id)
@@ -221,15 +264,17 @@ class _Reader:
         else:
             self._skip(record, f"unknown API {api!r}")
             return None
+        if not build:
+            return conv
         if not isinstance(conv, Conversation):  # an importer without a neutral model: its session as is
-            return replace(conv, recorded=_recorded(api, response), meta={**conv.meta, **self._meta(record, response, api)})
+            return replace(conv, recorded=recorded_usage(api, response), meta={**conv.meta, **self._meta(record, response, api)})
         for tool in conv.tools:
             server = mcp_server(tool.name)
             if server is not None:
                 tool.meta["mcp_server"] = server
         if api == "openai-responses":
             link_tool_names(conv.messages)  # the other APIs' messages are linked once, as they are first read
-        conv.recorded = _recorded(api, response)
+        conv.recorded = recorded_usage(api, response)
         conv.meta = {**conv.meta, **self._meta(record, response, api)}
         model = body.get("model") if isinstance(body.get("model"), str) else "no model"
         conv.name = f"{_LABELS[api]} request {record_id} ({model}, {len(conv.messages)} messages)"
@@ -278,7 +323,7 @@ class _Reader:
                 block.tool = self.tool_names[call_id]
                 block.meta["tool"] = block.tool
 
-    def _anthropic(self, body: dict[str, Any], node: Node) -> Conversation:
+    def _anthropic(self, body: dict[str, Any], node: At) -> Conversation:
         frame = {k: v for k, v in body.items() if k != "messages"}
         frame["messages"] = []
         conv = self._frame(frame, node, anthropic.conversation)
@@ -288,7 +333,7 @@ class _Reader:
         conv.messages = [self._message(item, index, node.line, anthropic.message) for index, item in enumerate(items)]
         return conv
 
-    def _chat(self, body: dict[str, Any], node: Node) -> Conversation:
+    def _chat(self, body: dict[str, Any], node: At) -> Conversation:
         items = body.get("messages")
         if not isinstance(items, list):
             raise SessionError("the request has no `messages` list", "an OpenAI Chat request lists its messages")
@@ -303,7 +348,7 @@ class _Reader:
         ]
         return conv
 
-    def _frame(self, frame: dict[str, Any], node: Node, read) -> Conversation:
+    def _frame(self, frame: dict[str, Any], node: At, read) -> Conversation:
         """``read`` (an importer's ``conversation``) of a body without its conversation, once per distinct
         frame: rebuilt bodies share their unchanged fields' objects, so equal frames have equal ids.
 
@@ -319,7 +364,7 @@ class _Reader:
         conv.meta = dict(cached.meta)
         return conv
 
-    def _responses(self, body: dict[str, Any], node: Node) -> Conversation | Session | None:
+    def _responses(self, body: dict[str, Any], node: At) -> Conversation | Session | None:
         module = responses_importer()
         if module is None:
             return None
@@ -329,6 +374,16 @@ class _Reader:
             conv.messages = [split_reminders(m) for m in conv.messages]
             return conv
         return module.convert(to_node(body, node.line), self.path)[0]
+
+
+def main_root(roots: list[int]) -> int:
+    """The conversation with the most requests (the latest of equals): the ``main`` thread."""
+    sizes: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for index, root in enumerate(roots):
+        sizes[root] = sizes.get(root, 0) + 1
+        last[root] = index
+    return max(sizes, key=lambda root: (sizes[root], last[root]))
 
 
 def responses_importer() -> Any:
@@ -409,7 +464,7 @@ def _count(value: Any) -> int | None:
     return value
 
 
-def _recorded(api: str, response: dict[str, Any] | None) -> RecordedUsage | None:
+def recorded_usage(api: str, response: dict[str, Any] | None) -> RecordedUsage | None:
     """The response's usage as ``RecordedUsage`` (``None`` when missing or malformed)."""
     usage = response.get("usage") if response is not None else None
     if not isinstance(usage, dict):

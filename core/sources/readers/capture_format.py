@@ -14,18 +14,23 @@ carries the format marker ``"tokenbox_capture": 1``:
   the Responses API) cut to its first ``K`` items, then ``append`` added; top-level keys in ``set``
   replaced and those in ``unset`` removed. A growing conversation thus costs one body plus the new
   messages of each request, not the square of its length. A body that is not a JSON object is stored
-  as ``"body_error": "…"`` with its ``"body_bytes"``. Credential-bearing fields of the body
-  (``headers``, ``authorization``, ``authorization_token``, ``api_key``, … outside the messages) are
-  replaced by ``"[redacted]"``;
+  as ``"body_error": "…"`` with its ``"body_bytes"`` (so is a body in an encoding tokenbox cannot decode,
+  or one over 256 MB). Credentials in the body outside the messages (``redact``: secret-named keys,
+  URLs' user info and token-like query values) are replaced by ``"[redacted]"``; NaN and ±Infinity
+  are stored as the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``. The body is stored against the
+  earlier request of its conversation (``capture.Deltas``);
 * ``{"tokenbox_capture": 1, "kind": "response", "id": N, "status": S, "model": …, "stream": bool,
   "usage": {…} | null, "error": str | null, "duration_ms": …}``: how request ``N`` ended, written when
-  the response is complete (or failed: ``error`` says how — an upstream timeout, a client that
-  disconnected mid-stream, an unreachable upstream). ``usage`` is the usage object the provider
+  the response is complete (or failed: ``error`` says how — an upstream timeout, an upstream that
+  failed mid-response, a client that disconnected, an unreachable upstream, a request cut when the
+  proxy stopped). ``usage`` is the usage object the provider
   reported, as it reported it (Anthropic's ``message_start`` merged with ``message_delta``, OpenAI
   Chat's final usage chunk, the Responses API's ``response.completed``; or the ``usage`` of a
   non-streamed reply).
 
-Requests to any other path are forwarded too but not captured. No header other than the four above,
+Each record is one whole line or nothing (a failed write is cut back); a reader skips a torn line with a
+warning. A capture deleted or moved away while the proxy runs starts again with a new ``start`` line
+(``"restarted"``). Requests to any other path are forwarded too but not captured. No header other than the four above,
 no query string and no credential is ever written to the capture, stdout or an error message.
 
 The writer is ``tokenbox.core.record.capture``; the reader ``tokenbox.core.sources.readers.capture``.

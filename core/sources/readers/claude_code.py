@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -96,22 +97,47 @@ class State:
     ``visible`` is the base estimate of every block so far except thinking; ``thinking`` the base
     estimate of thinking blocks so far and ``thinking_cut`` its value at the last user text: the API
     strips thinking before that point, so it does not count toward the context.
+
+    Lines of the same role in a row make one message: a state holds only the blocks its node added and
+    ``run``, the state whose message it continues, so a run of n lines costs n states of their own
+    blocks (not n copies of a growing list); ``message`` puts the run's blocks together when first
+    asked, and is then the same object (section caches are keyed by the message's identity).
     """
 
-    __slots__ = ("depth", "message", "prev", "thinking", "thinking_cut", "visible")
+    __slots__ = ("_message", "blocks", "depth", "index", "line", "prev", "role", "run", "thinking", "thinking_cut", "visible")
 
-    def __init__(self, prev: State | None, message: Message, visible: float, thinking: float, thinking_cut: float) -> None:
+    def __init__(self, prev: State | None, role: str, blocks: list[Block], visible: float, thinking: float,
+                 thinking_cut: float, run: State | None = None, line: int = 1) -> None:
         self.prev = prev
-        self.message = message
+        self.role = role
+        self.blocks = blocks
+        self.run = run
         self.depth = 1 if prev is None else prev.depth + 1
+        self.index = run.index if run is not None else (prev.depth if prev is not None else 0)
+        self.line = run.line if run is not None else line
         self.visible = visible
         self.thinking = thinking
         self.thinking_cut = thinking_cut
+        self._message: Message | None = None
 
     @property
     def estimate(self) -> float:
         """The base estimate of what this context sends (thinking before the last user text excluded)."""
         return self.visible + self.thinking - self.thinking_cut
+
+    @property
+    def message(self) -> Message:
+        """The message this state ends with: every block of its run, in order."""
+        if self._message is not None:
+            return self._message
+        parts = []
+        state: State | None = self
+        while state is not None:
+            parts.append(state.blocks)
+            state = state.run
+        blocks = [block for part in reversed(parts) for block in part]
+        self._message = Message(self.role, blocks, self.index, {}, self.line, 1)
+        return self._message
 
     def messages(self) -> list[Message]:
         out: list[Message] = []
@@ -121,6 +147,21 @@ class State:
             state = state.prev
         out.reverse()
         return out
+
+
+_LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<![0-9a-fA-F]{4})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings replaced by U+FFFD (pairs become their character):
+    a lone surrogate cannot be encoded, counted or printed."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_lone_surrogates(v) for v in value]
+    return value
 
 
 def _extend(state: State | None, role: str, blocks: list[Block], line: int) -> State | None:
@@ -146,13 +187,10 @@ def _extend(state: State | None, role: str, blocks: list[Block], line: int) -> S
     cut = state.thinking_cut if state else 0.0
     if user_text:
         cut = base_think  # thinking before this user text is stripped by the API
-    if state is not None and state.message.role == role:
-        last = state.message
-        merged = Message(role, last.blocks + blocks, last.index, {}, last.line, last.col)
-        return State(state.prev, merged, base_visible + visible, base_think + think, cut)
-    index = state.depth if state else 0
+    if state is not None and state.role == role:
+        return State(state.prev, role, list(blocks), base_visible + visible, base_think + think, cut, run=state)
     visible += MESSAGE_FRAMING
-    return State(state, Message(role, list(blocks), index, {}, line, 1), base_visible + visible, base_think + think, cut)
+    return State(state, role, list(blocks), base_visible + visible, base_think + think, cut, line=line)
 
 
 # ---------------------------------------------------------------- records
@@ -279,6 +317,11 @@ class TranscriptReader:
         except (ValueError, RecursionError):
             self.warn(number, "not a JSON object; the line is skipped")
             return
+        if "\\u" in text and _LONE_SURROGATE.search(text):  # Node writes a lone surrogate as a \uD8xx escape
+            fixed = without_lone_surrogates(value)
+            if fixed != value:
+                value = fixed
+                self.warn(number, "a lone surrogate (half of a character) is read as U+FFFD")
         self.feed(number, value)
 
     def feed(self, number: int, value: Any) -> None:

@@ -205,15 +205,19 @@ class IdMaker:
 
     def __init__(self) -> None:
         self.used: set[str] = set()
+        # (base, cache) -> the number the last probe for it ended on: every smaller one is taken already
+        # (``used`` only grows), so a base repeated n times costs n probes in all, not n² / 2
+        self._next: dict[tuple[str, bool], int] = {}
 
     def make(self, *parts: str | None, cache: bool = False) -> str:
         pieces = [_ID_UNSAFE.sub("_", p).strip("_.-") for p in parts if p]
         base = ".".join(p for p in pieces if p)[:_ID_MAX] or "section"
-        candidate = base
-        number = 2
+        number = self._next.get((base, cache), 1)
+        candidate = base if number == 1 else f"{base}-{number}"
         while (candidate + ".cache" if cache else candidate) in self.used:
+            number = max(number + 1, 2)
             candidate = f"{base}-{number}"
-            number += 1
+        self._next[(base, cache)] = number
         result = candidate + ".cache" if cache else candidate
         self.used.add(result)
         return result
