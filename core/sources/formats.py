@@ -35,13 +35,16 @@ from typing import Any, Protocol
 
 from tokenbox.core.model.session import Session
 from tokenbox.core.sources.readers import (
+    aider,
     anthropic,
     capture,
     claude_code,
     cline,
     codex,
     copilot,
+    exchange,
     gemini,
+    gemini_api,
     openai_chat,
     opencode,
     openai_responses,
@@ -119,13 +122,19 @@ def _claude_code_head(values: list[Any]) -> bool:
 FORMATS: tuple[Format, ...] = (
     Format("cline", Shape.SOURCE, cline.detect, cline.convert, cline.follow),
     Format("opencode", Shape.SOURCE, opencode.detect, opencode.convert, opencode.follow),
+    Format("aider-chat", Shape.SOURCE, aider.detect_chat, aider.convert_chat, aider.follow_chat),
+    Format("aider-llm-history", Shape.SOURCE, aider.detect_llm, aider.convert_llm, aider.follow_llm),
     Format("claude-code", Shape.TRANSCRIPT, _claude_code_head, claude_code.transcript_turns, claude_code.TranscriptFollower),
     Format("copilot", Shape.TRANSCRIPT, copilot.detect, copilot.convert, copilot.follow),
     Format("codex", Shape.LINES, codex.detect, codex.convert),
     Format("gemini-lines", Shape.LINES, gemini.detect_lines, gemini.convert_lines),
     Format("gemini", Shape.DOCUMENT, gemini.detect_document, gemini.convert_document),
+    Format("request-response-pair", Shape.DOCUMENT, exchange.detect_document, exchange.convert_document),
+    Format("gemini-api", Shape.DOCUMENT, gemini_api.detect, gemini_api.convert),
     Format("openai-responses", Shape.DOCUMENT, openai_responses.detect, openai_responses.convert),
     Format("capture", Shape.LINES, capture.detect, capture.convert, line_follower=CaptureFollower, torn_line=capture.torn_line),
+    Format("claude-trace", Shape.LINES, exchange.detect_trace, exchange.convert_trace, line_follower=exchange.trace_follower),
+    Format("context-lens", Shape.LINES, exchange.detect_lhar, exchange.convert_lhar, line_follower=exchange.lhar_follower),
     Format("anthropic", Shape.DOCUMENT, anthropic.detect, anthropic.convert),
     Format("openai-chat", Shape.DOCUMENT, openai_chat.detect, openai_chat.convert),
 )

@@ -61,8 +61,11 @@ class _Loaded:
         }
 
 
+FOLLOWED_SUFFIXES = (".jsonl", ".lhar")  # JSON-lines logs an agent appends to (context-lens writes .lhar)
+
+
 def _followed(path: str) -> bool:
-    return path.lower().endswith(".jsonl")
+    return path.lower().endswith(FOLLOWED_SUFFIXES)
 
 
 class Loader:
