@@ -34,6 +34,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from tokenbox.core.model.session import Session
+from tokenbox.core.sources.probe import Probe, probe
 from tokenbox.core.sources.readers import (
     aider,
     anthropic,
@@ -46,10 +47,9 @@ from tokenbox.core.sources.readers import (
     gemini,
     gemini_api,
     openai_chat,
-    opencode,
     openai_responses,
+    opencode,
 )
-from tokenbox.core.sources.probe import Probe, probe
 from tokenbox.core.sources.readers.capture_follow import CaptureFollower
 
 SNIFF_LINES = 50  # non-blank lines at the start of a log that content detection looks at

@@ -28,6 +28,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
@@ -320,7 +321,7 @@ def _truncations(requests: list[Request], bases: BaseEstimates) -> None:
         return value
 
     growth = [(b.usage.context_tokens - a.usage.context_tokens, sum(map(size, b.messages)) - sum(map(size, a.messages)))  # type: ignore[union-attr]
-              for (_, a), (_, b) in zip(recorded, recorded[1:], strict=False)]
+              for (_, a), (_, b) in pairwise(recorded)]
     rising = [(dr, dv) for dr, dv in growth if dr > 0 and dv > 0]
     scale = min(max(sum(dr for dr, _ in rising) / sum(dv for _, dv in rising), 0.3), 5.0) if rising else 1.3
     first = recorded[0][1]

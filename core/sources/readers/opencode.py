@@ -34,6 +34,7 @@ import time
 import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
@@ -43,8 +44,8 @@ from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
 from tokenbox.core.sources.probe import Probe
 from tokenbox.core.sources.readers import images
 from tokenbox.core.sources.readers.agentlog import AgentLog, Request
-from tokenbox.core.sources.readers.common import CALL, MEDIA, RESULT, TEXT, THINKING, Block, Message, compact
 from tokenbox.core.sources.readers.anthropic import call_text
+from tokenbox.core.sources.readers.common import CALL, MEDIA, RESULT, TEXT, THINKING, Block, Message, compact
 
 SOURCE = "opencode"
 HIDDEN_LABEL = "system prompt and tool definitions (not in OpenCode's storage)"
@@ -344,7 +345,7 @@ class SessionFollower:
             own = sorted(parts.get(ident, []))
             role = data.get("role")
             if role == "user":
-                history.extend(self._made((ident, 0), [data, own], lambda: _user_messages(ident, data, own, len(history))))
+                history.extend(self._made((ident, 0), [data, own], partial(_user_messages, ident, data, own, len(history))))
                 waiting = True
                 continue
             if role != "assistant":
@@ -354,7 +355,7 @@ class SessionFollower:
             model = data.get("modelID") if isinstance(data.get("modelID"), str) else None
             for number, (step, finish) in enumerate(steps):
                 made = self._made((ident, number), [data, step, finish],
-                                  lambda step=step, number=number: _assistant_messages(ident, number, step, len(history)))
+                                  partial(_assistant_messages, ident, number, step, len(history)))
                 usage = _usage(finish.get("tokens")) if finish is not None else None
                 done = bool(data.get("time", {}).get("completed")) or bool(data.get("error"))
                 if finish is None and done and number == len(steps) - 1:
