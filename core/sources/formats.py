@@ -34,6 +34,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from tokenbox.core.model.session import Session
+from tokenbox.core.sources import foreign
 from tokenbox.core.sources.probe import Probe, probe
 from tokenbox.core.sources.readers import (
     aider,
@@ -131,6 +132,8 @@ FORMATS: tuple[Format, ...] = (
     Format("gemini", Shape.DOCUMENT, gemini.detect_document, gemini.convert_document),
     Format("request-response-pair", Shape.DOCUMENT, exchange.detect_document, exchange.convert_document),
     Format("gemini-api", Shape.DOCUMENT, gemini_api.detect, gemini_api.convert),
+    # Amp threads look like Anthropic requests (role/content messages): refused here, before those rows
+    Format("amp-thread", Shape.DOCUMENT, foreign.amp_thread, foreign.refuse_amp),
     Format("openai-responses", Shape.DOCUMENT, openai_responses.detect, openai_responses.convert),
     Format("capture", Shape.LINES, capture.detect, capture.convert, line_follower=CaptureFollower, torn_line=capture.torn_line),
     Format("claude-trace", Shape.LINES, exchange.detect_trace, exchange.convert_trace, line_follower=exchange.trace_follower),
@@ -140,8 +143,9 @@ FORMATS: tuple[Format, ...] = (
 )
 
 
-def source_format(formats: Sequence[Format], path: str) -> tuple[Format, Probe] | None:
-    """The ``SOURCE`` row that claims ``path`` (and its probe), if one does."""
+def source_format(formats: Sequence[Format], path: str) -> tuple[Format | None, Probe] | None:
+    """The ``SOURCE`` row that claims ``path`` and its probe; ``(None, probe)`` for a SQLite database no
+    row claims (it is no text to read: the loader refuses it by name); ``None`` for anything else."""
     rows = of_shape(formats, Shape.SOURCE)
     if not rows:
         return None
@@ -149,7 +153,9 @@ def source_format(formats: Sequence[Format], path: str) -> tuple[Format, Probe] 
     if found is None:
         return None
     row = next((row for row in rows if row.detect(found)), None)
-    return (row, found) if row is not None else None
+    if row is None:
+        return (None, found) if found.sqlite else None
+    return row, found
 
 
 def read_source(row: Format, path: str, max_bytes: int) -> Sequence[Session]:

@@ -24,6 +24,8 @@ from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.nodes import FastDocument, Reuse, fast_json
 from tokenbox.core.parse.schema import Reusable
+from tokenbox.core.sources import foreign
+from tokenbox.core.sources.database import tables
 from tokenbox.core.sources.documents import fast_turns, format_of, parse_turns, turns_of
 from tokenbox.core.sources.files import (
     DEFAULT_MAX_FILE_BYTES,
@@ -272,7 +274,9 @@ class Loader:
         found = source_format(self.formats, path)
         if found is None:
             return None
-        row, _ = found
+        row, seen = found
+        if row is None:  # a database no reader claims: named, not read as text
+            raise foreign.sniff_database(tables(seen.target), path)
         follow = row.follow
         assert follow is not None
         key = (os.path.abspath(path), path, max_bytes, row.name)

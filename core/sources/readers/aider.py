@@ -45,12 +45,16 @@ _TOKENS = re.compile(r"^> Tokens: (?P<sent>[\d.]+k?) sent(?:, (?P<write>[\d.]+k?
                      r"(?:, (?P<hit>[\d.]+k?) cache hit)?, (?P<received>[\d.]+k?) received")
 _MODEL = re.compile(r"^> (?:Main )?[Mm]odel: (?P<model>\S+)")
 _LLM_HEADER = re.compile(r"^(TO LLM|LLM RESPONSE) \d{4}-\d{2}-\d{2}T")
+_SESSION_KEY = re.compile(r'^\s*"?tokenbox"?\s*:', re.M)
 _ROLE = re.compile(r"^(SYSTEM|USER|ASSISTANT|TOOL|FUNCTION)(?: |$)")
 
 
 def detect_chat(found: Probe) -> bool:
-    """An aider chat history: text that starts with ``# aider chat started at``."""
-    return not found.is_dir and found.selector is None and found.text_head().lstrip().startswith(STARTED)
+    """An aider chat history: text that starts with ``# aider chat started at`` (and is no tokenbox session
+    that happens to start so: no ``tokenbox:`` key)."""
+    head = found.text_head()
+    return (not found.is_dir and found.selector is None and head.lstrip().startswith(STARTED)
+            and not _SESSION_KEY.search(head))
 
 
 def detect_llm(found: Probe) -> bool:

@@ -31,7 +31,7 @@ from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
-from tokenbox.core.sources.readers import opencode
+from tokenbox.core.sources.database import query
 from tokenbox.core.sources.readers.agentlog import AgentLog, Request
 from tokenbox.core.sources.readers.anthropic import call_text
 from tokenbox.core.sources.readers.common import CALL, RESULT, TEXT, THINKING, Block, Message
@@ -121,12 +121,12 @@ def _store_rows(path: str, session_id: str | None, after: int) -> list[tuple[int
     if store is None or session_id is None:
         return []
     try:
-        columns = {row[1] for row in opencode.query(store, f"PRAGMA table_info({USAGE_TABLE})")}
+        columns = {row[1] for row in query(store, f"PRAGMA table_info({USAGE_TABLE})")}
         if not {"session_id", "input_tokens"} <= columns:
             return []
         wanted = [c if c in columns else "0" for c in ("cache_read_tokens", "cache_write_tokens", "output_tokens")]
         initiator = "initiator" if "initiator" in columns else "NULL"
-        rows = opencode.query(store, f"SELECT rowid, input_tokens, {', '.join(wanted)}, {initiator} FROM {USAGE_TABLE} "
+        rows = query(store, f"SELECT rowid, input_tokens, {', '.join(wanted)}, {initiator} FROM {USAGE_TABLE} "
                                      "WHERE session_id = ? AND rowid > ? ORDER BY rowid", [session_id, after])
     except SessionError:
         return []

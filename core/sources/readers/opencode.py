@@ -29,9 +29,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
-import time
-import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -40,6 +37,7 @@ from typing import Any
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage
+from tokenbox.core.sources.database import query, tables
 from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
 from tokenbox.core.sources.probe import Probe
 from tokenbox.core.sources.readers import images
@@ -54,8 +52,6 @@ CLEARED = "[Old tool result content cleared]"
 INTERRUPTED = "[Tool execution was interrupted]"
 COMPACTION_PROMPT = "What did we do so far?"
 TABLES = frozenset({"session", "message", "part"})
-BUSY_RETRIES = 5
-BUSY_WAIT = 0.05  # seconds between retries of a busy database (the agent is writing)
 _SESSION_HEAD = re.compile(rb'^\s*\{[^{}]*?"id"\s*:\s*"[^"]*"[^{}]*?"projectID"\s*:', re.S)
 _USAGE_MAX = 10**12
 
@@ -66,7 +62,7 @@ def detect(found: Probe) -> bool:
     if found.is_dir:
         return {"session", "message", "part"} <= found.names
     if found.sqlite:
-        return _tables(found.target) >= TABLES
+        return tables(found.target) >= TABLES
     return found.selector is None and bool(_SESSION_HEAD.match(found.head)) and _storage_root(found.target) is not None
 
 
@@ -74,42 +70,6 @@ def _storage_root(session_file: str) -> str | None:
     """The ``storage`` folder of a session file (``storage/session/<project>/<id>.json``)."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(session_file))))
     return root if os.path.isdir(os.path.join(root, "message")) else None
-
-
-def connect(path: str) -> sqlite3.Connection:
-    """A read-only connection (``mode=ro``): never a write, never a lock the agent waits on beyond one read."""
-    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
-    connection = sqlite3.connect(uri, uri=True, timeout=BUSY_WAIT, check_same_thread=False)
-    connection.execute("PRAGMA query_only = ON")
-    return connection
-
-
-def query(path: str, sql: str, parameters: Iterable[Any] = ()) -> list[tuple]:
-    """Rows of one read-only query in a short transaction, retried while the database is busy."""
-    for attempt in range(BUSY_RETRIES):
-        try:
-            connection = connect(path)
-            try:
-                return connection.execute(sql, tuple(parameters)).fetchall()
-            finally:
-                connection.close()
-        except sqlite3.OperationalError as exc:
-            busy = "locked" in str(exc) or "busy" in str(exc)
-            if not busy or attempt == BUSY_RETRIES - 1:
-                raise SessionError(f"cannot read the database ({exc})",
-                                   "read it again (the agent may be writing it)" if busy else "check that it is an OpenCode database",
-                                   path) from None
-            time.sleep(BUSY_WAIT)
-        except sqlite3.DatabaseError as exc:
-            raise SessionError(f"not a readable SQLite database ({exc})", "name an OpenCode database (opencode.db)", path) from None
-    raise AssertionError("unreachable")
-
-
-def _tables(path: str) -> set[str]:
-    try:
-        return {row[0] for row in query(path, "SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except SessionError:
-        return set()
 
 
 # ---------------------------------------------------------------- the records, from either storage
