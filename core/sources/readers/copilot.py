@@ -30,8 +30,8 @@ from typing import Any
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage
-from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
 from tokenbox.core.sources.database import query
+from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
 from tokenbox.core.sources.readers.agentlog import AgentLog, Request
 from tokenbox.core.sources.readers.anthropic import call_text
 from tokenbox.core.sources.readers.common import CALL, RESULT, TEXT, THINKING, Block, Message

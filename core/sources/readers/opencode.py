@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
