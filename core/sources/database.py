@@ -24,6 +24,10 @@ BUSY_WAIT = 0.05  # seconds between retries of a busy database (the agent is wri
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
+class DatabaseBusy(SessionError):
+    """The database stayed locked by its writer through every retry: read it again."""
+
+
 def connect(path: str) -> sqlite3.Connection:
     """A read-only connection (``mode=ro``): never a write, never a lock the agent waits on beyond one read."""
     uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
@@ -43,10 +47,10 @@ def query(path: str, sql: str, parameters: Iterable[Any] = ()) -> list[tuple]:
                 connection.close()
         except sqlite3.OperationalError as exc:
             busy = getattr(exc, "sqlite_errorcode", None) in _BUSY
-            if not busy or attempt == BUSY_RETRIES - 1:
-                raise SessionError(f"cannot read the database ({exc})",
-                                   "read it again (the agent may be writing it)" if busy else "check the path and permissions",
-                                   path) from None
+            if busy and attempt == BUSY_RETRIES - 1:
+                raise DatabaseBusy(f"the database is busy ({exc})", "read it again (the agent is writing it)", path) from None
+            if not busy:
+                raise SessionError(f"cannot read the database ({exc})", "check the path and permissions", path) from None
             time.sleep(BUSY_WAIT)
         except sqlite3.DatabaseError as exc:
             raise SessionError(f"not a readable SQLite database ({exc})", "name the agent's database file", path) from None
@@ -54,9 +58,11 @@ def query(path: str, sql: str, parameters: Iterable[Any] = ()) -> list[tuple]:
 
 
 def tables(path: str) -> set[str]:
-    """The tables of a database (empty when it cannot be read)."""
+    """The tables of a database (empty when it cannot be read; ``DatabaseBusy`` when its writer holds it)."""
     try:
         return {row[0] for row in query(path, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except DatabaseBusy:
+        raise
     except SessionError:
         return set()
 

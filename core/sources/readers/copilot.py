@@ -352,8 +352,9 @@ class _Journal:
             warnings.append(f"the session store has {len(usable)} usage rows for {len(self.order)} requests in the journal: "
                             "paired in order")
         paired = dict(zip(self.order, usable, strict=False))
-        hidden = self._hidden_part()
-        scale = self._scale(BaseEstimates()) if hidden is not None else None
+        bases = BaseEstimates()
+        hidden = self._hidden_part(bases)
+        scale = self._scale(bases) if hidden is not None else None
         for name, thread in self.threads.items():
             requests = [Request(**{**r.__dict__, "usage": paired.get((name, i))}) for i, r in enumerate(thread.requests)]
             if thread.waiting and thread.history:
@@ -373,14 +374,16 @@ class _Journal:
         name = f"Copilot CLI session {self.meta.get('session_id', os.path.basename(os.path.dirname(self.path)))}"
         return AgentLog(SOURCE, self.path, name, HIDDEN_LABEL, NOT_RECORDED, threads, warnings, dict(self.meta))
 
-    def _hidden_part(self) -> tuple[int, str] | None:
-        """What the journal records of the hidden part: the tool definitions' tokens, and the system
-        prompt's too when the journal does not hold its text."""
+    def _hidden_part(self, bases: BaseEstimates) -> tuple[int, str] | None:
+        """What the journal records of the hidden part: the tool definitions' tokens, and what the system
+        tokens hold beyond the system message's text (its estimate at the shutdown's scale); all of the
+        system tokens when the journal does not hold that text."""
         if self.recorded_parts is None:
             return None
         system, tools, where = self.recorded_parts
-        if self.system:
-            return tools, f"tool-definition tokens of the {where}"
+        shown = sum(bases(b.text) for b in self.system) * (self._scale(bases) or 1.0)
+        if shown:
+            return tools + max(0, system - round(shown)), f"tool-definition and system tokens of the {where}, the system message's text aside"
         return system + tools, f"system and tool-definition tokens of the {where}"
 
     def _scale(self, bases: BaseEstimates) -> float | None:

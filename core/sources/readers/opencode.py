@@ -59,10 +59,19 @@ def detect(found: Probe) -> bool:
     """An OpenCode database (a SQLite file with its ``session``, ``message`` and ``part`` tables), a
     session file of the older JSON tree, or that tree's ``storage`` folder."""
     if found.is_dir:
-        return {"session", "message", "part"} <= found.names
+        return {"session", "message", "part"} <= found.names or message_folder(found.target) is not None
     if found.sqlite:
         return tables(found.target) >= TABLES
     return found.selector is None and bool(_SESSION_HEAD.match(found.head)) and _storage_root(found.target) is not None
+
+
+def message_folder(folder: str) -> str | None:
+    """The ``storage`` folder of a session's message folder (``storage/message/<session id>/``), else ``None``."""
+    parent = os.path.dirname(os.path.abspath(folder))
+    storage = os.path.dirname(parent)
+    if os.path.basename(parent) == "message" and os.path.isdir(os.path.join(storage, "part")):
+        return storage
+    return None
 
 
 def _storage_root(session_file: str) -> str | None:
@@ -146,9 +155,10 @@ class _Database:
 class _Tree:
     """Reads a session tree from the older JSON storage, again only the files whose stamp changed."""
 
-    def __init__(self, storage: str, session_file: str | None) -> None:
+    def __init__(self, storage: str, session_file: str | None, session_id: str | None = None) -> None:
         self.storage = storage
         self.session_file = session_file
+        self.session_id = session_id
         self.records = _Records()
         self.cache: dict[str, tuple[tuple[int, int], dict[str, Any] | None]] = {}
 
@@ -185,6 +195,10 @@ class _Tree:
         return found
 
     def _root(self, sessions: dict[str, dict[str, Any]]) -> str:
+        if self.session_id is not None:
+            if self.session_id not in sessions:
+                sessions[self.session_id] = {"id": self.session_id}  # messages without their session file
+            return self.session_id
         if self.session_file is not None:
             info = self._load(self.session_file)
             if info is None or not isinstance(info.get("id"), str):
@@ -251,8 +265,11 @@ class SessionFollower:
         found = probe(path)
         if found is None:
             raise SessionError("cannot read", "check the path", path)
-        if found.is_dir:
-            self.store: _Database | _Tree = _Tree(found.target, None)
+        if found.is_dir and message_folder(found.target) is not None:
+            self.store: _Database | _Tree = _Tree(message_folder(found.target) or "", None,  # type: ignore[arg-type]
+                                                  os.path.basename(os.path.abspath(found.target)))
+        elif found.is_dir:
+            self.store = _Tree(found.target, None)
         elif found.sqlite:
             self.store = _Database(found.target, found.selector)
         else:
@@ -289,7 +306,7 @@ class SessionFollower:
                                       ("version", info.get("version"))) if isinstance(v, str) and v}
         threads: dict[str, list[Request]] = {}
         for session in sessions:
-            name = MAIN_THREAD if session == root else f"subagent-{session[-8:]}"
+            name = MAIN_THREAD if session == root else f"subagent-{session.removeprefix('ses_')[:12]}"
             rows = sorted(by_session.get(session, []))
             threads[name] = self._requests(rows, parts, warnings)
         return threads, warnings, meta
