@@ -143,13 +143,13 @@ FORMATS: tuple[Format, ...] = (
 )
 
 
-def source_format(formats: Sequence[Format], path: str) -> tuple[Format | None, Probe] | None:
+def source_format(formats: Sequence[Format], path: str, max_bytes: int | None = None) -> tuple[Format | None, Probe] | None:
     """The ``SOURCE`` row that claims ``path`` and its probe; ``(None, probe)`` for a SQLite database no
     row claims (it is no text to read: the loader refuses it by name); ``None`` for anything else."""
     rows = of_shape(formats, Shape.SOURCE)
     if not rows:
         return None
-    found = probe(path)
+    found = probe(path, max_bytes)
     if found is None:
         return None
     row = next((row for row in rows if row.detect(found)), None)

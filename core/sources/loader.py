@@ -271,7 +271,7 @@ class Loader:
     def _source(self, path: str, max_bytes: int) -> ThreadedLog | None:
         """The storage at ``path`` read by a ``SOURCE`` row's follower, fed what changed since the last
         load (``None`` when no such row claims the path). The follower is kept like a log's reader."""
-        found = source_format(self.formats, path)
+        found = source_format(self.formats, path, max_bytes)
         if found is None:
             return None
         row, seen = found

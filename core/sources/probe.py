@@ -20,6 +20,7 @@ from tokenbox.core.sources.files import open_read_only
 
 HEAD_BYTES = 4096
 SQLITE_MAGIC = b"SQLite format 3\x00"
+SQLITE_PAGE_MIN = 512  # a database file is always a whole number of pages of 512 bytes or more
 SELECTOR = "#"  # FILE#ID: one session of a database file
 
 
@@ -54,8 +55,13 @@ def split_selector(path: str) -> tuple[str, str | None]:
     return target, selector
 
 
-def probe(path: str) -> Probe | None:
-    """The probe of ``path`` (``None`` when it cannot be read: the ordinary loaders report why)."""
+def probe(path: str, max_bytes: int | None = None) -> Probe | None:
+    """The probe of ``path`` (``None`` when it cannot be read: the ordinary loaders report why).
+
+    A file over ``max_bytes`` is not read as text, so nothing of it is read here either — unless its size
+    is a whole number of 512-byte pages, as a SQLite database's always is (agents' databases grow past
+    any text limit and are queried, not read): then only its 16-byte header is looked at.
+    """
     target, selector = split_selector(path)
     try:
         info = os.stat(target)
@@ -69,12 +75,17 @@ def probe(path: str) -> Probe | None:
         return Probe(path, target, selector, True, b"", names)
     if not stat.S_ISREG(info.st_mode):
         return None  # a pipe or a device is read once, by the ordinary loaders
+    over = max_bytes is not None and info.st_size > max_bytes
+    if over and (info.st_size % SQLITE_PAGE_MIN or info.st_size == 0):
+        return None
     try:
         fd = open_read_only(target)
         try:
-            head = os.read(fd, HEAD_BYTES)
+            head = os.read(fd, len(SQLITE_MAGIC) if over else HEAD_BYTES)
         finally:
             os.close(fd)
     except OSError:
+        return None
+    if over and head != SQLITE_MAGIC:
         return None
     return Probe(path, target, selector, False, head, frozenset())
