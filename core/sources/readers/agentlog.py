@@ -179,19 +179,22 @@ def sent_messages(messages: list[Message], strip: _Stripped) -> list[Message]:
     return [strip(m) if i < cut and m.role == "assistant" else m for i, m in enumerate(messages)]
 
 
+def message_estimate(message: Message, bases: BaseEstimates, memo: dict[int, float]) -> float:
+    """A message's base estimate (a media block at its fixed size), computed once per message object."""
+    value = memo.get(id(message))
+    if value is None:
+        value = 0.0
+        for block in message.blocks:
+            fixed = block.meta.get("tokens") if block.role == MEDIA else None
+            value += fixed if isinstance(fixed, int) else (bases(block.text) if block.text else 0.0)
+        memo[id(message)] = value
+    return value
+
+
 def _visible_base(request: Request, messages: list[Message], bases: BaseEstimates, memo: dict[int, float]) -> float:
     """The base estimate of what the request shows (each message's estimate computed once)."""
     total = sum(bases(b.text) for b in request.system if b.text) + sum(bases(t.text) for t in request.tools if t.text)
-    for message in messages:
-        value = memo.get(id(message))
-        if value is None:
-            value = 0.0
-            for block in message.blocks:
-                fixed = block.meta.get("tokens") if block.role == MEDIA else None
-                value += fixed if isinstance(fixed, int) else (bases(block.text) if block.text else 0.0)
-            memo[id(message)] = value
-        total += value
-    return total
+    return total + sum(message_estimate(m, bases, memo) for m in messages)
 
 
 def thread_turns(log: AgentLog, thread: str) -> LazyTurns:

@@ -37,7 +37,7 @@ from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, decode_text, read_bytes
 from tokenbox.core.sources.probe import Probe
 from tokenbox.core.sources.readers import anthropic, images
-from tokenbox.core.sources.readers.agentlog import AgentLog, Request
+from tokenbox.core.sources.readers.agentlog import AgentLog, Request, message_estimate
 from tokenbox.core.sources.readers.common import MEDIA, TEXT, Block, Message, link_tool_names
 from tokenbox.core.tokens.charclass import BaseEstimates
 
@@ -311,14 +311,7 @@ def _truncations(requests: list[Request], bases: BaseEstimates) -> None:
     memo: dict[int, float] = {}
 
     def size(message: Message) -> float:
-        value = memo.get(id(message))
-        if value is None:
-            value = 0.0
-            for block in message.blocks:
-                fixed = block.meta.get("tokens") if block.role == MEDIA else None
-                value += fixed if isinstance(fixed, int) else (bases(block.text) if block.text else 0.0)
-            memo[id(message)] = value
-        return value
+        return message_estimate(message, bases, memo)
 
     growth = [(b.usage.context_tokens - a.usage.context_tokens, sum(map(size, b.messages)) - sum(map(size, a.messages)))  # type: ignore[union-attr]
               for (_, a), (_, b) in pairwise(recorded)]
