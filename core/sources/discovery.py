@@ -297,6 +297,8 @@ def _task_roots(agent: str) -> Callable[[Mapping[str, str]], list[tuple[str, str
             chosen = _env_dir(env, "CLINE_DIR")
             found.append((os.path.join(chosen or os.path.join(home(env), ".cline"), "data", "tasks"),
                           "$CLINE_DIR" if chosen else "default"))
+            found.append((os.path.join(chosen or os.path.join(home(env), ".cline"), "data", "sessions"),
+                          "$CLINE_DIR" if chosen else "default"))
         return found
 
     return roots
@@ -321,6 +323,11 @@ def task_project(folder: str) -> str | None:
 
 def _task_sessions(agent: str) -> Callable[[str, Mapping[str, str], Scan], Iterator[Found]]:
     def sessions(root: str, env: Mapping[str, str], scan: Scan) -> Iterator[Found]:
+        if os.path.basename(root) == "sessions":  # the Cline CLI: <id>/<id>.messages.json
+            files = [os.path.join(root, n, f"{n}.messages.json") for n in _listdir(root, agent, scan)]
+            for mtime, path in _newest_files([f for f in files if os.path.isfile(f)]):
+                yield Found(agent, None, path, mtime)
+            return
         folders = []
         for name in _listdir(root, agent, scan):
             folder = os.path.join(root, name)

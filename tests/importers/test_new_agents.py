@@ -162,6 +162,22 @@ def test_cline_truncation_is_inferred_from_the_recorded_drop(tmp_path):
     assert not any("more than the" in w for w in last.warnings)  # no scaling down to fit: the range fits
 
 
+def test_cline_cli_session_shows_its_system_prompt(tmp_path):
+    """The Cline CLI's session file (codeburn's description of it; constructed here) is read, not taken for
+    an Anthropic request body: its replies' metrics are the headlines, its system prompt a visible part."""
+    session = {"version": 1, "agent": "cline", "sessionId": "s-1", "system_prompt": "You are Cline. " * 40,
+               "messages": [{"role": "user", "content": [{"type": "text", "text": "add a README"}]},
+                            {"role": "assistant", "content": [{"type": "text", "text": "Done."}],
+                             "metrics": {"inputTokens": 900, "outputTokens": 3, "cacheReadTokens": 0, "cacheWriteTokens": 4100},
+                             "modelInfo": {"modelId": "claude-sonnet-4-5"}},
+                            {"role": "user", "content": [{"type": "text", "text": "thanks"}]}]}
+    path = tmp_path / "s-1.messages.json"
+    path.write_text(json.dumps(session), encoding="utf-8")
+    turns = load_turns(path)
+    assert_headline_is_recorded(turns, [5000])
+    assert turns[-1].pending and turns[0].sections[1].meta["role"] == "system"
+
+
 def test_a_broken_task_file_is_one_line(tmp_path, capsys):
     folder = tmp_path / "task"
     folder.mkdir()
@@ -377,7 +393,7 @@ def trace_contexts() -> list[int]:
     return contexts
 
 
-def test_claude_trace_and_context_lens_captures_read_like_a_capture_log():
+def test_claude_trace_and_context_lens_captures_read_like_a_capture_log(tmp_path):
     turns = load_turns(TRACE)
     assert_headline_is_recorded(turns, trace_contexts())
     assert turns[-1].meta["source"]["format"] == "claude-trace"
@@ -386,6 +402,9 @@ def test_claude_trace_and_context_lens_captures_read_like_a_capture_log():
                 for e in entries]
     lens = load_turns(LHAR)
     assert_headline_is_recorded(lens, expected)
+    document = tmp_path / "trace.lhar.json"  # the other packaging: one document
+    document.write_text(json.dumps({"lhar": {"version": "0.1", "sessions": [], "entries": entries}}), encoding="utf-8")
+    assert [t.context_tokens for t in load_turns(document)] == expected
     parts = {s.id: s.tokens for s in lens[-1].sections if s.id.startswith("lens.")}
     assert parts == {f"lens.{c['category']}": c["tokens"] for c in entries[-1]["context_lens"]["composition"]}
 

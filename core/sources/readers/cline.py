@@ -377,8 +377,16 @@ def _started_usage(value: dict[str, Any]) -> tuple[RecordedUsage | None, bool]:
 
 
 def _metrics_usage(value: Any) -> RecordedUsage | None:
-    """A reply's ``metrics.tokens`` (newer Cline): context = prompt + cached."""
-    tokens = value.get("metrics", {}).get("tokens") if isinstance(value, dict) and isinstance(value.get("metrics"), dict) else None
+    """A reply's ``metrics.tokens`` (newer Cline): context = prompt + cached; or the Cline CLI's
+    ``metrics{inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens}`` (input without the cache)."""
+    metrics = value.get("metrics") if isinstance(value, dict) and isinstance(value.get("metrics"), dict) else {}
+    if "inputTokens" in metrics:
+        numbers = [_count(metrics.get(k, 0)) for k in ("inputTokens", "cacheWriteTokens", "cacheReadTokens", "outputTokens")]
+        if any(n is None for n in numbers) or not sum(numbers[:3]):  # type: ignore[arg-type]
+            return None
+        inp, write, read, out = numbers  # type: ignore[misc]
+        return RecordedUsage(inp + write + read, inp, write, read, out)  # type: ignore[operator]
+    tokens = metrics.get("tokens")
     if not isinstance(tokens, dict):
         return None
     prompt, cached, out = (_count(tokens.get(k, 0)) for k in ("prompt", "cached", "completion"))
@@ -464,3 +472,38 @@ def _models_used(folder: str) -> list[str]:
         if isinstance(model, str) and model not in seen:
             seen.append(model)
     return seen
+
+
+# ---------------------------------------------------------------- the Cline CLI's sessions
+
+
+def detect_cli_session(node: Any) -> bool:
+    """A Cline CLI session (``~/.cline/data/sessions/<id>/<id>.messages.json``): ``{version, agent, sessionId,
+    messages, system_prompt}``; its messages are Anthropic-shaped, so it is claimed before the request rows."""
+    value = node.value if hasattr(node, "value") else None
+    return (isinstance(value, dict) and "tokenbox" not in value and {"sessionId", "messages"} <= set(value)
+            and ("system_prompt" in value or "agent" in value))
+
+
+def convert_cli_session(node: Any, path: str) -> Any:
+    """A Cline CLI session: one turn per reply with usage (``metrics``), the system prompt as written."""
+    value = node.plain()
+    warnings: list[str] = []
+    api = value.get("messages") if isinstance(value.get("messages"), list) else []
+    messages = [_message(i, v, warnings) for i, v in enumerate(api)]
+    link_tool_names([m for m in messages if m is not None])
+    system = value.get("system_prompt")
+    blocks = [Block("system_prompt", TEXT, system)] if isinstance(system, str) and system else []
+    requests = []
+    for i, item in enumerate(api):
+        if isinstance(item, dict) and item.get("role") == "assistant":
+            requests.append(_request(api, messages, i, _metrics_usage(item), _model(item), f"message {i + 1}", i))
+    if api and isinstance(api[-1], dict) and api[-1].get("role") == "user":
+        requests.append(_request(api, messages, len(api), None, requests[-1].model if requests else None, "pending", len(api),
+                                 pending=True))
+    for request in requests:
+        request.system = list(blocks)
+    hidden = "tool definitions (not in the session file)" if blocks else HIDDEN_LABEL
+    log = AgentLog(SOURCE, path, f"Cline CLI session {value.get('sessionId')}", hidden, NOT_RECORDED,
+                   {"main": requests}, warnings, {"session_id": value.get("sessionId")})
+    return log.main_turns()

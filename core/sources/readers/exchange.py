@@ -240,6 +240,7 @@ class PeerFollower:
         self.inner = CaptureFollower(path)
         self.order: list[tuple[str, Any]] = []  # ("capture", its turn index) or ("parts", a session)
         self.skipped = 0
+        self.count = 0  # requests translated so far (their capture ids)
 
     def feed(self, number: int, text: str) -> None:
         try:
@@ -260,6 +261,9 @@ class PeerFollower:
                 return
         else:
             records = pair_records(number, value)
+        self.count += 1
+        for record in records:  # one id per request: the entries of one document share a line number
+            record["id"] = self.count
         before = len(self.inner.turn_requests)
         for record in records:
             self.inner.feed_record(number, record)
