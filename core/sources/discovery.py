@@ -13,7 +13,7 @@ directory (default: the current one), or raises ``DiscoveryError`` with a one-li
 | codex | ``$CODEX_HOME`` or ``~/.codex``, ``sessions/YYYY/MM/DD/``, ``archived_sessions/`` | ``rollout-*.jsonl`` (its ``session_meta.cwd``) |
 | gemini | ``~/.gemini/tmp/<sha256 of the project, or its name in projects.json>/chats/`` | ``session-*.json``/``.jsonl`` |
 | copilot | ``~/.copilot/session-state/`` | ``<id>/events.jsonl`` (its ``session.start`` cwd) |
-| cline, roo, kilo | VS Code's ``User/globalStorage/<extension>/tasks/`` of Code, Insiders, VSCodium, Cursor, Windsurf and the remote server, per OS (``$XDG_CONFIG_HOME``, ``%APPDATA%``); Cline also ``~/.cline/data/tasks/`` (``$CLINE_DIR``) | a task folder (its working directory from the environment details) |
+| cline, roo, kilo | VS Code's ``User/globalStorage/<extension>/tasks/`` of Code, Insiders, VSCodium, Cursor, Windsurf and the remote server, per OS (``$XDG_CONFIG_HOME``, ``%APPDATA%``); Cline also ``~/.cline/data/tasks/`` and the CLI's ``sessions/`` (``$CLINE_DIR``) | a task folder (its working directory from the environment details); a CLI session file |
 | kilo (5.x), opencode | ``$XDG_DATA_HOME/kilo/kilo.db``, ``$XDG_DATA_HOME/opencode/opencode*.db`` and ``storage/`` | ``DB#SESSION_ID``, a session's message folder |
 | aider | the project's ``.aider.chat.history.md`` (``$AIDER_CHAT_HISTORY_FILE``), in it or its git root | the file |
 
