@@ -119,8 +119,10 @@ def test_anthropic_non_streamed_forwarded_unchanged_and_recorded(env: Env) -> No
                                                                          "authorization_token": MCP_TOKEN}]})
     assert reply.content[0].text == "hello" and reply.usage.output_tokens == OUTPUT
     seen = env.fake.received[before]
-    credential = seen["headers"].get("x-api-key") or seen["headers"]["authorization"]
-    assert ANTHROPIC_KEY in credential  # the credential reaches the upstream, unchanged
+    sent = {k.lower(): v for k, v in env.anthropic().auth_headers.items()}  # what this SDK version sends
+    assert sent and all(ANTHROPIC_KEY in value for value in sent.values())
+    for header, value in sent.items():
+        assert seen["headers"][header] == value  # the credential reaches the upstream, unchanged
     assert seen["headers"]["cookie"] == COOKIE
     assert seen["headers"]["host"] == env.fake.url.removeprefix("http://")
     assert json.loads(seen["body"])["mcp_servers"][0]["authorization_token"] == MCP_TOKEN
