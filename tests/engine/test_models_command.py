@@ -54,7 +54,7 @@ def test_models_columns_are_aligned():
 
 def test_every_listed_model_plans_with_its_row(tmp_path):
     rows = _rows()
-    for row in rows[:: max(1, len(rows) // 12)] + [rows[-1]]:
+    for row in [*rows[:: max(1, len(rows) // 12)], rows[-1]]:
         session = {"tokenbox": 1, "model": row["name"], "sections": [{"id": "u", "kind": "user", "text": "hi"}]}
         if row["tokenizer"] == NONE_PUBLIC:
             session["tokenizer"] = "heuristic"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import ast
 import concurrent.futures
+import functools
 import io
 import json
 import os
@@ -302,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"mutate: the tests of {target.name} fail without a mutant")
         timeout = max(30.0, baseline * 4)
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(lambda m: run_mutant(m, target.tests, timeout), found))
+            results = list(pool.map(functools.partial(run_mutant, tests=target.tests, timeout=timeout), found))
         killed = sum(r.startswith("killed") for r in results)
         lost = [m for m, r in zip(found, results, strict=True) if r == "survived"]
         survivors.extend(f"{target.name}: {m.label()}" for m in lost)
