@@ -133,7 +133,8 @@ def test_truncation_keeps_exactly_size_minus_deficit_tokens_at_its_end(tmp_path,
     plan = _plan(path)
     doc = plan["sections"][0]
     assert (doc["action"], doc["tokens_before"], doc["tokens_after"]) == ("truncated", size, target)
-    assert [(s["section"], s["op"], s["tokens_after"], s["deficit_after"]) for s in plan["steps"]] == [("doc", "truncate", target, 0)]
+    assert [(s["index"], s["section"], s["op"], s["tokens_after"], s["deficit_after"]) for s in plan["steps"]] == [
+        (1, "doc", "truncate", target, 0)]
     assert plan["tokens"]["after"] == plan["budget"]["available"]  # cut to the token: the context fills the room
     assert _render(path) == kept + SEP + USER
 
@@ -147,8 +148,8 @@ def test_truncation_stops_at_min_and_then_drops(tmp_path, keep):
     minimum = size - cut + 25
     path, _text, _size = _truncation_case(tmp_path, keep, minimum, cut)
     plan = _plan(path)
-    steps = [(s["section"], s["op"], s["tokens_before"], s["tokens_after"]) for s in plan["steps"]]
-    assert steps == [("doc", "truncate", size, minimum), ("doc", "drop", minimum, 0)]
+    steps = [(s["index"], s["section"], s["op"], s["tokens_before"], s["tokens_after"]) for s in plan["steps"]]
+    assert steps == [(1, "doc", "truncate", size, minimum), (2, "doc", "drop", minimum, 0)]
     assert plan["sections"][0]["action"] == "dropped"
     assert _render(path) == USER
 
@@ -227,3 +228,70 @@ def test_trimming_flag_overrides_the_file_in_plan_and_render(tmp_path, in_file):
         rendered = _render(path, "--trimming", flag).encode("utf-8")
         assert plan["fingerprint"] == "sha256:" + hashlib.sha256(rendered).hexdigest()
     assert [(s["section"], s["op"]) for s in _plan(path)["steps"]] == orders[in_file]  # no flag: the file's policy
+
+
+# ---------------------------------------------------------------- allotments, the critical boundary, re-plans
+
+
+def test_allotments_share_the_slack_by_exact_grow_weights(tmp_path):
+    """``allotment = tokens_after + floor(slack × grow / sum(grow))`` with the weights as written (0.5 is a
+    half), ``slack = available - tokens.after``; a section without grow is allotted its own tokens."""
+    texts = {"a": _words(7), "b": _words(11, 3), "c": _words(5, 9), "d": _words(13, 2)}
+    grows = {"a": 0.5, "b": 1.5, "c": 0, "d": 2}
+    path = _write(tmp_path, [{"id": k, "text": v, "grow": grows[k]} for k, v in texts.items()], {"max_ctx": 1000, "reserve_out": 37})
+    plan = _plan(path)
+    total = count(SEP.join(texts.values()))
+    available = 1000 - 37
+    assert (plan["tokens"]["after"], plan["budget"]["available"]) == (total, available)
+    slack = available - total
+    weights = {k: Fraction(str(g)) for k, g in grows.items()}
+    for section in plan["sections"]:
+        tokens = count(texts[section["id"]])
+        assert section["tokens_after"] == tokens
+        share = slack * weights[section["id"]] / sum(weights.values())
+        assert section["allotment"] == tokens + math.floor(share), section["id"]
+    assert [s["action"] for s in plan["sections"]] == ["kept"] * 4 and plan["steps"] == []
+
+
+def test_critical_sections_fit_exactly_at_available_and_overflow_one_token_over(tmp_path):
+    system, user = "You are a careful agent. " * 20, USER
+    fixed = count(system + SEP + user)  # both critical: their texts and the join between them
+    sections = [{"id": "system", "text": system, "shrink": 0}, {"id": "doc", "text": _words(50)},
+                {"id": "user", "kind": "user", "text": user}]
+    fits = _plan(_write(tmp_path, sections, {"max_ctx": fixed}, name="fits.json"))
+    assert fits["ok"] is True and [s["action"] for s in fits["sections"]] == ["kept", "dropped", "kept"]
+    over = run_main(["plan", _write(tmp_path, sections, {"max_ctx": fixed - 1}, name="over.json"), "--json"])
+    assert over.returncode == 1
+    plan = json.loads(over.stdout)
+    assert plan["ok"] is False and plan["error"]["kind"] == "ContextCriticalOverflow" and plan["steps"] == []
+    assert str(fixed) in plan["error"]["message"] and str(fixed - 1) in plan["error"]["message"]
+
+
+def test_a_replan_after_edits_is_the_cold_plan():
+    """One engine re-plans edited sessions from what it kept (only the changed sections are measured
+    again): every result, allotments included, is the plan a fresh engine makes of the same session."""
+    from tokenbox.core import Engine
+
+    from tests.engine.helpers import session
+
+    base = [{"id": "system", "text": "You are terse.", "shrink": 0}, {"id": "notes", "text": _words(30), "grow": 1},
+            {"id": "log", "text": "\n".join(_words(4, i) for i in range(6)), "grow": 2, "strategy": ["tail_lines:2"]},
+            {"id": "user", "kind": "user", "text": USER}]
+
+    def edited(**texts: str) -> list[dict]:
+        return [{**s, "text": texts.get(s["id"], s["text"])} for s in base]
+
+    sizes = sum(count(s["text"]) for s in base)
+    steps = [
+        (edited(), 400),
+        (edited(notes=_words(31)), 400),  # one flexible section grows: patched
+        (edited(notes=_words(12), log=_words(9)), 400),  # two change, one shrinks
+        (edited(system="You are terse and exact."), 400),  # a critical section changes
+        (edited(notes=_words(200)), 400),  # no longer fits: the full layout trims
+        (edited(notes=_words(20)), sizes + 10),  # fits again, tighter budget
+        (edited(user="Now fix the other test."), sizes + 10),
+    ]
+    warm = Engine()
+    for sections, budget in steps:
+        turn = session(sections, budget={"max_ctx": budget})
+        assert warm.plan(turn).to_dict() == Engine().plan(turn).to_dict(), sections

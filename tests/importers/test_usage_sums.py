@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tokenbox.core import load_session
+from tokenbox.core import Engine, load_session
 from tokenbox.core.record.usage import context_tokens
 
 INPUT, WRITE, READ, OUTPUT = 1009, 20011, 300007, 53
@@ -41,9 +41,13 @@ def _claude(path: Path, usage: dict) -> Path:
     ],
 )
 def test_claude_code_context_is_input_plus_both_cache_parts(tmp_path, usage, context):
-    recorded = load_session(_claude(tmp_path / "t.jsonl", usage)).recorded
+    session = load_session(_claude(tmp_path / "t.jsonl", usage))
+    recorded = session.recorded
     assert recorded is not None
     assert recorded.context_tokens == context
+    plan = Engine().plan(session)  # the headline is the recorded context; the inferred part makes the sum
+    assert plan.tokens_after == context == sum(s.tokens_after for s in plan.sections) + plan.joins
+    assert plan.budget.available == 200_000 and plan.ok and not plan.steps
     assert (recorded.input_tokens, recorded.cache_creation_input_tokens, recorded.cache_read_input_tokens) == (
         usage["input_tokens"], usage.get("cache_creation_input_tokens") or 0, usage.get("cache_read_input_tokens") or 0)
 
