@@ -295,3 +295,108 @@ def test_a_replan_after_edits_is_the_cold_plan():
     for sections, budget in steps:
         turn = session(sections, budget={"max_ctx": budget})
         assert warm.plan(turn).to_dict() == Engine().plan(turn).to_dict(), sections
+
+
+# ---------------------------------------------------------------- the demote lens, step by step
+
+BEHAVIOURS = [  # name, kind, activation, content, summary
+    ("keep-safe", "constraint", 0.9, "Never run destructive commands without asking first.", "Ask before destroying."),
+    ("a", "directive", 0.9, "Prefer small, reviewable commits with messages that explain why. " * 3, "Small commits."),
+    ("b", "procedure", 0.5, "Run the linter, then the unit tests, then the slow tests.", "Lint, then test."),
+    ("c", "directive", 0.15, "Mention the ticket number.", "Ticket number."),
+    ("d", "preference", 0.35, "Answer in British English.", "British English."),
+]
+TIERS = ("Full", "Summary", "NameOnly", "Omitted")
+
+
+def _render_tiers(tiers: dict[str, int]) -> str:
+    """CONTRACT §1's behaviours block, written out again: groups in order, each visible item one line."""
+    groups = (("Constraints", ("constraint",)), ("Directives", ("directive", "preference")), ("Procedures", ("procedure",)))
+    blocks = []
+    for title, kinds in groups:
+        lines = []
+        for name, kind, _, content, summary in BEHAVIOURS:
+            if kind not in kinds or tiers[name] == 3:
+                continue
+            lines.append("- " + (content.strip() if tiers[name] == 0 else summary if tiers[name] == 1 else f"`{name}` [{kind}]"))
+        if lines:
+            blocks.append(f"## {title}\n" + "\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _demotions() -> tuple[dict[str, int], list[tuple[str, str, str]]]:
+    """The starting tiers and every demotion in order: lowest activation first (file order on ties), one
+    tier at a time, constraints never."""
+    tiers = {}
+    for name, kind, activation, _, _ in BEHAVIOURS:
+        tier = 0 if activation >= 0.7 else 1 if activation >= 0.3 else 2 if activation >= 0.1 else 3
+        tiers[name] = min(tier, 1) if kind == "constraint" else tier
+    order = sorted((b for b in BEHAVIOURS if b[1] != "constraint"), key=lambda b: b[2])
+    moves, current = [], dict(tiers)
+    for name, *_ in order:
+        while current[name] < 3:
+            moves.append((name, TIERS[current[name]], TIERS[current[name] + 1]))
+            current[name] += 1
+    return tiers, moves
+
+
+@pytest.mark.parametrize("tokenizer", ["o200k_base", "heuristic"])  # exact counts, and an approximation's path
+def test_demote_moves_the_lowest_activation_one_tier_per_change(tokenizer):
+    from tokenbox.core import Engine
+
+    from tests.engine.helpers import session
+
+    items = [{"name": n, "kind": k, "activation": a, "content": c, "summary": s} for n, k, a, c, s in BEHAVIOURS]
+    sections = [{"id": "behaviors", "kind": "behaviors", "items": items}, {"id": "user", "kind": "user", "text": USER}]
+    start, moves = _demotions()
+    full = Engine().plan(session(sections, tokenizer=tokenizer, budget={"max_ctx": 100_000}))
+    assert full.sections[0].text_after == _render_tiers(start)
+    size = full.tokens_after
+    seen_lengths = set()
+    for room in (size - 1, size * 4 // 5, size * 3 // 5, size * 2 // 5, size // 4):
+        plan = Engine().plan(session(sections, tokenizer=tokenizer, budget={"max_ctx": room}))
+        done = [tuple(part.replace(" → ", ":").split(":")) for step in plan.steps for part in step.note.split("; ")]
+        done = [(name.strip(), before.strip(), after.strip()) for name, before, after in done]
+        assert done == moves[: len(done)], room
+        tiers = dict(start)
+        for index, step in enumerate(plan.steps):
+            assert (step.op, step.detail, step.index) == ("lens", "demote", index + 1)
+            for part in step.note.split("; "):
+                name = part.split(":")[0]
+                tiers[name] += 1
+            assert step.text_after == _render_tiers(tiers)
+            if tokenizer == "o200k_base":  # exact: each step's count is the tokenizer's count of its text
+                assert step.tokens_after == count(step.text_after)
+        if plan.ok and plan.steps and plan.sections[0].action == "compressed":
+            assert plan.tokens_after <= plan.budget.available
+        seen_lengths.add(len(done))
+    assert len(seen_lengths) >= 3  # the budgets asked for different numbers of demotions
+
+
+@pytest.mark.parametrize("tokenizer", ["o200k_base", "heuristic"])
+def test_a_behaviours_budget_demotes_until_the_block_fits(tokenizer):
+    """The block's own ``budget`` (floop's token_budget): the fewest demotions, in the demote order, after
+    which the rendered block counts at most ``budget`` tokens."""
+    from tokenbox.core import Engine
+    from tokenbox.core.tokenizers import default_registry
+
+    from tests.engine.helpers import session
+
+    measure = (lambda text: count(text)) if tokenizer == "o200k_base" else default_registry().get("heuristic").count
+    items = [{"name": n, "kind": k, "activation": a, "content": c, "summary": s} for n, k, a, c, s in BEHAVIOURS]
+    start, moves = _demotions()
+    sizes = []  # the block's count after 0, 1, 2, ... demotions
+    tiers = dict(start)
+    sizes.append(measure(_render_tiers(tiers)))
+    for name, _, _ in moves:
+        tiers[name] += 1
+        sizes.append(measure(_render_tiers(tiers)))
+    for budget in sorted({sizes[0], sizes[0] - 1, *sizes[1:-1], sizes[2] + 1, sizes[-1]}, reverse=True):
+        expected = next(n for n, size in enumerate(sizes) if size <= budget)
+        tiers = dict(start)
+        for name, _, _ in moves[:expected]:
+            tiers[name] += 1
+        section = {"id": "behaviors", "kind": "behaviors", "budget": budget, "items": items}
+        plan = Engine().plan(session([section], tokenizer=tokenizer, budget={"max_ctx": 100_000}))
+        assert plan.sections[0].text_after == _render_tiers(tiers), budget
+        assert plan.sections[0].tokens_after == sizes[expected] and not plan.steps
