@@ -186,7 +186,7 @@ def test_a_section_whose_min_is_its_size_is_dropped_without_a_truncation(tmp_pat
     text = _words(40)
     size = count(text)
     path = _write(tmp_path, [{"id": "doc", "text": text, "min": size}, {"id": "user", "kind": "user", "text": USER}],
-                  {"max_ctx": count(text + SEP + USER) - 5})
+                  {"max_ctx": count(text + SEP + USER) - 1})  # over by one token: still dropped whole
     plan = _plan(path)
     assert [(s["op"], s["tokens_before"], s["tokens_after"]) for s in plan["steps"]] == [("drop", size, 0)]
 
@@ -255,21 +255,21 @@ def test_trimming_flag_overrides_the_file_in_plan_and_render(tmp_path, in_file):
 def test_allotments_share_the_slack_by_exact_grow_weights(tmp_path):
     """``allotment = tokens_after + floor(slack × grow / sum(grow))`` with the weights as written (0.5 is a
     half), ``slack = available - tokens.after``; a section without grow is allotted its own tokens."""
-    texts = {"a": _words(7), "b": _words(11, 3), "c": _words(5, 9), "d": _words(13, 2)}
-    grows = {"a": 0.5, "b": 1.5, "c": 0, "d": 2}
+    texts = {"a": _words(7), "b": _words(11, 3), "c": _words(5, 9), "d": _words(13, 2), "e": ""}
+    grows = {"a": 0.5, "b": 1.5, "c": 0, "d": 2, "e": 3}  # e grows but is empty: it shares nothing
     path = _write(tmp_path, [{"id": k, "text": v, "grow": grows[k]} for k, v in texts.items()], {"max_ctx": 1000, "reserve_out": 37})
     plan = _plan(path)
-    total = count(SEP.join(texts.values()))
+    total = count(SEP.join(t for t in texts.values() if t))  # an empty section leaves no trace
     available = 1000 - 37
     assert (plan["tokens"]["after"], plan["budget"]["available"]) == (total, available)
     slack = available - total
-    weights = {k: Fraction(str(g)) for k, g in grows.items()}
+    weights = {k: Fraction(str(g)) for k, g in grows.items() if texts[k]}
     for section in plan["sections"]:
         tokens = count(texts[section["id"]])
         assert section["tokens_after"] == tokens
-        share = slack * weights[section["id"]] / sum(weights.values())
+        share = slack * weights[section["id"]] / sum(weights.values()) if section["id"] in weights else 0
         assert section["allotment"] == tokens + math.floor(share), section["id"]
-    assert [s["action"] for s in plan["sections"]] == ["kept"] * 4 and plan["steps"] == []
+    assert plan["steps"] == [] and all(s["action"] == "kept" for s in plan["sections"][:4])
 
 
 def test_critical_sections_fit_exactly_at_available_and_overflow_one_token_over(tmp_path):
@@ -320,13 +320,15 @@ def test_a_replan_after_edits_is_the_cold_plan():
         {"notes": _words(12), "log": _words(9)},  # two change, one shrinks
         {"system": "You are terse and exact."},  # a critical section changes
         {"notes": _words(200)},  # no longer fits: the full layout trims the log first, then the notes
-        {"log": {"priority": 9}},  # still over, now the notes go first: the compression order changed
         {"notes": _words(20)},  # fits again after a trimmed layout: the log is whole again
+        {"notes": _words(200)},
+        {"log": {"priority": 9}},  # still over, now the notes go first: the compression order changed
+        {"notes": _words(20)},
         {"log": _words(3)},  # an edit after a fitting layout that followed a trimmed one
         {"user": "Now fix the other test, please, and explain it."},  # the critical user message
         {"user": "x " * 400},  # critical parts alone past the budget: the overflow
         {"user": USER},  # and back
-        {"log": ""},  # a section emptied
+        {"log": {"text": "", "grow": 2}},  # a growing section emptied: it takes no share of the slack
         {"log": _words(5)},
         {"notes": {"shrink": 0}},  # a section becomes critical: the critical load grows
         {"log": _words(6)},
@@ -341,6 +343,8 @@ def test_a_replan_after_edits_is_the_cold_plan():
         assert plan.to_dict() == cold.to_dict(), texts
         assert (plan.fixed_load, plan.tokens_before) == (cold.fixed_load, cold.tokens_before), texts
         outcomes.append((plan.ok, bool(plan.steps), plan.tokens_after == plan.budget.available))
+    for tokenizer in ("cl100k_base", "o200k_base"):  # the same objects under another tokenizer: other counts
+        assert warm.plan(turn, tokenizer=tokenizer).to_dict() == Engine().plan(turn, tokenizer=tokenizer).to_dict()
     # the sequence went through fitting, exactly full, trimmed and overflowing layouts
     assert outcomes[0][:2] == (True, False) and outcomes[1] == (True, False, True)
     assert (True, True, True) in outcomes or (True, True, False) in outcomes
@@ -482,3 +486,38 @@ def test_demotion_stops_at_the_step_that_fills_the_room_exactly():
         assert len(plan.steps) == boundaries.index(k)
         checked += 1
     assert checked >= 2
+
+
+@pytest.mark.parametrize("policy", ["tokenbox", "progressive"])
+@pytest.mark.parametrize("doc_lens", [False, True])
+def test_a_step_that_leaves_one_token_over_is_followed_by_the_next(tmp_path, policy, doc_lens):
+    """A dropped section leaves the context exactly one token over: trimming goes on with the next section
+    (its lens, or its truncation by one token), it does not stop short."""
+    dropped = _words(9)
+    kept = "\n".join([_words(30, 5)] * 2) if doc_lens else _words(60, 5)  # a repeated line for dedupe_lines
+    doc = {"id": "doc", "text": kept, "priority": 1, **({"strategy": ["dedupe_lines"]} if doc_lens else {})}
+    sections = [{"id": "notes", "text": dropped, "strategy": ["drop"]}, doc, {"id": "user", "kind": "user", "text": USER}]
+    room = count(SEP.join([kept, USER])) - 1  # one token less than what is left once the notes are dropped
+    plan = _plan(_write(tmp_path, sections, {"max_ctx": room}, trimming=policy))
+    steps = [(s["section"], s["op"], s["deficit_after"]) for s in plan["steps"]]
+    if doc_lens:
+        deduped = count(SEP.join([_words(30, 5), USER]))
+        assert steps == [("notes", "lens", 1), ("doc", "lens", deduped - room)]
+    else:
+        assert steps == [("notes", "lens", 1), ("doc", "truncate", 0)]
+        assert plan["tokens"]["after"] == plan["budget"]["available"] == room
+
+
+def test_a_cut_through_a_character_below_min_is_widened_to_min(tmp_path):
+    """Cutting to ``min`` tokens can split a character, and whole characters then count fewer tokens:
+    the cut is widened until it holds at least ``min`` (never fewer)."""
+    text = "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 " * 60
+    tokens = _tokens(text)
+    minimum = next(m for m in range(20, 120) if count(_decode(tokens[:m]).rstrip("\ufffd")) < m)
+    path = _write(tmp_path, [{"id": "doc", "text": text, "min": minimum}, {"id": "user", "kind": "user", "text": USER}],
+                  {"max_ctx": count(USER) + minimum - 3})  # less room than min: cut to min, then dropped
+    plan = _plan(path)
+    doc = plan["sections"][0]
+    assert doc["action"] == "dropped"  # min tokens of whole characters did not fit: dropped, never cut below min
+    truncated = [s for s in plan["steps"] if s["op"] == "truncate"]
+    assert len(truncated) == 1 and minimum <= truncated[0]["tokens_after"] <= minimum + 8
