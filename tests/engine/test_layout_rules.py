@@ -116,6 +116,9 @@ def test_truncation_respects_min_then_drops():
     assert target > 50 and doc.tokens_after == target
     assert doc.text_after == encoding.decode(tokens[:target])
     assert p.tokens_after == available or count(encoding.decode(tokens[: target + 1]) + "\n\n" + q) > available
+    # with min at exactly that cut, the join-moved cut still reaches it (min is a floor, not a stop short of it)
+    at_min = plan([text("doc", body, min=target), text("q", q, shrink=0)], budget=budget).section("doc")
+    assert (at_min.action, at_min.tokens_after) == ("truncated", target)
     # Not enough room for min: cut to exactly min, still over, then dropped; never cut below min.
     p = plan(sections, budget=count(q) + 30)
     assert [(s.section, s.op, s.tokens_after) for s in p.steps] == [("doc", "truncate", 50), ("doc", "drop", 0)]

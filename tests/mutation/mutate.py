@@ -78,17 +78,137 @@ TARGETS: tuple[Target, ...] = (
 
 # Survivors that are not bugs: (module name, the mutated line as written, original token, replacement)
 # → why the mutant cannot change what tokenbox does. Matched by the line's text, so moving code keeps them.
+_RETRY_CAP = ("how many times a cut below min is widened: it stops as soon as the cut holds min tokens, one or two "
+              "tries for any text; the cap (and a first try that repeats the target) only bounds pathological input")
+_CACHE_BOUND = "the size at which a memo is cleared: results are the same, only memory and speed differ"
+_CACHE_ONLY = ("a memo of results by object identity: the mutant only misses where it hit (the result is then "
+               "computed again, the same), or accepts a hit that needs a recycled id() for a different object")
+_STRICT_ZIP = "the lists zipped always have one entry per part: strict or not, the pairs are the same"
+_TWO_PATHS = ("demote with an additive tokenizer has an incremental path and the general one; both give the same "
+              "tiers, texts and counts (test_demote_moves_the_lowest_activation_one_tier_per_change checks both)")
+_DEMOTE_TIERS = "demote is only valid on a behaviours section (validation refuses it elsewhere): tiers are never None"
+_GUARDED = ("a guard repeated inside the step functions: lenses(), truncate() and drop() themselves do nothing at "
+            "deficit 0 or on an empty text, so the outer test only saves a call")
+_JOIN_LOOP = ("the loop that cuts on when a cut moved the join's tokens converges to the same largest cut that fits "
+              "whether it steps by the deficit or by one token; the branches the mutant opens are unreachable "
+              "(target >= tokens needs deficit <= 0 or min >= tokens, which the loop condition excludes)")
+_FAST_PATH = ("the guards of patch_layout's fast path: the mutant sends more edits to the full layout, whose result "
+              "is the same (test_a_replan_after_edits_is_the_cold_plan compares them); sized, tiered and skipped "
+              "parts never reach it (_changed_sections keeps those sessions on the full path)")
+_NO_SIZED_IN_PATCH = "patch_layout only sees sessions without sized parts: fixed_tokens(parts) is 0 there"
+_ZERO_GROW = "a section with grow 0 adds 0 to the weights and is allotted its own tokens either way"
+_NO_GROWER = "with no growing section every allotment is the section's tokens, whatever grow_sum holds"
 _SAME_LINES = "with exactly N lines, keeping N of them is the same text"
 _LENS_ARG = "parse_lens refuses a line lens without a count of at least 1: the `or` never applies"
-EQUIVALENT: dict[tuple[str, str, str, str], str] = {
-    ("lenses", "return text if len(lines) <= count else _join(lines[-count:], trailing)", "<=", "<"): _SAME_LINES,
-    ("lenses", "return text if len(lines) <= count else _join(lines[:count], trailing)", "<=", "<"): _SAME_LINES,
-    ("lenses", "count = len(_lines(text)[0]) if text else 0", "0", "1"):
+EQUIVALENT: dict[tuple[str, str, str, str, str], str] = {
+    ("lenses", "tail_lines", "return text if len(lines) <= count else _join(lines[-count:], trailing)", "<=", "<"): _SAME_LINES,
+    ("lenses", "head_lines", "return text if len(lines) <= count else _join(lines[:count], trailing)", "<=", "<"): _SAME_LINES,
+    ("lenses", "summary", "count = len(_lines(text)[0]) if text else 0", "0", "1"):
         "the layout applies no lens to an empty text, so summary() never sees one",
-    ("lenses", "return LensResult(tail_lines(text, arg or 0))", "0", "1"): _LENS_ARG,
-    ("lenses", "return LensResult(head_lines(text, arg or 0))", "0", "1"): _LENS_ARG,
+    ("lenses", "apply", "return LensResult(tail_lines(text, arg or 0))", "0", "1"): _LENS_ARG,
+    ("lenses", "apply", "return LensResult(head_lines(text, arg or 0))", "0", "1"): _LENS_ARG,
+    ('layout', '', '_MIN_RETRIES = 8', '8', '9'):
+        _RETRY_CAP,
+    ('layout', '_Layout._cut', 'while minimum and self.counter.count(new) < minimum and extra <= _MIN_RETRIES:', '<=', '<'):
+        _RETRY_CAP,
+    ('layout', '_Layout._cut', 'extra = 1', '1', '0'):
+        _RETRY_CAP,
+    ('layout', 'LensCache.__init__', 'def __init__(self, limit: int = 20_000) -> None:', '20_000', '20001'):
+        _CACHE_BOUND,
+    ('layout', 'LensCache.keep', 'if len(self._kept) >= self.limit:', '>=', '>'):
+        _CACHE_BOUND,
+    ('layout', 'LensCache.apply', 'if len(self._results) >= self.limit:', '>=', '>'):
+        _CACHE_BOUND,
+    ('layout', '', '@functools.lru_cache(maxsize=1024)', '1024', '1025'):
+        _CACHE_BOUND,
+    ('layout', 'LensCache.order', 'if self._order is not None and self._order[0] is parts:', '0', '1'):
+        _CACHE_ONLY,
+    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', '0', '1'):
+        _CACHE_ONLY,
+    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', 'not', '(removed)'):
+        _CACHE_ONLY,
+    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', 'or', 'and'):
+        _CACHE_ONLY,
+    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', '1', '0'):
+        _CACHE_ONLY,
+    ('layout', 'LensCache.kept', 'return result if result.tokens_after == tokens and result.allotment == allotment else None', '==', '!='):
+        _CACHE_ONLY,
+    ('layout', '_Layout._demoted', 'if kept is not None and kept[1] is piece.tiers:', '1', '0'):
+        _CACHE_ONLY,
+    ('layout', '_Layout._demoted', 'if kept is not None and kept[1] is piece.tiers:', 'is', 'is not'):
+        _CACHE_ONLY,
+    ('layout', '_Layout.lenses', 'if result.rebuild is not None and piece.text:', 'not', '(removed)'):
+        _CACHE_ONLY,
+    ('layout', '_Layout.lenses', 'if result.rebuild is not None and piece.text:', 'and', 'or'):
+        _CACHE_ONLY,
+    ('layout', '_result', 'if not steps and not part.skipped:', 'not', '(removed)'):
+        _CACHE_ONLY,
+    ('layout', '_result', 'if not steps and not part.skipped:', 'and', 'or'):
+        _CACHE_ONLY,
+    ('layout', '_result', 'if action == "kept":', '==', '!='):
+        _CACHE_ONLY,
+    ('layout', '_Layout.__init__', 'for p, tokens in zip(parts, self.joined.counts, strict=True)', 'True', 'False'):
+        _STRICT_ZIP,
+    ('layout', '_Layout._shrunk', 'if piece.tiers is not None and self.joined.additive:', 'not', '(removed)'):
+        _TWO_PATHS,
+    ('layout', '_Layout._shrunk', 'if result.tiers is None or result.tiers == probe.tiers:', 'or', 'and'):
+        _DEMOTE_TIERS,
+    ('layout', '_Layout.truncate', 'if not piece.text or self.deficit <= 0:', 'or', 'and'):
+        _GUARDED,
+    ('layout', '_Layout.truncate', 'if not piece.text or self.deficit <= 0:', '<=', '<'):
+        _GUARDED,
+    ('layout', '_Layout.truncate', 'if target >= size or target <= 0:', '<=', '<'):
+        _GUARDED,
+    ('layout', 'run_layout', 'if state.deficit > 0:', '>', '>='):
+        _GUARDED,
+    ('layout', 'run_layout', 'if state.deficit <= 0:', '<=', '<'):
+        _GUARDED,
+    ('layout', '_Layout.truncate', 'while self.deficit > 0 and piece.tokens > max(section.min, 1):', '>', '>='):
+        _JOIN_LOOP,
+    ('layout', '_Layout.truncate', 'while self.deficit > 0 and piece.tokens > max(section.min, 1):', 'max', 'min'):
+        _JOIN_LOOP,
+    ('layout', '_Layout.truncate', 'while self.deficit > 0 and piece.tokens > max(section.min, 1):', '1', '0'):
+        _JOIN_LOOP,
+    ('layout', '_Layout.truncate', 'target = max(section.min, piece.tokens - self.deficit, 1)', '-', '+'):
+        _JOIN_LOOP,
+    ('layout', '_Layout.truncate', 'target = max(section.min, piece.tokens - self.deficit, 1)', '1', '0'):
+        _JOIN_LOOP,
+    ('layout', '_Layout.truncate', 'if target >= piece.tokens:', '>=', '>'):
+        _JOIN_LOOP,
+    ('layout', '_Layout.truncate', 'target = piece.tokens - 1', '-', '+'):
+        _JOIN_LOOP,
+    ('layout', '_Layout.truncate', 'target = piece.tokens - 1', '1', '0'):
+        _JOIN_LOOP,
+    ('layout', '_Layout.truncate', 'if target < max(section.min, 1):', 'max', 'min'):
+        _JOIN_LOOP,
+    ('layout', '_Layout.truncate', 'if target < max(section.min, 1):', '1', '0'):
+        _JOIN_LOOP,
+    ('layout', '_Layout.truncate', 'if not shorter or shorter == piece.text:', 'or', 'and'):
+        _JOIN_LOOP,
+    ('layout', 'patch_layout', 'if previous.steps or len(previous.sections) != len(parts):', '!=', '=='):
+        _FAST_PATH,
+    ('layout', 'patch_layout', 'if section.tokens is not None or before.tokens is not None or parts[i].tiers is not None or parts[i].skipped:', 'not', '(removed)'):
+        _FAST_PATH,
+    ('layout', 'patch_layout', 'if section.tokens is not None or before.tokens is not None or parts[i].tiers is not None or parts[i].skipped:', 'or', 'and'):
+        _FAST_PATH,
+    ('layout', 'patch_layout', 'if critical_load > available:', '>', '>='):
+        _FAST_PATH,
+    ('layout', 'patch_layout', 'if total > available:', '>', '>='):
+        _FAST_PATH,
+    ('layout', 'patch_layout', 'total = joined.total + fixed_tokens(parts)', '+', '-'):
+        _NO_SIZED_IN_PATCH,
+    ('layout', 'patch_layout', 'growing = [i for i, p in enumerate(parts) if p.section.grow > 0 and p.text]', '>', '>='):
+        _ZERO_GROW,
+    ('layout', '_allotment', 'if grow_sum and text and section.grow > 0:  # type: ignore[attr-defined]', '>', '>='):
+        _ZERO_GROW,
+    ('layout', '_results', 'grow_sum = _grow_sum([p.part.section.grow for p in pieces if p.part.section.grow > 0 and p.text])', '>', '>='):
+        _ZERO_GROW,
+    ('layout', '_grow_sum', 'return sum(map(_fraction, grows), Fraction(0)) if grows else 0', '0', '1'):
+        _NO_GROWER,
+
 }
 _ORIGINAL_LINES: dict[str, list[str]] = {}  # path → the module's lines before mutation
+_FUNCTIONS: dict[str, dict[int, str]] = {}  # path → line → the qualified name of the innermost function holding it
 
 # token → what it may become (one mutant each)
 _OPERATORS = {
@@ -113,10 +233,12 @@ class Mutant:
     replacement: str
     source: str  # the whole mutated module
 
-    def key(self) -> tuple[str, str, str, str]:
-        """What ``EQUIVALENT`` is keyed by: the module's name, the original line, the change."""
+    def key(self) -> tuple[str, str, str, str, str]:
+        """What ``EQUIVALENT`` is keyed by: the module's name, the enclosing function, the original line
+        and the change."""
         line = _ORIGINAL_LINES[self.path][self.line - 1]
-        return (self.module.rsplit(".", 1)[-1], line.strip(), self.original, self.replacement)
+        where = _FUNCTIONS[self.path].get(self.line, "")
+        return (self.module.rsplit(".", 1)[-1], where, line.strip(), self.original, self.replacement)
 
     def label(self) -> str:
         rel = os.path.relpath(self.path, ROOT)
@@ -167,6 +289,24 @@ def _function_lines(tree: ast.Module, names: tuple[str, ...]) -> set[int] | None
     return lines
 
 
+def _enclosing(tree: ast.Module) -> dict[int, str]:
+    """Line → ``Class.function`` of the innermost function or class around it (module level: absent)."""
+    found: dict[int, str] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
+                    found[line] = name
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return found
+
+
 def _docstring_lines(tree: ast.Module) -> set[int]:
     lines: set[int] = set()
     for node in ast.walk(tree):
@@ -184,6 +324,7 @@ def mutants(target: Target) -> list[Mutant]:
     skipped = _docstring_lines(tree)
     lines = source.splitlines(keepends=True)
     _ORIGINAL_LINES[path] = source.splitlines()
+    _FUNCTIONS[path] = _enclosing(tree)
     found: list[Mutant] = []
     tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     annotation = _annotation_tokens(tokens)
