@@ -207,12 +207,15 @@ def test_behaviour_tiers_at_each_threshold_and_the_constraint_floor(tmp_path):
         {"name": "d-below", "kind": "directive", "activation": 0.0999, "content": "Never shown.", "summary": "Never shown."},
         {"name": "p-full", "kind": "procedure", "activation": 0.7, "content": "Run ruff, then pytest.", "summary": "Lint and test."},
         {"name": "p-just-under", "kind": "procedure", "activation": 0.6999, "content": "Long form.", "summary": "Short form."},
+        # no summary: the content's first line, cut to 119 characters and an ellipsis past 120
+        {"name": "p-120", "kind": "procedure", "activation": 0.5, "content": "x" * 120 + "\nsecond line"},
+        {"name": "p-121", "kind": "procedure", "activation": 0.5, "content": "y" * 121},
     ]
     path = _write(tmp_path, [{"id": "behaviors", "kind": "behaviors", "items": items}], {"max_ctx": 16384})
     assert _render(path) == (
         "## Constraints\n- No force-push.\n- No secrets.\n- Ask first.\n\n"
         "## Directives\n- `d-low` [directive]\n- Tests first.\n- `d-tenth` [directive] #py\n\n"
-        "## Procedures\n- Run ruff, then pytest.\n- Short form."
+        "## Procedures\n- Run ruff, then pytest.\n- Short form.\n- " + "x" * 120 + "\n- " + "y" * 119 + "…"
     )
 
 
@@ -353,9 +356,9 @@ def test_a_replan_after_edits_is_the_cold_plan():
 
 # ---------------------------------------------------------------- the demote lens, step by step
 
-BEHAVIOURS = [  # name, kind, activation, content, summary
-    ("keep-safe", "constraint", 0.9, "Never run destructive commands without asking first.", "Ask before destroying."),
+BEHAVIOURS = [  # name, kind, activation, content, summary (the first is a directive: index 0 takes part in demotion)
     ("a", "directive", 0.9, "Prefer small, reviewable commits with messages that explain why. " * 3, "Small commits."),
+    ("keep-safe", "constraint", 0.9, "Never run destructive commands without asking first.", "Ask before destroying."),
     ("b", "procedure", 0.5, "Run the linter, then the unit tests, then the slow tests.", "Lint, then test."),
     ("c", "directive", 0.15, "Mention the ticket number.", "Ticket number."),
     ("d", "preference", 0.35, "Answer in British English.", "British English."),
