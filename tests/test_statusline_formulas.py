@@ -137,3 +137,84 @@ def test_the_default_line(tmp_path):
     path = transcript(tmp_path / "t.jsonl", context)
     line = status(path, "--no-color")
     assert line.startswith(f"ctx 75% · {short(claude_code_threshold(200_000) - context)} to compact · system+tools ")
+
+
+@pytest.mark.parametrize(("context", "shown"), [(999, "999"), (1000, "1.0k"), (1049, "1.0k"), (9999, "10.0k"), (10_000, "10k"),
+                                                (999_999, "999k"), (1_000_000, "1.0M"), (1_250_000, "1.2M")])
+def test_short_counts_at_their_boundaries(tmp_path, context, shown):
+    path = transcript(tmp_path / "t.jsonl", context)
+    assert status(path, "--no-color", "--format", "{tokens}", model="claude-sonnet-4-5[1m]") == shown
+
+
+@pytest.mark.parametrize(("context", "model", "pct"), [(1000, "claude-sonnet-4-5", "0"), (1_200_000, "claude-sonnet-4-5[1m]", "100")])
+def test_the_percent_is_clamped_to_0_and_100(tmp_path, context, model, pct):
+    path = transcript(tmp_path / "t.jsonl", context)
+    assert status(path, "--no-color", "--format", "{pct}", model=model) == pct
+
+
+@pytest.mark.parametrize(("environ", "compact_at"), [
+    ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "0"}, 167_000),  # not a window: ignored
+    ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "1"}, 0),  # a one-token window: nothing before compaction
+    ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "inf"}, 167_000),  # not a number: ignored
+    ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "nan"}, 167_000),
+    ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "0"}, 167_000),  # no override
+    ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "0.5"}, 90_000),  # a fraction: half the effective window (180 000)
+    ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "1"}, 167_000),  # the fraction 1: no lower than the default
+    ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"}, 90_000),  # a percentage
+    ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "250"}, 167_000),  # past 100 %: ignored
+])
+def test_claude_codes_compaction_variables(tmp_path, environ, compact_at):
+    path = transcript(tmp_path / "t.jsonl", 50_000)
+    line = status(path, "--no-color", "--format", "{compact_at}|{to_compact}", environ=environ)
+    assert line == f"{short(compact_at)}|{short(max(0, compact_at - 50_000))}"
+
+
+def test_a_buffer_past_the_window_leaves_nothing(tmp_path):
+    path = transcript(tmp_path / "t.jsonl", 50_000)
+    assert status(path, "--no-color", "--compact-buffer", "300000", "--format", "{compact_at}|{to_compact}") == "0|0"
+
+
+def test_without_auto_compaction_the_line_says_so_once(tmp_path):
+    path = transcript(tmp_path / "t.jsonl", 150_000)
+    line = status(path, "--no-color", environ={"DISABLE_AUTO_COMPACT": "1"})
+    assert line.startswith("ctx 75% · no auto-compact · system+tools ") and "to compact" not in line
+    assert status(path, "--no-color", "--format", "{compact_at}", environ={"DISABLE_COMPACT": "true"}) == "-"
+
+
+def test_a_transcript_without_a_request_says_so(tmp_path):
+    path = tmp_path / "new.jsonl"
+    path.write_text(json.dumps(_line("user", "u1", None, {"role": "user", "content": "hello"})) + "\n", encoding="utf-8")
+    assert status(path, "--no-color") == "ctx – (no request yet)"  # the hidden part is unknown: no figure
+    path.write_text("", encoding="utf-8")
+    assert status(path, "--no-color") == "ctx – (no request yet)"
+
+
+def test_an_mcp_like_name_without_a_server_part_is_kept_whole(tmp_path):
+    big = "\n".join(f"row {i}: the quick brown fox jumps over the lazy dog" for i in range(4000))
+    path = transcript(tmp_path / "solo.jsonl", 60_000, tool="mcp__solo", result=big)
+    assert status(path, "--no-color", "--format", "{biggest}") == "mcp__solo"
+
+
+def test_a_request_further_back_than_the_tail_is_found(tmp_path):
+    """The last recorded request lies before a line longer than the 256 KiB tail: the tail grows until it
+    holds it, and the line shows what a full read of the file plans."""
+    from tokenbox.core import Engine, load_session
+
+    path = transcript(tmp_path / "t.jsonl", 150_000)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(_line("user", "u2", "a1", {"role": "user", "content": "z " * 200_000})) + "\n")
+    plan = Engine().plan(load_session(path))
+    line = status(path, "--no-color", "--format", "{pending}{pct}|{tokens}")
+    assert line == f"≈{plan.usage_percent}|{short(plan.tokens_after)}" and plan.pending
+
+
+def test_the_statusline_command_passes_its_options(tmp_path):
+    import subprocess
+    import sys
+
+    path = transcript(tmp_path / "t.jsonl", 150_000)
+    payload = json.dumps({"transcript_path": str(path), "model": {"id": "claude-sonnet-4-5"}})
+    code = "import sys; from tokenbox.core.statusline import main; sys.exit(main())"
+    args = ["statusline", "--no-color", "--format", "{pct}|{thread}"]
+    result = subprocess.run([sys.executable, "-c", code, *args], input=payload, capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout) == (0, "75|main\n")
