@@ -15,6 +15,7 @@ from tests.inprocess import run_main
 EPHEMERAL = {"type": "ephemeral"}
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
 RESULT = "# Title\nThe project README, quite long."
+PATH = "docs/RÉSUMÉ.md"  # tool arguments as the provider sent them: not escaped to ASCII
 REQUEST = {
     "model": "claude-sonnet-4-5", "max_tokens": 1000, "temperature": 0.2,
     "system": [{"type": "text", "text": "You are a coding agent.", "cache_control": EPHEMERAL}],
@@ -23,7 +24,7 @@ REQUEST = {
         {"role": "user", "content": "Open the README."},
         {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm", "signature": "s"},
                                           {"type": "text", "text": "Reading it."},
-                                          {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "README.md"}}]},
+                                          {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": PATH}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": RESULT}]},
         {"role": "assistant", "content": [{"type": "text", "text": "It has a title."}]},
         {"role": "user", "content": [{"type": "text", "text": "Summarise it.", "cache_control": EPHEMERAL}]},
@@ -52,7 +53,7 @@ def test_an_untrimmed_anthropic_request_packs_as_sent_without_thinking(tmp_path)
         "messages": [
             {"role": "user", "content": [_text("Open the README.")]},
             {"role": "assistant", "content": [_text("Reading it."),
-                                              {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "README.md"}}]},
+                                              {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": PATH}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": RESULT}]},
             {"role": "assistant", "content": [_text("It has a title.")]},
             {"role": "user", "content": [_text("Summarise it.", cache_control=EPHEMERAL)]},
@@ -67,7 +68,7 @@ def test_an_anthropic_request_packs_as_openai_chat(tmp_path):
             {"role": "system", "content": "You are a coding agent."},
             {"role": "user", "content": "Open the README."},
             {"role": "assistant", "content": "Reading it.", "tool_calls": [
-                {"id": "t1", "type": "function", "function": {"name": "read", "arguments": json.dumps({"path": "README.md"})}}]},
+                {"id": "t1", "type": "function", "function": {"name": "read", "arguments": '{"path": "docs/RÉSUMÉ.md"}'}}]},
             {"role": "tool", "tool_call_id": "t1", "content": RESULT},
             {"role": "assistant", "content": "It has a title."},
             {"role": "user", "content": "Summarise it."},
@@ -178,3 +179,48 @@ def test_an_untrimmed_openai_request_packs_as_openai_unchanged(tmp_path):
         "tools": [{"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": SCHEMA}}],
     }
     assert _pack(tmp_path, request, "openai") == request
+
+
+def test_a_failed_tool_result_stays_marked_as_an_error(tmp_path):
+    request = {"model": "claude-sonnet-4-5", "max_tokens": 50, "messages": [
+        {"role": "user", "content": "Run it."},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t9", "name": "run", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t9", "content": "exit 1", "is_error": True},
+                                     _text("Why?")]},
+    ]}
+    assert _pack(tmp_path, request, "anthropic")["messages"][2] == {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t9", "content": "exit 1", "is_error": True}, _text("Why?")]}
+
+
+def test_a_responses_request_packs_as_anthropic_with_its_flat_tools_converted(tmp_path):
+    request = {"model": "gpt-4o", "instructions": "Be brief.", "input": "Open it.",
+               "tools": [{"type": "function", "name": "read", "description": "Read a file", "parameters": SCHEMA}]}
+    body = _pack(tmp_path, request, "anthropic")
+    assert body["tools"] == [{"name": "read", "description": "Read a file", "input_schema": SCHEMA}]
+    assert body["system"] == [_text("Be brief.")] and body["messages"] == [{"role": "user", "content": [_text("Open it.")]}]
+    chat = _pack(tmp_path, request, "openai")  # Chat Completions nests a function tool under "function"
+    assert chat["tools"] == [{"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": SCHEMA}}]
+    assert chat["messages"] == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Open it."}]
+
+
+def test_a_transcript_packs_with_its_model(tmp_path):
+    base = {"isSidechain": False, "sessionId": "s1", "version": "2.1.0"}
+    lines = [{"type": "user", "uuid": "u1", "parentUuid": None, **base, "message": {"role": "user", "content": "hello"}},
+             {"type": "assistant", "uuid": "a1", "parentUuid": "u1", **base,
+              "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5", "content": [_text("hi")],
+                          "usage": {"input_tokens": 3, "output_tokens": 1}}},
+             {"type": "user", "uuid": "u2", "parentUuid": "a1", **base, "message": {"role": "user", "content": "more"}}]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    body = json.loads(run_main(["render", str(path), "--format", "anthropic"]).stdout)
+    assert body["model"] == "claude-sonnet-4-5"
+    assert body["messages"] == [{"role": "user", "content": [_text("hello")]}, {"role": "assistant", "content": [_text("hi")]},
+                                {"role": "user", "content": [_text("more")]}]
+
+
+def test_a_tokenbox_session_without_reserve_out_asks_for_1024_tokens(tmp_path):
+    session = {"tokenbox": 1, "tokenizer": "o200k_base", "sections": [{"id": "ask", "kind": "user", "text": "Go."}]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(session), encoding="utf-8")
+    assert json.loads(run_main(["render", str(path), "--format", "anthropic"]).stdout) == {
+        "max_tokens": 1024, "messages": [{"role": "user", "content": "Go."}]}

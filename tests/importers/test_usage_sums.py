@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tokenbox.core import Engine, load_session
+from tokenbox.core import Engine, load_session, load_turns
 from tokenbox.core.record.usage import context_tokens
 
 INPUT, WRITE, READ, OUTPUT = 1009, 20011, 300007, 53
@@ -114,6 +114,43 @@ def test_gemini_context_is_tokens_input(tmp_path):
     assert recorded is not None
     assert (recorded.context_tokens, recorded.input_tokens, recorded.cache_read_input_tokens, recorded.output_tokens) == (
         READ, READ, WRITE, OUTPUT)
+    assert recorded.cache_creation_input_tokens == 0  # Gemini records no cache writes
+
+
+@pytest.mark.parametrize(("tokens", "expected"), [
+    ({"input": INPUT}, (INPUT, 0, 0)),  # output and cached missing: none
+    ({"output": OUTPUT, "cached": 0}, None),  # no input: not a recorded request
+    ({"input": INPUT, "output": "many"}, None),  # a number that is not one
+])
+def test_gemini_usage_with_parts_missing(tmp_path, tokens, expected):
+    recorded = load_session(_gemini(tmp_path / "session-2026-06-05T04-59-g2.json", tokens)).recorded
+    if expected is None:
+        assert recorded is None
+    else:
+        assert (recorded.context_tokens, recorded.cache_read_input_tokens, recorded.output_tokens) == expected
+
+
+def test_a_gemini_reply_without_tokens_and_a_codex_count_without_info_are_unrecorded(tmp_path):
+    doc = json.loads(_gemini(tmp_path / "g.json", {"input": 1}).read_text(encoding="utf-8"))
+    del doc["messages"][1]["tokens"]
+    path = tmp_path / "session-2026-06-05T04-59-g3.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert load_session(path).recorded is None
+    rollout = _codex(tmp_path / "rollout-2026-01-01T00-00-00-s-3.jsonl", {"input_tokens": INPUT})
+    lines = rollout.read_text(encoding="utf-8").splitlines()
+    last = json.loads(lines[-1])
+    last["payload"]["info"] = None
+    rollout.write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n", encoding="utf-8")
+    assert all(turn.recorded is None for turn in load_turns(rollout))
+
+
+def test_claude_code_usage_at_its_largest_accepted_number(tmp_path):
+    from tokenbox.core.importers.claude_code import _USAGE_MAX
+
+    at_max = {"input_tokens": _USAGE_MAX, "output_tokens": 1}
+    assert load_session(_claude(tmp_path / "max.jsonl", at_max)).recorded.context_tokens == _USAGE_MAX
+    past = {"input_tokens": _USAGE_MAX + 1, "output_tokens": 1}
+    assert load_session(_claude(tmp_path / "past.jsonl", past)).recorded is None
 
 
 def test_capture_context_per_api():
