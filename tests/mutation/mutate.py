@@ -99,112 +99,136 @@ _NO_SIZED_IN_PATCH = "patch_layout only sees sessions without sized parts: fixed
 _ZERO_GROW = "a section with grow 0 adds 0 to the weights and is allotted its own tokens either way"
 _NO_GROWER = "with no growing section every allotment is the section's tokens, whatever grow_sum holds"
 _SAME_LINES = "with exactly N lines, keeping N of them is the same text"
+_EMPTY_SUMMARY = "the layout applies no lens to an empty text, so summary() never sees one"
+_LENGTH_NONE = ("the mutant also sets the content length of a response that has none (None: no change) or of a "
+                "stream that has none: the same response")
+_API_UNUSED = "UsageReader keeps the API name but reads usage by content type and event shape: the name is unused"
 _LENS_ARG = "parse_lens refuses a line lens without a count of at least 1: the `or` never applies"
-EQUIVALENT: dict[tuple[str, str, str, str, str], str] = {
-    ("lenses", "tail_lines", "return text if len(lines) <= count else _join(lines[-count:], trailing)", "<=", "<"): _SAME_LINES,
-    ("lenses", "head_lines", "return text if len(lines) <= count else _join(lines[:count], trailing)", "<=", "<"): _SAME_LINES,
-    ("lenses", "summary", "count = len(_lines(text)[0]) if text else 0", "0", "1"):
-        "the layout applies no lens to an empty text, so summary() never sees one",
-    ("lenses", "apply", "return LensResult(tail_lines(text, arg or 0))", "0", "1"): _LENS_ARG,
-    ("lenses", "apply", "return LensResult(head_lines(text, arg or 0))", "0", "1"): _LENS_ARG,
-    ('layout', '', '_MIN_RETRIES = 8', '8', '9'):
+EQUIVALENT: dict[tuple[str, str, str, str, str, int], str] = {
+    ('lenses', 'tail_lines', 'return text if len(lines) <= count else _join(lines[-count:], trailing)', '<=', '<', 0):
+        _SAME_LINES,
+    ('lenses', 'head_lines', 'return text if len(lines) <= count else _join(lines[:count], trailing)', '<=', '<', 0):
+        _SAME_LINES,
+    ('lenses', 'summary', 'count = len(_lines(text)[0]) if text else 0', '0', '1', 1):
+        _EMPTY_SUMMARY,
+    ('lenses', 'apply', 'return LensResult(tail_lines(text, arg or 0))', '0', '1', 0):
+        _LENS_ARG,
+    ('lenses', 'apply', 'return LensResult(head_lines(text, arg or 0))', '0', '1', 0):
+        _LENS_ARG,
+    ('layout', '', '_MIN_RETRIES = 8', '8', '9', 0):
         _RETRY_CAP,
-    ('layout', '_Layout._cut', 'while minimum and self.counter.count(new) < minimum and extra <= _MIN_RETRIES:', '<=', '<'):
+    ('layout', '_Layout._cut', 'while minimum and self.counter.count(new) < minimum and extra <= _MIN_RETRIES:', '<=', '<', 0):
         _RETRY_CAP,
-    ('layout', '_Layout._cut', 'extra = 1', '1', '0'):
+    ('layout', '_Layout._cut', 'extra = 1', '1', '0', 0):
         _RETRY_CAP,
-    ('layout', 'LensCache.__init__', 'def __init__(self, limit: int = 20_000) -> None:', '20_000', '20001'):
+    ('layout', 'LensCache.__init__', 'def __init__(self, limit: int = 20_000) -> None:', '20_000', '20001', 0):
         _CACHE_BOUND,
-    ('layout', 'LensCache.keep', 'if len(self._kept) >= self.limit:', '>=', '>'):
+    ('layout', 'LensCache.keep', 'if len(self._kept) >= self.limit:', '>=', '>', 0):
         _CACHE_BOUND,
-    ('layout', 'LensCache.apply', 'if len(self._results) >= self.limit:', '>=', '>'):
+    ('layout', 'LensCache.apply', 'if len(self._results) >= self.limit:', '>=', '>', 0):
         _CACHE_BOUND,
-    ('layout', '', '@functools.lru_cache(maxsize=1024)', '1024', '1025'):
+    ('layout', '', '@functools.lru_cache(maxsize=1024)', '1024', '1025', 0):
         _CACHE_BOUND,
-    ('layout', 'LensCache.order', 'if self._order is not None and self._order[0] is parts:', '0', '1'):
+    ('layout', 'LensCache.order', 'if self._order is not None and self._order[0] is parts:', '0', '1', 0):
         _CACHE_ONLY,
-    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', '0', '1'):
+    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', '0', '1', 0):
         _CACHE_ONLY,
-    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', 'not', '(removed)'):
+    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', 'not', '(removed)', 0):
         _CACHE_ONLY,
-    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', 'or', 'and'):
+    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', 'or', 'and', 1):
         _CACHE_ONLY,
-    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', '1', '0'):
+    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', '1', '0', 0):
         _CACHE_ONLY,
-    ('layout', 'LensCache.kept', 'return result if result.tokens_after == tokens and result.allotment == allotment else None', '==', '!='):
+    ('layout', 'LensCache.kept', 'if found is None or found[0] is not section or found[1] is not text:', 'not', '(removed)', 1):
         _CACHE_ONLY,
-    ('layout', '_Layout._demoted', 'if kept is not None and kept[1] is piece.tiers:', '1', '0'):
+    ('layout', 'LensCache.kept', 'return result if result.tokens_after == tokens and result.allotment == allotment else None', '==', '!=', 0):
         _CACHE_ONLY,
-    ('layout', '_Layout._demoted', 'if kept is not None and kept[1] is piece.tiers:', 'is', 'is not'):
+    ('layout', '_Layout._demoted', 'if kept is not None and kept[1] is piece.tiers:', '1', '0', 0):
         _CACHE_ONLY,
-    ('layout', '_Layout.lenses', 'if result.rebuild is not None and piece.text:', 'not', '(removed)'):
+    ('layout', '_Layout._demoted', 'if kept is not None and kept[1] is piece.tiers:', 'is', 'is not', 1):
         _CACHE_ONLY,
-    ('layout', '_Layout.lenses', 'if result.rebuild is not None and piece.text:', 'and', 'or'):
+    ('layout', '_Layout.lenses', 'if result.rebuild is not None and piece.text:', 'not', '(removed)', 0):
         _CACHE_ONLY,
-    ('layout', '_result', 'if not steps and not part.skipped:', 'not', '(removed)'):
+    ('layout', '_Layout.lenses', 'if result.rebuild is not None and piece.text:', 'and', 'or', 0):
         _CACHE_ONLY,
-    ('layout', '_result', 'if not steps and not part.skipped:', 'and', 'or'):
+    ('layout', '_result', 'if not steps and not part.skipped:', 'not', '(removed)', 0):
         _CACHE_ONLY,
-    ('layout', '_result', 'if action == "kept":', '==', '!='):
+    ('layout', '_result', 'if not steps and not part.skipped:', 'and', 'or', 0):
         _CACHE_ONLY,
-    ('layout', '_Layout.__init__', 'for p, tokens in zip(parts, self.joined.counts, strict=True)', 'True', 'False'):
+    ('layout', '_result', 'if not steps and not part.skipped:', 'not', '(removed)', 1):
+        _CACHE_ONLY,
+    ('layout', '_result', 'if action == "kept":', '==', '!=', 0):
+        _CACHE_ONLY,
+    ('layout', '_Layout.__init__', 'for p, tokens in zip(parts, self.joined.counts, strict=True)', 'True', 'False', 0):
         _STRICT_ZIP,
-    ('layout', '_Layout._shrunk', 'if piece.tiers is not None and self.joined.additive:', 'not', '(removed)'):
+    ('layout', '_Layout._shrunk', 'if piece.tiers is not None and self.joined.additive:', 'not', '(removed)', 0):
         _TWO_PATHS,
-    ('layout', '_Layout._shrunk', 'if result.tiers is None or result.tiers == probe.tiers:', 'or', 'and'):
+    ('layout', '_Layout._shrunk', 'if result.tiers is None or result.tiers == probe.tiers:', 'or', 'and', 0):
         _DEMOTE_TIERS,
-    ('layout', '_Layout.truncate', 'if not piece.text or self.deficit <= 0:', 'or', 'and'):
+    ('layout', '_Layout.truncate', 'if not piece.text or self.deficit <= 0:', 'or', 'and', 0):
         _GUARDED,
-    ('layout', '_Layout.truncate', 'if not piece.text or self.deficit <= 0:', '<=', '<'):
+    ('layout', '_Layout.truncate', 'if not piece.text or self.deficit <= 0:', '<=', '<', 0):
         _GUARDED,
-    ('layout', '_Layout.truncate', 'if target >= size or target <= 0:', '<=', '<'):
+    ('layout', '_Layout.truncate', 'if target >= size or target <= 0:', '<=', '<', 0):
         _GUARDED,
-    ('layout', 'run_layout', 'if state.deficit > 0:', '>', '>='):
+    ('layout', 'run_layout', 'if state.deficit > 0:', '>', '>=', 0):
         _GUARDED,
-    ('layout', 'run_layout', 'if state.deficit <= 0:', '<=', '<'):
+    ('layout', 'run_layout', 'if state.deficit <= 0:', '<=', '<', 0):
         _GUARDED,
-    ('layout', '_Layout.truncate', 'while self.deficit > 0 and piece.tokens > max(section.min, 1):', '>', '>='):
+    ('layout', '_Layout.truncate', 'while self.deficit > 0 and piece.tokens > max(section.min, 1):', '>', '>=', 1):
         _JOIN_LOOP,
-    ('layout', '_Layout.truncate', 'while self.deficit > 0 and piece.tokens > max(section.min, 1):', 'max', 'min'):
+    ('layout', '_Layout.truncate', 'while self.deficit > 0 and piece.tokens > max(section.min, 1):', 'max', 'min', 0):
         _JOIN_LOOP,
-    ('layout', '_Layout.truncate', 'while self.deficit > 0 and piece.tokens > max(section.min, 1):', '1', '0'):
+    ('layout', '_Layout.truncate', 'while self.deficit > 0 and piece.tokens > max(section.min, 1):', '1', '0', 0):
         _JOIN_LOOP,
-    ('layout', '_Layout.truncate', 'target = max(section.min, piece.tokens - self.deficit, 1)', '-', '+'):
+    ('layout', '_Layout.truncate', 'target = max(section.min, piece.tokens - self.deficit, 1)', '-', '+', 0):
         _JOIN_LOOP,
-    ('layout', '_Layout.truncate', 'target = max(section.min, piece.tokens - self.deficit, 1)', '1', '0'):
+    ('layout', '_Layout.truncate', 'target = max(section.min, piece.tokens - self.deficit, 1)', '1', '0', 0):
         _JOIN_LOOP,
-    ('layout', '_Layout.truncate', 'if target >= piece.tokens:', '>=', '>'):
+    ('layout', '_Layout.truncate', 'if target >= piece.tokens:', '>=', '>', 0):
         _JOIN_LOOP,
-    ('layout', '_Layout.truncate', 'target = piece.tokens - 1', '-', '+'):
+    ('layout', '_Layout.truncate', 'target = piece.tokens - 1', '-', '+', 0):
         _JOIN_LOOP,
-    ('layout', '_Layout.truncate', 'target = piece.tokens - 1', '1', '0'):
+    ('layout', '_Layout.truncate', 'target = piece.tokens - 1', '1', '0', 0):
         _JOIN_LOOP,
-    ('layout', '_Layout.truncate', 'if target < max(section.min, 1):', 'max', 'min'):
+    ('layout', '_Layout.truncate', 'if target < max(section.min, 1):', 'max', 'min', 0):
         _JOIN_LOOP,
-    ('layout', '_Layout.truncate', 'if target < max(section.min, 1):', '1', '0'):
+    ('layout', '_Layout.truncate', 'if target < max(section.min, 1):', '1', '0', 0):
         _JOIN_LOOP,
-    ('layout', '_Layout.truncate', 'if not shorter or shorter == piece.text:', 'or', 'and'):
+    ('layout', '_Layout.truncate', 'if not shorter or shorter == piece.text:', 'or', 'and', 0):
         _JOIN_LOOP,
-    ('layout', 'patch_layout', 'if previous.steps or len(previous.sections) != len(parts):', '!=', '=='):
+    ('layout', 'patch_layout', 'if previous.steps or len(previous.sections) != len(parts):', '!=', '==', 0):
         _FAST_PATH,
-    ('layout', 'patch_layout', 'if section.tokens is not None or before.tokens is not None or parts[i].tiers is not None or parts[i].skipped:', 'not', '(removed)'):
+    ('layout', 'patch_layout', 'if section.tokens is not None or before.tokens is not None or parts[i].tiers is not None or parts[i].skipped:', 'not', '(removed)', 0):
         _FAST_PATH,
-    ('layout', 'patch_layout', 'if section.tokens is not None or before.tokens is not None or parts[i].tiers is not None or parts[i].skipped:', 'or', 'and'):
+    ('layout', 'patch_layout', 'if section.tokens is not None or before.tokens is not None or parts[i].tiers is not None or parts[i].skipped:', 'or', 'and', 0):
         _FAST_PATH,
-    ('layout', 'patch_layout', 'if critical_load > available:', '>', '>='):
+    ('layout', 'patch_layout', 'if section.tokens is not None or before.tokens is not None or parts[i].tiers is not None or parts[i].skipped:', 'not', '(removed)', 1):
         _FAST_PATH,
-    ('layout', 'patch_layout', 'if total > available:', '>', '>='):
+    ('layout', 'patch_layout', 'if section.tokens is not None or before.tokens is not None or parts[i].tiers is not None or parts[i].skipped:', 'or', 'and', 1):
         _FAST_PATH,
-    ('layout', 'patch_layout', 'total = joined.total + fixed_tokens(parts)', '+', '-'):
+    ('layout', 'patch_layout', 'if section.tokens is not None or before.tokens is not None or parts[i].tiers is not None or parts[i].skipped:', 'not', '(removed)', 2):
+        _FAST_PATH,
+    ('layout', 'patch_layout', 'if section.tokens is not None or before.tokens is not None or parts[i].tiers is not None or parts[i].skipped:', 'or', 'and', 2):
+        _FAST_PATH,
+    ('layout', 'patch_layout', 'if critical_load > available:', '>', '>=', 0):
+        _FAST_PATH,
+    ('layout', 'patch_layout', 'if total > available:', '>', '>=', 0):
+        _FAST_PATH,
+    ('layout', 'patch_layout', 'total = joined.total + fixed_tokens(parts)', '+', '-', 0):
         _NO_SIZED_IN_PATCH,
-    ('layout', 'patch_layout', 'growing = [i for i, p in enumerate(parts) if p.section.grow > 0 and p.text]', '>', '>='):
+    ('layout', 'patch_layout', 'growing = [i for i, p in enumerate(parts) if p.section.grow > 0 and p.text]', '>', '>=', 0):
         _ZERO_GROW,
-    ('layout', '_allotment', 'if grow_sum and text and section.grow > 0:  # type: ignore[attr-defined]', '>', '>='):
+    ('layout', '_allotment', 'if grow_sum and text and section.grow > 0:  # type: ignore[attr-defined]', '>', '>=', 0):
         _ZERO_GROW,
-    ('layout', '_results', 'grow_sum = _grow_sum([p.part.section.grow for p in pieces if p.part.section.grow > 0 and p.text])', '>', '>='):
+    ('layout', '_results', 'grow_sum = _grow_sum([p.part.section.grow for p in pieces if p.part.section.grow > 0 and p.text])', '>', '>=', 0):
         _ZERO_GROW,
-    ('layout', '_grow_sum', 'return sum(map(_fraction, grows), Fraction(0)) if grows else 0', '0', '1'):
+    ('layout', '_grow_sum', 'return sum(map(_fraction, grows), Fraction(0)) if grows else 0', '0', '1', 1):
         _NO_GROWER,
+    ('proxy', 'Proxy._forward', 'if upstream.content_length is not None and not reader.stream:', 'and', 'or', 0):
+        _LENGTH_NONE,
+    ('proxy', 'Proxy._forward', 'reader = UsageReader(api or "", upstream.headers.get("Content-Type", ""), upstream.headers.get("Content-Encoding", ""))', 'or', 'and', 0):
+        _API_UNUSED,
 
 }
 _ORIGINAL_LINES: dict[str, list[str]] = {}  # path → the module's lines before mutation
@@ -233,12 +257,13 @@ class Mutant:
     replacement: str
     source: str  # the whole mutated module
 
-    def key(self) -> tuple[str, str, str, str, str]:
-        """What ``EQUIVALENT`` is keyed by: the module's name, the enclosing function, the original line
-        and the change."""
+    def key(self) -> tuple[str, str, str, str, str, int]:
+        """What ``EQUIVALENT`` is keyed by: the module's name, the enclosing function, the original line,
+        the change, and which occurrence of the token in the line it is (0 for the first)."""
         line = _ORIGINAL_LINES[self.path][self.line - 1]
         where = _FUNCTIONS[self.path].get(self.line, "")
-        return (self.module.rsplit(".", 1)[-1], where, line.strip(), self.original, self.replacement)
+        nth = _occurrence(line, self.col, self.original)
+        return (self.module.rsplit(".", 1)[-1], where, line.strip(), self.original, self.replacement, nth)
 
     def label(self) -> str:
         rel = os.path.relpath(self.path, ROOT)
@@ -287,6 +312,16 @@ def _function_lines(tree: ast.Module, names: tuple[str, ...]) -> set[int] | None
     if wanted:
         raise SystemExit(f"mutate: no function {sorted(wanted)} in the module")
     return lines
+
+
+def _occurrence(line: str, col: int, token: str) -> int:
+    """How many tokens like ``token`` stand before column ``col`` of ``line`` (as tokens, not substrings)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return 0
+    offset = len(line) - len(line.lstrip())
+    return sum(1 for t in tokens if t.string == token and t.start[1] + offset < col)
 
 
 def _enclosing(tree: ast.Module) -> dict[int, str]:
@@ -453,6 +488,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants run at once (default: the cores)")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument("--report", help="write a markdown table and the survivors to this file")
+    parser.add_argument("--recheck", action="store_true",
+                        help="run the mutants listed as equivalent too (by default they are counted without a run)")
     args = parser.parse_args(argv)
     chosen = [t for t in TARGETS if not args.targets or t.name in args.targets or t.name.split(" ")[0] in args.targets]
     if not chosen:
@@ -470,8 +507,11 @@ def main(argv: list[str] | None = None) -> int:
         if outcome != "passed":
             raise SystemExit(f"mutate: the tests of {target.name} fail without a mutant")
         timeout = max(30.0, baseline * 4)
+        listed = [m for m in found if m.key() in EQUIVALENT and not args.recheck]  # known not to be bugs
+        runs = [m for m in found if m not in listed]
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(functools.partial(run_mutant, tests=target.tests, timeout=timeout), found))
+            outcomes = dict(zip(runs, pool.map(functools.partial(run_mutant, tests=target.tests, timeout=timeout), runs), strict=True))
+        results = [outcomes.get(m, "survived") for m in found]
         killed = sum(r.startswith("killed") for r in results)
         alive = [m for m, r in zip(found, results, strict=True) if r == "survived"]
         equivalent = [m for m in alive if m.key() in EQUIVALENT]

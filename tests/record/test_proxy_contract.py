@@ -123,3 +123,71 @@ def test_out_naming_an_existing_file_is_refused_and_the_file_kept(tmp_path, prov
     after = precious.stat()
     assert (after.st_size, after.st_mtime_ns, after.st_mode) == (before.st_size, before.st_mtime_ns, before.st_mode)
     assert set(os.listdir(tmp_path)) == {"notes.jsonl", "link.jsonl"}  # nothing else was made beside them
+
+
+class HeaderUpstream(FakeProvider):
+    """An upstream that answers with headers to check: a redirect, a plain JSON body, a chunked stream."""
+
+    async def handle(self, request):
+        from aiohttp import web
+
+        await request.read()
+        self.received.append({"raw_path": request.raw_path, "headers": {k.lower(): v for k, v in request.headers.items()}})
+        if request.path == "/redirect":
+            return web.Response(status=307, headers={"Location": "/v1/messages"})
+        if request.path == "/stream":
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "X-Upstream-Id": "s-1"})
+            await response.prepare(request)
+            for part in (b"data: one\n\n", b"data: two\n\n"):
+                await response.write(part)
+            await response.write_eof()
+            return response
+        return web.Response(body=b'{"ok": true}', content_type="application/json",
+                            headers={"X-Upstream-Id": "abc", "Proxy-Authenticate": "Basic realm=upstream"})
+
+
+@pytest.fixture
+def header_upstream(tmp_path):
+    upstream = HeaderUpstream()
+    recording = start(("127.0.0.1", 0), upstream.url, str(tmp_path / "c.jsonl"))
+    yield upstream, recording
+    recording.stop()
+    upstream.stop()
+
+
+def test_path_query_and_response_headers_pass_as_they_came(header_upstream):
+    upstream, recording = header_upstream
+    target = "/v1/other?beta=true&q=%2Fa%20b%3D&q=2"
+    status, headers, body = _post(recording.address, {"x-api-key": KEY}, target)
+    assert (status, body) == (200, b'{"ok": true}')
+    assert upstream.received[-1]["raw_path"] == target  # not decoded, not re-encoded
+    assert headers["x-upstream-id"] == "abc" and "proxy-authenticate" not in headers  # hop-by-hop stays on its hop
+    assert headers["content-length"] == str(len(body)) and "transfer-encoding" not in headers
+
+
+def test_a_streamed_response_stays_chunked(header_upstream):
+    _, recording = header_upstream
+    status, headers, body = _post(recording.address, {}, "/stream")
+    assert (status, body) == (200, b"data: one\n\ndata: two\n\n")
+    assert headers["transfer-encoding"] == "chunked" and "content-length" not in headers
+    assert headers["x-upstream-id"] == "s-1"
+
+
+def test_a_redirect_goes_back_to_the_client_unfollowed(header_upstream):
+    upstream, recording = header_upstream
+    before = len(upstream.received)
+    status, headers, _ = _post(recording.address, {}, "/redirect")
+    assert (status, headers["location"]) == (307, "/v1/messages")
+    assert len(upstream.received) == before + 1  # the proxy did not follow it
+
+
+@pytest.mark.parametrize(("sent", "forwarded"), [("gzip, br, zstd;q=0.5, identity", "gzip, identity"), ("br", None),
+                                                 ("deflate;q=0.5", "deflate;q=0.5")])
+def test_accept_encoding_keeps_only_what_the_capture_can_read(header_upstream, sent, forwarded):
+    upstream, recording = header_upstream
+    _post(recording.address, {"accept-encoding": sent})
+    received = upstream.received[-1]["headers"].get("accept-encoding")
+    if forwarded is None:  # dropped: the proxy's HTTP client asks for what it can decode itself
+        assert received in (None, "gzip, deflate")
+    else:
+        assert received == forwarded
