@@ -83,7 +83,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     Path(purelib, "test_environment_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
     environ = {**os.environ, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     result = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                             "--no-cache-dir", "-q", str(wheel)], capture_output=True, text=True, env=environ, timeout=300)
+                             "--no-cache-dir", "--no-compile", "-q", str(wheel)], capture_output=True, text=True, env=environ, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     return {"sdist": sdist, "wheel": wheel, "venv": env_dir, "purelib": Path(purelib)}
 

@@ -524,3 +524,48 @@ def test_a_cut_through_a_character_below_min_is_widened_to_min(tmp_path):
     assert doc["action"] == "dropped"  # min tokens of whole characters did not fit: dropped, never cut below min
     truncated = [s for s in plan["steps"] if s["op"] == "truncate"]
     assert len(truncated) == 1 and minimum <= truncated[0]["tokens_after"] <= minimum + 8
+
+
+def test_a_cut_is_widened_one_token_at_a_time_until_whole_characters_reach_min(tmp_path):
+    """A hieroglyph counts 4 tokens in o200k_base: a cut at min = 41 tokens ends inside the 11th, and whole
+    characters hold 40; widening by 1, 2, then 3 tokens reaches 44, the first whole-character cut >= 41."""
+    text = "\U00013000" * 100
+    assert count("\U00013000") == 4 and count(text) == 400
+    path = _write(tmp_path, [{"id": "doc", "text": text, "min": 41}, {"id": "user", "kind": "user", "text": USER}],
+                  {"max_ctx": count(USER) + 30})
+    plan = _plan(path)
+    assert [(s["op"], s["tokens_after"]) for s in plan["steps"]] == [("truncate", 44), ("drop", 0)]
+
+
+def test_the_block_count_follows_every_demotion_with_an_additive_count():
+    """``BlockCount`` keeps ``count(render(items, tiers))`` up to date line by line. With a count that adds
+    up exactly (characters), every separator choice shows: after each demotion, in any order a demotion
+    may come in, its total is the length of the block rendered from scratch."""
+    import itertools
+
+    from tokenbox.core.behaviors import BlockCount, BlockText, Tier, render, tier_for
+    from tokenbox.core.model import Behavior
+
+    items = [Behavior(n, k, a, c, s) for n, k, a, c, s in BEHAVIOURS]
+    items += [Behavior("e", "procedure", 0.95, "Write the changelog entry last.", "Changelog."),
+              Behavior("f", "directive", 0.05, "Never shown at first.", "Hidden."), Behavior("g", "unknown-kind", 0.9, "x")]
+    start = [tier_for(b) for b in items]
+    movable = [i for i, b in enumerate(items) if b.kind != "constraint"]
+    orders = list(itertools.islice(itertools.permutations(movable), 0, None, 97))[:60]
+    for order in orders:
+        tiers = list(start)
+        block = BlockCount(items, tiers, len)
+        shown = BlockText(items, tiers, {})
+        assert block.total == len(render(items, tiers))
+        for i in order:
+            while tiers[i] < Tier.OMITTED:
+                new = Tier(tiers[i] + 1)
+                block.set_tier(i, new)  # updates tiers[i] itself
+                shown.set_tier(i, new)
+                assert tiers[i] == new
+                assert block.total == len(render(items, tiers)), (order, i, new)
+                assert shown.text() == render(items, tiers)
+        block.set_tier(movable[0], Tier.OMITTED)  # moving to the tier it has is no change
+        assert block.total == len(render(items, tiers))
+    with pytest.raises(ValueError):
+        BlockCount(items, [Tier.OMITTED] * len(items), len).set_tier(0, Tier.FULL)  # only demotions
