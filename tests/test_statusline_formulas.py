@@ -29,10 +29,11 @@ def _usage(context: int) -> dict:
     return {"input_tokens": 3, "cache_creation_input_tokens": 100, "cache_read_input_tokens": context - 103, "output_tokens": 5}
 
 
-def transcript(path: Path, context: int, tool: str | None = None, result: str = "") -> Path:
+def transcript(path: Path, context: int, tool: str | None = None, result: str = "", first: str = "look at the project",
+               after: str | None = None) -> Path:
     """A user message and one recorded request of ``context`` tokens; with ``tool``, a first request that
-    called it, its result, and the recorded request after it."""
-    lines = [_line("user", "u1", None, {"role": "user", "content": "look at the project"})]
+    called it, its result (then the user's ``after``, when given), and the recorded request after it."""
+    lines = [_line("user", "u1", None, {"role": "user", "content": first})]
     parent = "u1"
     if tool is not None:
         call = {"type": "tool_use", "id": "t1", "name": tool, "input": {"path": "src"}}
@@ -41,6 +42,9 @@ def transcript(path: Path, context: int, tool: str | None = None, result: str = 
         lines.append(_line("user", "r1", "a0", {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "t1", "content": result}]}))
         parent = "r1"
+        if after is not None:
+            lines.append(_line("user", "u2", "r1", {"role": "user", "content": after}))
+            parent = "u2"
     lines.append(_line("assistant", "a1", parent, {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
                                                    "content": [{"type": "text", "text": "done"}], "usage": _usage(context)}))
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
@@ -218,3 +222,21 @@ def test_the_statusline_command_passes_its_options(tmp_path):
     args = ["statusline", "--no-color", "--format", "{pct}|{thread}"]
     result = subprocess.run([sys.executable, "-c", code, *args], input=payload, capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stdout) == (0, "75|main\n")
+
+
+def test_a_tool_result_before_the_latest_message_is_still_named_by_its_tool(tmp_path):
+    big = "\n".join(f"row {i}: the quick brown fox jumps over the lazy dog" for i in range(4000))
+    path = transcript(tmp_path / "t.jsonl", 60_000, tool="Bash", result=big, after="thanks, now summarise")
+    assert status(path, "--no-color", "--format", "{biggest}") == "Bash"
+
+
+def test_the_first_line_of_a_short_transcript_is_read(tmp_path):
+    """A transcript shorter than the tail is read whole, its first line included: here the first message
+    is the biggest part of the request."""
+    from tokenbox.core import Engine, load_session
+
+    first = "\n".join(f"note {i}: the quick brown fox jumps over the lazy dog" for i in range(3000))  # ~150 KB
+    path = transcript(tmp_path / "t.jsonl", 60_000, first=first)
+    assert path.stat().st_size < 256 * 1024
+    plan = Engine().plan(load_session(path))
+    assert status(path, "--no-color", "--format", "{biggest}|{pct}") == f"history|{plan.usage_percent}"

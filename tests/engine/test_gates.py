@@ -97,3 +97,14 @@ def test_a_pending_newest_turn_is_compared_by_its_parts_only(tmp_path):
     result = run_main(["check", path, "--stable-prefix"])
     assert result.returncode == 0, result.stderr
     assert result.stdout.decode().startswith(f"ok: {path}: ≈")  # the pending turn's headline is a prediction
+
+
+def test_a_newer_request_holding_less_than_the_earlier_one_breaks_the_prefix(tmp_path):
+    """Rewound to the first message: the newest request holds only what started the earlier one."""
+    lines = [_user("u1", None, "first question"), _reply("a1", "u1", "m1", _usage(2000, 10_000)),
+             _user("u2", "a1", "second question"), _reply("a2", "u2", "m2", _usage(500, 12_000)),
+             _reply("a3", "u1", "m3", _usage(0, 12_005))]  # answered u1 again: a request of u1 alone
+    path = _write(tmp_path / "rewound.jsonl", lines)
+    result = run_main(["check", path, "--stable-prefix"])
+    assert result.returncode == 1
+    assert "turn 3: part 2 of the earlier request" in result.stderr.decode()

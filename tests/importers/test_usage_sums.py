@@ -139,9 +139,13 @@ def test_a_gemini_reply_without_tokens_and_a_codex_count_without_info_are_unreco
     rollout = _codex(tmp_path / "rollout-2026-01-01T00-00-00-s-3.jsonl", {"input_tokens": INPUT})
     lines = rollout.read_text(encoding="utf-8").splitlines()
     last = json.loads(lines[-1])
-    last["payload"]["info"] = None
-    rollout.write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n", encoding="utf-8")
-    assert all(turn.recorded is None for turn in load_turns(rollout))
+    for info in (None, "not usage", [1, 2]):
+        last["payload"]["info"] = info
+        rollout.write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n", encoding="utf-8")
+        assert all(turn.recorded is None for turn in load_turns(rollout)), info
+        last["payload"]["info"] = {"total_token_usage": info, "last_token_usage": info, "model_context_window": 400000}
+        rollout.write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n", encoding="utf-8")
+        assert all(turn.recorded is None for turn in load_turns(rollout)), info
 
 
 def test_claude_code_usage_at_its_largest_accepted_number(tmp_path):
