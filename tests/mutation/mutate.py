@@ -98,6 +98,25 @@ _FAST_PATH = ("the guards of patch_layout's fast path: the mutant sends more edi
 _NO_SIZED_IN_PATCH = "patch_layout only sees sessions without sized parts: fixed_tokens(parts) is 0 there"
 _ZERO_GROW = "a section with grow 0 adds 0 to the weights and is allotted its own tokens either way"
 _NO_GROWER = "with no growing section every allotment is the section's tokens, whatever grow_sum holds"
+_FLOOR_SAME = "a constraint already at Summary is set to Summary: the floor changes nothing"
+_ONE_CALLER = "fit_budget's only caller (the assembler) always passes additive itself: the default is never used"
+_COUNT_UNUSED = "fit_budget also returns how many demotions it made; its only caller ignores that number"
+_LINES_MADE = ("render() is given the lines BlockCount already made for every visible behaviour: the mutant only "
+               "makes a line again, the same")
+_TURN_RANGE = ("the turn check compares is always one of the log's turns, numbered from 1: the bounds of the test and "
+               "its else branch never change the index")
+_TUNING = "a size or growth factor of the tail read: reading a little more or less of the file gives the same line"
+_FROZEN = "frozen only forbids assigning to a Headline, which nothing does"
+_TAIL_EDGE = ("how the tail's first, partial line is cut off: a mutant keeps a fragment that is not JSON (skipped "
+              "as a bad line, which the status line does not show) or drops one more line and reads further back")
+_LINE_NUMBERS = "the first line's number is only used in warnings, which the status line does not show"
+_TAIL_LOOP = "when the tail stops growing: reading further back than needed gives the same headline"
+_CALIBRATED = "a turn with a headline always carries its calibration: the 1.0 fallback is never used"
+_GROUPS_NONEMPTY = "a turn with a headline has at least the inferred part: the empty-groups fallback is never used"
+_FRACTION_ONE = "an override fraction of exactly 1 gives the threshold itself: min() with it changes nothing"
+_MERGED = ("a new message for each block of the same message: _paired() merges neighbours of one role, so the "
+           "body is the same")
+_ONE_SOURCE = "a tool call's section holds either tool_input (Anthropic) or an arguments string (OpenAI), never both"
 _SAME_LINES = "with exactly N lines, keeping N of them is the same text"
 _EMPTY_SUMMARY = "the layout applies no lens to an empty text, so summary() never sees one"
 _LENGTH_NONE = ("the mutant also sets the content length of a response that has none (None: no change) or of a "
@@ -105,6 +124,91 @@ _LENGTH_NONE = ("the mutant also sets the content length of a response that has 
 _API_UNUSED = "UsageReader keeps the API name but reads usage by content type and event shape: the name is unused"
 _LENS_ARG = "parse_lens refuses a line lens without a count of at least 1: the `or` never applies"
 EQUIVALENT: dict[tuple[str, str, str, str, str, int], str] = {
+    ('behaviors', 'tier_for', 'if behavior.kind == "constraint" and tier > Tier.SUMMARY:', '>', '>=', 0):
+        _FLOOR_SAME,
+    ('behaviors', 'render', 'shown = [line_for(b, t) for b, t in zip(items, tiers, strict=True) if b.kind in group_kinds and t != Tier.OMITTED]', 'True', 'False', 0):
+        _STRICT_ZIP,
+    ('behaviors', 'fit_budget', 'items: Sequence[Behavior], budget: int | None, count: Callable[[str], int], *, additive: bool = False', 'False', 'True', 0):
+        _ONE_CALLER,
+    ('behaviors', 'fit_budget', 'return tiers, 0', '0', '1', 0):
+        _COUNT_UNUSED,
+    ('behaviors', 'fit_budget', 'demotions += 1', '+=', '-=', 0):
+        _COUNT_UNUSED,
+    ('behaviors', 'fit_budget', 'demotions += 1', '1', '0', 0):
+        _COUNT_UNUSED,
+    ('behaviors', 'render', 'if line is None:', 'is', 'is not', 0):
+        _LINES_MADE,
+    ('cli', '_history_gates', 'index = session.turn - 1 if 0 < session.turn <= len(turns) else len(turns) - 1', '<', '<=', 0):
+        _TURN_RANGE,
+    ('cli', '_history_gates', 'index = session.turn - 1 if 0 < session.turn <= len(turns) else len(turns) - 1', '<=', '<', 0):
+        _TURN_RANGE,
+    ('cli', '_history_gates', 'index = session.turn - 1 if 0 < session.turn <= len(turns) else len(turns) - 1', '-', '+', 1):
+        _TURN_RANGE,
+    ('cli', '_history_gates', 'index = session.turn - 1 if 0 < session.turn <= len(turns) else len(turns) - 1', '1', '0', 1):
+        _TURN_RANGE,
+    ('statusline', '', 'TAIL_BYTES = 256 * 1024', '256', '257', 0):
+        _TUNING,
+    ('statusline', '', 'TAIL_BYTES = 256 * 1024', '1024', '1025', 0):
+        _TUNING,
+    ('statusline', '', 'TAIL_LIMIT = 8 * 1024 * 1024  # the most it reads back looking for a recorded request', '8', '9', 0):
+        _TUNING,
+    ('statusline', '', 'TAIL_LIMIT = 8 * 1024 * 1024  # the most it reads back looking for a recorded request', '*', '+', 0):
+        _TUNING,
+    ('statusline', '', 'TAIL_LIMIT = 8 * 1024 * 1024  # the most it reads back looking for a recorded request', '1024', '1025', 0):
+        _TUNING,
+    ('statusline', '', 'TAIL_LIMIT = 8 * 1024 * 1024  # the most it reads back looking for a recorded request', '*', '+', 1):
+        _TUNING,
+    ('statusline', '', 'TAIL_LIMIT = 8 * 1024 * 1024  # the most it reads back looking for a recorded request', '1024', '1025', 1):
+        _TUNING,
+    ('statusline', '', 'STDIN_LIMIT = 1024 * 1024', '1024', '1025', 0):
+        _TUNING,
+    ('statusline', '', 'STDIN_LIMIT = 1024 * 1024', '*', '+', 0):
+        _TUNING,
+    ('statusline', '', 'STDIN_LIMIT = 1024 * 1024', '1024', '1025', 1):
+        _TUNING,
+    ('statusline', 'headline', 'size *= 4', '4', '5', 0):
+        _TUNING,
+    ('statusline', '', '@dataclass(frozen=True)', 'True', 'False', 0):
+        _FROZEN,
+    ('statusline', 'read_tail', 'end = handle.seek(0, os.SEEK_END)', '0', '1', 0):
+        _TAIL_EDGE,
+    ('statusline', 'read_tail', 'data = handle.read(end - start)', '-', '+', 0):
+        _TAIL_EDGE,
+    ('statusline', 'read_tail', 'if start > 0:', '0', '1', 0):
+        _TAIL_EDGE,
+    ('statusline', 'read_tail', 'data = data[cut + 1 :] if cut >= 0 else b""', '+', '-', 0):
+        _TAIL_EDGE,
+    ('statusline', 'read_tail', 'data = data[cut + 1 :] if cut >= 0 else b""', '1', '0', 0):
+        _TAIL_EDGE,
+    ('statusline', 'read_tail', 'data = data[cut + 1 :] if cut >= 0 else b""', '>=', '>', 0):
+        _TAIL_EDGE,
+    ('statusline', 'read_tail', 'data = data[cut + 1 :] if cut >= 0 else b""', '0', '1', 0):
+        _TAIL_EDGE,
+    ('statusline', 'read_tail', 'return text.split("\\n")[:-1], 1  # the last piece is empty or a line still being written', '1', '0', 1):
+        _LINE_NUMBERS,
+    ('statusline', 'headline', 'if recorded or size >= file_size or size >= TAIL_LIMIT:', 'or', 'and', 0):
+        _TAIL_LOOP,
+    ('statusline', 'headline', 'if recorded or size >= file_size or size >= TAIL_LIMIT:', '>=', '>', 0):
+        _TAIL_LOOP,
+    ('statusline', 'headline', 'if recorded or size >= file_size or size >= TAIL_LIMIT:', 'or', 'and', 1):
+        _TAIL_LOOP,
+    ('statusline', 'headline', 'if recorded or size >= file_size or size >= TAIL_LIMIT:', '>=', '>', 1):
+        _TAIL_LOOP,
+    ('statusline', 'headline', 'scale = session.calibration.scale if session.calibration is not None else 1.0', 'not', '(removed)', 0):
+        _CALIBRATED,
+    ('statusline', 'headline', 'scale = session.calibration.scale if session.calibration is not None else 1.0', '1.0', '1.01', 0):
+        _CALIBRATED,
+    ('statusline', 'headline', 'biggest, biggest_tokens = max(groups.items(), key=lambda item: (item[1], item[0])) if groups else ("", 0)', '0', '1', 0):
+        _GROUPS_NONEMPTY,
+    ('statusline', 'headline', 'biggest, biggest_tokens = max(groups.items(), key=lambda item: (item[1], item[0])) if groups else ("", 0)', '0', '1', 1):
+        _GROUPS_NONEMPTY,
+    ('compaction', 'compact_threshold', 'if fraction <= 1:', '<=', '<', 0):
+        _FRACTION_ONE,
+    ('pack', 'pack', 'if index != current or not messages:', 'not', '(removed)', 0):
+        _MERGED,
+    ('pack', '_block', 'if arguments is None and isinstance(meta.get("arguments"), str):', 'and', 'or', 0):
+        _ONE_SOURCE,
+
     ('lenses', 'tail_lines', 'return text if len(lines) <= count else _join(lines[-count:], trailing)', '<=', '<', 0):
         _SAME_LINES,
     ('lenses', 'head_lines', 'return text if len(lines) <= count else _join(lines[:count], trailing)', '<=', '<', 0):
