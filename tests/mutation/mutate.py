@@ -117,6 +117,13 @@ _FRACTION_ONE = "an override fraction of exactly 1 gives the threshold itself: m
 _MERGED = ("a new message for each block of the same message: _paired() merges neighbours of one role, so the "
            "body is the same")
 _ONE_SOURCE = "a tool call's section holds either tool_input (Anthropic) or an arguments string (OpenAI), never both"
+_NEXT_LINK = ("a behaviour's next link is -1 or the index of a later behaviour of its group, never 0: `>= 0` and "
+              "`> 0` (or `>= 1`, `< 1` for `< 0`) agree on every link")
+_NO_CHANGE = "a tier set to the tier it has: the general path adds piece(tier) - piece(old), which is 0"
+_CONSTRAINTS_STAY = ("group 0 holds the constraints, which are never demoted (Demoter skips them): BlockCount never "
+                     "moves a behaviour of group 0")
+_UNLINKED = "an omitted behaviour's own links are never read again: tiers only move down"
+_EMPTY_GROUP = "the range then also holds group g itself, whose size is 0 at that point: the search skips it"
 _SAME_LINES = "with exactly N lines, keeping N of them is the same text"
 _EMPTY_SUMMARY = "the layout applies no lens to an empty text, so summary() never sees one"
 _LENGTH_NONE = ("the mutant also sets the content length of a response that has none (None: no change) or of a "
@@ -124,6 +131,31 @@ _LENGTH_NONE = ("the mutant also sets the content length of a response that has 
 _API_UNUSED = "UsageReader keeps the API name but reads usage by content type and event shape: the name is unused"
 _LENS_ARG = "parse_lens refuses a line lens without a count of at least 1: the `or` never applies"
 EQUIVALENT: dict[tuple[str, str, str, str, str, int], str] = {
+    ('behaviors', 'BlockCount._piece', 'follow = "\\n" if self.next[i] >= 0 else self._tail(self.group[i])', '>=', '>', 0):
+        _NEXT_LINK,
+    ('behaviors', 'BlockCount._piece', 'follow = "\\n" if self.next[i] >= 0 else self._tail(self.group[i])', '0', '1', 0):
+        _NEXT_LINK,
+    ('behaviors', 'BlockCount.set_tier', 'if q >= 0:', '>=', '>', 0):
+        _NEXT_LINK,
+    ('behaviors', 'BlockCount.set_tier', 'if q >= 0:', '0', '1', 0):
+        _NEXT_LINK,
+    ('behaviors', 'BlockCount.set_tier', 'if p >= 0 and q < 0:', '<', '<=', 0):
+        _NEXT_LINK,
+    ('behaviors', 'BlockCount.set_tier', 'if p >= 0 and q < 0:', '0', '1', 1):
+        _NEXT_LINK,
+    ('behaviors', 'BlockCount.set_tier', 'if tier == old or old == Tier.OMITTED or self.group[i] < 0:', 'or', 'and', 0):
+        _NO_CHANGE,
+    ('behaviors', 'BlockCount.set_tier', 'if tier == old or old == Tier.OMITTED or self.group[i] < 0:', '<', '<=', 0):
+        _CONSTRAINTS_STAY,
+    ('behaviors', 'BlockCount.set_tier', 'if tier == old or old == Tier.OMITTED or self.group[i] < 0:', '0', '1', 0):
+        _CONSTRAINTS_STAY,
+    ('behaviors', 'BlockCount.set_tier', 'self.prev[i] = self.next[i] = -1', '1', '0', 0):
+        _UNLINKED,
+    ('behaviors', 'BlockCount.set_tier', 'before = next((h for h in range(g - 1, -1, -1) if self.size[h]), -1)', '1', '0', 0):
+        _EMPTY_GROUP,
+    ('behaviors', 'BlockCount.set_tier', 'if before >= 0 and not any(self.size[h] for h in range(g + 1, len(GROUPS))):', '1', '0', 0):
+        _EMPTY_GROUP,
+
     ('behaviors', 'tier_for', 'if behavior.kind == "constraint" and tier > Tier.SUMMARY:', '>', '>=', 0):
         _FLOOR_SAME,
     ('behaviors', 'render', 'shown = [line_for(b, t) for b, t in zip(items, tiers, strict=True) if b.kind in group_kinds and t != Tier.OMITTED]', 'True', 'False', 0):
