@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tokenbox.core import lenses
-from tokenbox.core.assembly import Assembler, AssemblyState
-from tokenbox.core.lensspec import parse_lens
-from tokenbox.core.model import Session
+from tokenbox.core.model.session import Session
+from tokenbox.core.parse.lensspec import parse_lens
+from tokenbox.core.planning import lenses
+from tokenbox.core.planning.assembly import Assembler, AssemblyState
 
 SEPARATOR = "\n\n"
 _MIN_RETRIES = 8

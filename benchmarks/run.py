@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 if __package__ in (None, ""):  # run as a script: python benchmarks/run.py
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tokenbox.core.session import forget_loaded
+from tokenbox.core.sources.loader import forget_loaded
 
 from benchmarks import synth
 from benchmarks.naive import naive_plan
@@ -182,7 +182,7 @@ def interleaved(figure: Callable[[], float], baseline: Callable[[], float], repe
 class Bench:
     def __init__(self, sizes: Sizes, workdir: str, report: Report) -> None:
         from tokenbox.core import Engine, load_session
-        from tokenbox.core.tokenizers import default_registry
+        from tokenbox.core.tokens.tokenizers import default_registry
 
         self.sizes = sizes
         self.dir = workdir
@@ -531,7 +531,7 @@ def figure_7(b: Bench) -> None:
     _warm_processes(b)
     default = [_worker("startup", sample) for _ in range(runs)]
     bare = [_process_seconds(["-c", "import tokenbox.core"]) for _ in range(runs)]
-    cli = [_process_seconds(["-m", "tokenbox.core.cli", "plan", sample, "--json"]) for _ in range(runs)]
+    cli = [_process_seconds(["-m", "tokenbox.core.commands.cli", "plan", sample, "--json"]) for _ in range(runs)]
     first = statistics.median(r["total"] for r in default)
     load = statistics.median(r["tokenizer"] for r in default)
     b.report.add(Row("7", "first plan in a fresh process (imports + BPE load + plan)", first,
@@ -567,7 +567,7 @@ def figure_8(b: Bench) -> None:
         frame, plan = _tui_start(sample)
         frames.append(frame)
         plans.append(plan)
-        cli.append(_process_seconds(["-m", "tokenbox.core.cli", "plan", sample, "--json"]))
+        cli.append(_process_seconds(["-m", "tokenbox.core.commands.cli", "plan", sample, "--json"]))
     b.report.add(Row("8", "TUI start-up to first frame (fresh process)", statistics.median(frames),
                      "tokenbox plan --json, whole process", statistics.median(cli), limit=1.0, target_text="<= 1000 ms"))
     b.report.add(Row("8", "TUI start-up to the first plan on screen (BPE load included)", Stat(plans),
@@ -604,7 +604,7 @@ def _figure_8_tmux(b: Bench) -> None:
         b.report.add(Row("8", f"TUI in tmux: not measured ({exc})", 0.0, "-", 0.0))
         return
     synth.write(session, path)
-    cli = [_process_seconds(["-m", "tokenbox.core.cli", "plan", path, "--json"]) for _ in range(1 if b.sizes.smoke else max(2, b.sizes.sub_repeats))]
+    cli = [_process_seconds(["-m", "tokenbox.core.commands.cli", "plan", path, "--json"]) for _ in range(1 if b.sizes.smoke else max(2, b.sizes.sub_repeats))]
     b.report.add(Row("8", f"TUI in tmux: start-up to the first plan on screen ({sections} sections)", first,
                      "tokenbox plan --json of the same file, whole process", Stat(cli), target=1.2))
     bare = follower.bare_latencies(path, [data for data, _ in edits], waits, step_ms, debounce_ms)
@@ -636,7 +636,7 @@ def figure_9(b: Bench) -> None:
     # cold `tokenbox plan` of the biggest append size vs a process that only json-loads every line
     big_mb = s.append_mb[1]
     big_path, _ = build(big_mb, "cc-big.jsonl")
-    plan_cmd = ["-m", "tokenbox.core.cli", "plan", big_path, "--json", "--max-file-size", str(big_bytes)]
+    plan_cmd = ["-m", "tokenbox.core.commands.cli", "plan", big_path, "--json", "--max-file-size", str(big_bytes)]
     floor_cmd = ["-c", "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    line.strip() and json.loads(line)",
                  big_path]
     _warm_processes(b)
@@ -763,7 +763,7 @@ def _warm_processes(b: Bench) -> None:
     smoke run: its numbers mean nothing)."""
     if b.sizes.smoke:
         return
-    _process_seconds(["-c", "import tokenbox.core.cli, benchmarks.worker, benchmarks.tui_bench\n"
+    _process_seconds(["-c", "import tokenbox.core.commands.cli, benchmarks.worker, benchmarks.tui_bench\n"
                             "try:\n import tokenbox.tui.app\nexcept Exception:\n pass"])
 
 

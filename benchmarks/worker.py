@@ -52,7 +52,7 @@ def _reset_peak() -> bool:
 def memory(path: str, budget: int | None) -> dict:
     rss_start = _status("VmRSS")
     from tokenbox.core import Engine, load_session
-    from tokenbox.core.tokenizers import default_registry
+    from tokenbox.core.tokens.tokenizers import default_registry
 
     rss_imports = _status("VmRSS")
     default_registry().get("o200k_base")
@@ -167,7 +167,7 @@ def plan_peak(path: str) -> dict:
     import contextlib
     import io
 
-    from tokenbox.core.cli import main as cli_main
+    from tokenbox.core.commands.cli import main as cli_main
 
     started = time.perf_counter()
     out = io.StringIO()

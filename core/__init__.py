@@ -1,6 +1,7 @@
 """tokenbox.core: compile prompt sessions into deterministic, exact, explainable token-budget plans.
 
-Pure logic: no UI, no network. Process-wide state is limited to the loaded tokenizer tables and two
+No UI; network code only in ``record`` (the capture proxy, imported only when it runs). Layers
+import only downward (ARCHITECTURE.md). Process-wide state is limited to the loaded tokenizer tables and two
 bounded memo tables of pure parsing results (lens specs, section strategies), which never change an
 answer; an ``Engine`` owns its count and layout caches, a log reader its line cache.
 
@@ -17,32 +18,33 @@ from typing import TYPE_CHECKING, Any
 # Where each public name lives. They load on first use: importing one submodule (the status line's
 # reader) must not load the engine, the tokenizer registry or YAML.
 _EXPORTS = {
-    "Engine": "engine",
-    "SessionLog": "agent",
-    "session_from_dict": "agent",
-    "BadInput": "errors",
-    "ConfigError": "errors",
-    "ContextCriticalOverflow": "errors",
-    "FileTooLarge": "errors",
-    "SessionError": "errors",
-    "TokenboxError": "errors",
-    "TokenizerError": "errors",
-    "UnsupportedFormat": "errors",
-    "Behavior": "model",
-    "BudgetSpec": "model",
-    "Calibration": "model",
-    "RecordedUsage": "model",
-    "Section": "model",
-    "Session": "model",
-    "Plan": "plan",
-    "SectionResult": "plan",
-    "Step": "plan",
-    "load_session": "session",
-    "load_threads": "session",
-    "load_turns": "session",
-    "Tokenizer": "tokenizers",
-    "TokenizerRegistry": "tokenizers",
-    "default_registry": "tokenizers",
+    "Engine": "planning.engine",
+    "SessionLog": "sources.agent",
+    "session_from_dict": "sources.agent",
+    "BadInput": "model.errors",
+    "ConfigError": "model.errors",
+    "ContextCriticalOverflow": "model.errors",
+    "FileTooLarge": "model.errors",
+    "SessionError": "model.errors",
+    "TokenboxError": "model.errors",
+    "TokenizerError": "model.errors",
+    "UnsupportedFormat": "model.errors",
+    "Behavior": "model.session",
+    "BudgetSpec": "model.session",
+    "Calibration": "model.session",
+    "RecordedUsage": "model.session",
+    "Section": "model.session",
+    "Session": "model.session",
+    "Plan": "model.plan",
+    "SectionResult": "model.plan",
+    "Step": "model.plan",
+    "Loader": "sources.loader",
+    "load_session": "sources.loader",
+    "load_threads": "sources.loader",
+    "load_turns": "sources.loader",
+    "Tokenizer": "tokens.base",
+    "TokenizerRegistry": "tokens.tokenizers",
+    "default_registry": "tokens.tokenizers",
 }
 
 
@@ -60,9 +62,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from tokenbox.core.agent import SessionLog, session_from_dict
-    from tokenbox.core.engine import Engine
-    from tokenbox.core.errors import (
+    from tokenbox.core.model.errors import (
         BadInput,
         ConfigError,
         ContextCriticalOverflow,
@@ -72,10 +72,13 @@ if TYPE_CHECKING:
         TokenizerError,
         UnsupportedFormat,
     )
-    from tokenbox.core.model import Behavior, BudgetSpec, Calibration, RecordedUsage, Section, Session
-    from tokenbox.core.plan import Plan, SectionResult, Step
-    from tokenbox.core.session import load_session, load_threads, load_turns
-    from tokenbox.core.tokenizers import Tokenizer, TokenizerRegistry, default_registry
+    from tokenbox.core.model.plan import Plan, SectionResult, Step
+    from tokenbox.core.model.session import Behavior, BudgetSpec, Calibration, RecordedUsage, Section, Session
+    from tokenbox.core.planning.engine import Engine
+    from tokenbox.core.sources.agent import SessionLog, session_from_dict
+    from tokenbox.core.sources.loader import Loader, load_session, load_threads, load_turns
+    from tokenbox.core.tokens.base import Tokenizer
+    from tokenbox.core.tokens.tokenizers import TokenizerRegistry, default_registry
 
 __all__ = [
     "BadInput",
@@ -86,6 +89,7 @@ __all__ = [
     "ContextCriticalOverflow",
     "Engine",
     "FileTooLarge",
+    "Loader",
     "Plan",
     "RecordedUsage",
     "Section",

@@ -1,4 +1,4 @@
-"""Run ``tokenbox ARGS`` inside the test process: ``tokenbox.core.cli.main`` with its own streams.
+"""Run ``tokenbox ARGS`` inside the test process: ``tokenbox.core.commands.cli.main`` with its own streams.
 
 A subprocess per CLI run costs ~0.5 s of interpreter start and imports on this machine; the suite
 runs hundreds of them. This helper gives the same observable result (exit code, stdout and stderr
@@ -56,7 +56,7 @@ def run_main(
     stdin: bytes = b"",
 ) -> subprocess.CompletedProcess[bytes]:
     """``tokenbox ARGS`` in this process; the result looks like ``subprocess.run(..., capture_output=True)``'s."""
-    from tokenbox.core.cli import main
+    from tokenbox.core.commands.cli import main
 
     with _LOCK, _swapped(environ, cwd, stdin) as (out, err):
         code = main(list(args))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import Engine, SessionError, SessionLog, load_session, load_turns, session_from_dict
-from tokenbox.core.cli import main as cli
+from tokenbox.core.commands.cli import main as cli
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real_sessions"
 SESSION = {

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import Engine, load_session
-from tokenbox.core.cli import main as cli
-from tokenbox.core.pack import pack
+from tokenbox.core.analysis.pack import pack
+from tokenbox.core.commands.cli import main as cli
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real_sessions"
 ANTHROPIC = REAL / "anthropic_messages_request_claude-code-1.0.6.json"

@@ -16,10 +16,11 @@ import stat
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tokenbox.core import behaviors, bpe
-from tokenbox.core.counting import JoinedTotal, TokenCounter
-from tokenbox.core.model import Behavior
-from tokenbox.core.tokenizers import default_registry
+from tokenbox.core.model.session import Behavior
+from tokenbox.core.planning import behaviors
+from tokenbox.core.tokens import bpe
+from tokenbox.core.tokens.counting import JoinedTotal, TokenCounter
+from tokenbox.core.tokens.tokenizers import default_registry
 
 PIECES = [
     "foo", "Bar", " ", "  ", "\n", "\n\n", "\t", "\r\n", "\r", "/", "//", ".", "...", "!", "'s", "'", "'ll", "123",
@@ -154,7 +155,7 @@ def test_a_bad_cache_file_is_ignored_and_replaced(tmp_path, damage):
 
 
 def test_big_batches_are_measured_in_two_threads_with_the_same_results(monkeypatch):
-    import tokenbox.core.counting as counting
+    import tokenbox.core.tokens.counting as counting
 
     monkeypatch.setattr(counting, "PARALLEL_MIN_CHARS", 10)
     monkeypatch.setattr(counting, "_idle_core", lambda: True)

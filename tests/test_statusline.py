@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import Engine, load_session
-from tokenbox.core.cli import main as cli_main
-from tokenbox.core.compaction import compact_threshold, window_for
-from tokenbox.core.errors import ConfigError
-from tokenbox.core.statusline import MARKER, run
-from tokenbox.core.thresholds import DEFAULT_WARN_LEVELS, compact_buffer, warn_levels
+from tokenbox.core.commands.cli import main as cli_main
+from tokenbox.core.commands.statusline import MARKER, run
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS, compact_buffer, warn_levels
+from tokenbox.core.model.compaction import compact_threshold, window_for
+from tokenbox.core.model.errors import ConfigError
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real_sessions"
 TRANSCRIPTS = [REAL / "claude-code_ccviewer_1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
@@ -116,9 +116,85 @@ def test_unreadable_or_odd_transcripts_print_a_marker(tmp_path):
 def test_the_status_line_loads_no_tokenizer_tables_or_yaml():
     payload = json.dumps({"transcript_path": str(TRANSCRIPTS[0])})
     code = (
-        "import io, os, sys; from tokenbox.core.statusline import run; "
+        "import io, os, sys; from tokenbox.core.commands.statusline import run; "
         f"run([], io.StringIO({payload!r}), io.StringIO(), {{}}); "
-        "print(sorted(m for m in ('yaml', 'tiktoken', 'textual', 'tokenbox.core.engine', 'tokenbox.core.bpe') if m in sys.modules))"
+        "print(sorted(m for m in ('yaml', 'tiktoken', 'textual', 'tokenbox.core.planning.engine', 'tokenbox.core.tokens.bpe') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_stdin_that_is_never_closed_does_not_hang_the_status_line():
+    """Claude Code closes stdin after its JSON; a caller that does not must not block the line forever."""
+    import os
+
+    from tokenbox.core.commands.statusline import read_stdin
+
+    read_end, write_end = os.pipe()
+    try:
+        with os.fdopen(read_end, "r", closefd=False) as stdin:
+            assert read_stdin(stdin, timeout=0.05) == ""  # nothing ever written: the timeout ends it
+            os.write(write_end, b'{"transcript_path": ')
+            assert read_stdin(stdin, timeout=0.05) == '{"transcript_path": '  # half an object: the timeout again
+            payload = json.dumps({"transcript_path": str(TRANSCRIPTS[1])}).encode()
+            os.write(write_end, payload)
+            # a whole object and the pipe still open: no wait for a timeout (an hour would fail the suite)
+            assert read_stdin(stdin, timeout=3600) == payload.decode()
+            os.write(write_end, payload)
+            out = io.StringIO()
+            assert run(["--no-color"], stdin, out, {}) == 0
+            assert out.getvalue().startswith("ctx 13%")
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_escape_sequences_in_a_tool_name_a_model_or_the_template_never_reach_the_terminal(tmp_path):
+    evil = "\x1b]0;pwned\x07\x1b[2J"
+    lines = TRANSCRIPTS[1].read_text(encoding="utf-8").splitlines()
+    renamed = []
+    for line in lines:  # every tool the transcript calls gets a hostile name
+        record = json.loads(line)
+        content = (record.get("message") or {}).get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    block["name"] = evil + block["name"]
+        renamed.append(json.dumps(record))
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(renamed) + "\n", encoding="utf-8")
+    payload = {"transcript_path": str(path), "model": {"id": "claude-sonnet-4", "display_name": "Son\x1b[31mnet"}}
+    line = status(payload, "--no-color", "--format", "\x1b[5m{biggest} {model} {thread}\x9b2J")
+    assert "\x1b" not in line and "\x07" not in line and "\x9b" not in line
+    assert "\\x1b" in line and "Son\\x1b[31mnet" in line
+    coloured = status(payload, "--format", "{biggest}\x1b[0m")
+    assert coloured.count("\x1b") == 2 and coloured.startswith("\x1b[3") and coloured.endswith("\x1b[0m")  # ours only
+
+
+def _chained_user_lines(path: Path, count: int) -> None:
+    parent = None
+    with path.open("w", encoding="utf-8") as handle:
+        for number in range(count):
+            uuid = f"00000000-0000-0000-0000-{number + 1:012d}"
+            handle.write(json.dumps({"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "s", "cwd": "/w",
+                                     "message": {"role": "user", "content": f"line {number}: more input"}}) + "\n")
+            parent = uuid
+
+
+def test_chained_user_lines_without_a_request_cost_memory_linear_in_their_number(tmp_path):
+    """One user message made of n lines (no request yet) was n copies of a growing block list: n² / 2."""
+    import tracemalloc
+
+    from tokenbox.core.commands.statusline import headline
+
+    peaks = []
+    for count in (1500, 3000):
+        path = tmp_path / f"chain{count}.jsonl"
+        _chained_user_lines(path, count)
+        tracemalloc.start()
+        try:
+            assert headline(str(path), "claude-sonnet-4", {}, None) is None  # no request yet: nothing to show, but all read
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    assert peaks[1] / peaks[0] < 2.6, peaks  # twice the lines, about twice the memory

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tokenbox.core.statusline import run
+from tokenbox.core.commands.statusline import run
 
 GREEN, YELLOW, RED, RESET = "\x1b[32m", "\x1b[33m", "\x1b[31m", "\x1b[0m"
 FIELDS = "{tokens}|{window}|{pct}|{compact_at}|{to_compact}|{thread}|{biggest}"
@@ -218,7 +218,7 @@ def test_the_statusline_command_passes_its_options(tmp_path):
 
     path = transcript(tmp_path / "t.jsonl", 150_000)
     payload = json.dumps({"transcript_path": str(path), "model": {"id": "claude-sonnet-4-5"}})
-    code = "import sys; from tokenbox.core.statusline import main; sys.exit(main())"
+    code = "import sys; from tokenbox.core.commands.statusline import main; sys.exit(main())"
     args = ["statusline", "--no-color", "--format", "{pct}|{thread}"]
     result = subprocess.run([sys.executable, "-c", code, *args], input=payload, capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stdout) == (0, "75|main\n")

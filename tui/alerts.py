@@ -8,8 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tokenbox.core import Plan
-from tokenbox.core.textsafe import printable
-from tokenbox.tui.view import band, thresholds
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
+from tokenbox.core.model.plan import PrefixCache
+from tokenbox.core.model.textsafe import printable
+from tokenbox.tui.view import Levels, band
 
 
 @dataclass(frozen=True)
@@ -29,17 +31,19 @@ class Alert:
     title: str = ""
 
 
-def alerts(previous: Watermark, plan: Plan | None, error: str | None) -> tuple[list[Alert], Watermark]:
-    """The alerts for the newly shown plan/error, and the new watermark."""
+def alerts(
+    previous: Watermark, plan: Plan | None, error: str | None, levels: Levels = DEFAULT_WARN_LEVELS
+) -> tuple[list[Alert], Watermark]:
+    """The alerts for the newly shown plan/error (usage bands by the warning ``levels``), and the new watermark."""
     out: list[Alert] = []
     if error and error != previous.error:  # errors live in the status line; a toast only when asked for
-        out.append(Alert(printable(error, 300), "error", "error"))
+        out.append(Alert(printable(error), "error", "error"))
     if plan is None:
         return out, Watermark(previous.band, previous.ok, error, previous.turn_key)
     usage = plan.usage_percent
-    now = band(usage)
+    now = band(usage, levels)
     if now > previous.band:
-        threshold = thresholds()[now - 1]
+        threshold = levels[now - 1]
         severity = ("information", "warning", "error")[now - 1]
         message = f"context usage reached {usage}%" if usage == threshold else f"context usage {usage}% crossed {threshold}%"
         out.append(Alert(message, severity, "budget pressure"))
@@ -48,7 +52,7 @@ def alerts(previous: Watermark, plan: Plan | None, error: str | None) -> tuple[l
     # a critical overflow is not toasted: the status line's error row and the gauge's badge show it for
     # as long as it lasts (one place per error, and no toast over the section bars it explains)
     turn_key = (plan.session.path, plan.session.turn)
-    if plan.session.turn > 1 and plan.prefix_cache == "miss" and turn_key != previous.turn_key:
+    if plan.session.turn > 1 and plan.prefix_cache == PrefixCache.MISS and turn_key != previous.turn_key:
         out.append(Alert(
             f"turn {plan.session.turn}: the prefix changed, so the provider's prompt cache would miss too",
             "warning",

@@ -1,8 +1,8 @@
 """``tokenbox-tui``: the live inspector app beside a running agent.
 
-The app's view state is one frozen ``ViewState`` (``tui/state.py``): keys and finished plans replace
-it with what a pure transition returns, and ``watch_state`` redraws only the widgets whose inputs
-changed. A thread worker follows the file (``watcher.follow``), another loads and plans it
+The app's view state is one frozen ``ViewState`` (``tui/state.py``): flags, keys, resizes and finished
+plans replace it with what a pure transition returns, and ``watch_state`` redraws only the parts of the
+screen whose inputs (``PARTS``: what each part reads of the state) changed. A thread worker follows the file (``watcher.follow``), another loads and plans it
 (``planner.Planner``) and posts the finished ``Outcome``; the UI thread only draws. A broken file
 keeps the last good plan on screen.
 """
@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from rich.markup import escape
@@ -28,10 +28,11 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
 from tokenbox.core import Plan
-from tokenbox.core.config import WHAT_IF_STEP_PERCENT, config_path
-from tokenbox.core.errors import ConfigError
-from tokenbox.core.textsafe import printable
-from tokenbox.core.thresholds import warn_levels
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS, warn_levels
+from tokenbox.core.model.errors import ConfigError
+from tokenbox.core.model.plan import HeadlineKind
+from tokenbox.core.model.textsafe import printable
+from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT, config_path
 from tokenbox.tui import firstplan, watcher
 from tokenbox.tui.alerts import alerts
 from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
@@ -48,14 +49,14 @@ from tokenbox.tui.planner import Outcome, Planner, PlanRequest, TurnPoint
 from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.sections import SectionBars, SectionHeader
-from tokenbox.tui.state import ViewState
+from tokenbox.tui.state import ViewState, inputs_differ
 from tokenbox.tui.status import Status, StatusLine
-from tokenbox.tui.terminal import TerminalGone, driver_class
+from tokenbox.tui.textual_seams import TerminalGone, called_by_textual, driver_class
 from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
-from tokenbox.tui.view import View, fmt, use_thresholds
+from tokenbox.tui.view import Levels, View, fmt
 
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
@@ -63,7 +64,6 @@ WORKING_AFTER = 0.5  # seconds: a plan running longer says so in the status line
 STALE_AFTER = 0.1  # seconds: a reload running longer marks the plan on screen stale (a quicker one just replaces it)
 NARROW = 120  # columns: below this the sidebar narrows
 WIDE = 180  # columns: from this the sidebar widens (longer trace lines and breakdown labels)
-HIDDEN = 100  # columns: below this the sidebar hides (``s`` shows it)
 RELOAD_INTERVAL = 0.2  # seconds: file events closer than this to the last reload coalesce into one more
 ADOPT_AFTER = 2.0  # seconds the worker waits for a handed-over first plan to be drawn before its own load
 # seconds from that draw to the load: the BPE table's load holds the GIL ~100 ms at a time, and the
@@ -93,9 +93,11 @@ class TokenboxApp(App[None]):
         frozen: bool | None = None,
         watch: bool = True,
         planner: Planner | None = None,
+        planner_factory: Callable[[], Planner] = Planner,
         display_name: str | None = None,
         toast_seconds: float | None = None,
         reserve_out: int | None = None,
+        warn_levels: Levels = DEFAULT_WARN_LEVELS,
         first_plan: FirstPlan | None = None,
     ) -> None:
         super().__init__(driver_class=driver_class())
@@ -104,12 +106,13 @@ class TokenboxApp(App[None]):
         self.frozen = os.environ.get(FROZEN_ENV, "") not in ("", "0") if frozen is None else frozen
         self.watching = watch
         self.toast_seconds = toast_seconds
-        self.set_reactive(TokenboxApp.state, ViewState(tokenizer=tokenizer, trimming=trimming))
-        # the worker machinery (not view state): options every request carries, request numbers, the
-        # request in flight and the one waiting, the file watcher's stop flag, reload coalescing
-        self._planner = planner or Planner()
-        self._budget_flag = budget
-        self._reserve_out = reserve_out
+        self.set_reactive(TokenboxApp.state, ViewState(budget=budget, reserve_out=reserve_out, tokenizer=tokenizer,
+                                                       trimming=trimming, warn_levels=warn_levels))
+        # the worker machinery (not view state): the planner (a new one per file followed), request
+        # numbers, the request in flight and the one waiting, the file watcher's stop flag, reload coalescing
+        self._planner_factory = planner_factory
+        self._planner = planner or planner_factory()
+        self._view_memo: tuple[Plan, int, Levels, View] | None = None
         self._seq = 0
         self._handled_seq = 0
         self._in_flight: PlanRequest | None = None  # the request being planned (never cancelled)
@@ -130,7 +133,7 @@ class TokenboxApp(App[None]):
     @property
     def budget_flag(self) -> int | None:
         """The ``--budget`` every request carries (None: the session's own max_ctx)."""
-        return self._budget_flag
+        return self.state.budget
 
     @property
     def plan(self) -> Plan | None:
@@ -214,6 +217,7 @@ class TokenboxApp(App[None]):
         self._main_screen = self.screen
         self.query_one("#timeline", Timeline).display = False
         self.query_one(SectionBars).focus()
+        self.set_reactive(TokenboxApp.state, replace(self.state, width=self.size.width))  # drawn just below
         self._draw(None, self.state)
         self.request_plan("start", reload=True)
         if self.watching:
@@ -221,6 +225,8 @@ class TokenboxApp(App[None]):
             self._watch_config()
 
     def on_resize(self) -> None:
+        # every part again after the layout settles (fitted texts follow their widgets' widths)
+        self.set_reactive(TokenboxApp.state, replace(self.state, width=self.size.width))
         self.call_after_refresh(self._redraw_all)
 
     def on_unmount(self) -> None:
@@ -250,20 +256,7 @@ class TokenboxApp(App[None]):
         self._seq += 1
         if reload:
             self._dirty = True
-        state = self.state
-        request = PlanRequest(
-            path=self.path,
-            reload=self._dirty,
-            budget=self._budget_flag,
-            what_if=state.what_if,
-            tokenizer=state.tokenizer,
-            cycle_tokenizer=state.cycle_tokenizer,
-            trimming=state.trimming,
-            turn=state.turn,
-            reason=reason,
-            seq=self._seq,
-            reserve_out=self._reserve_out,
-        )
+        request = self.state.request(self.path, reload=self._dirty, reason=reason, seq=self._seq)
         if self._in_flight is not None:
             self._follow_up = request
             self._track_progress()
@@ -366,8 +359,21 @@ class TokenboxApp(App[None]):
         self.request_plan(f"file {self._last_change}", reload=True)
 
     def accepts(self, outcome: Outcome) -> bool:
-        """Whether ``outcome`` belongs on this screen (a subclass refuses plans of a file it left)."""
-        return True
+        """Whether ``outcome`` belongs on this screen (a plan of a file followed before ``follow_file``)."""
+        return outcome.request.path == self.path
+
+    def follow_file(self, path: str, reason: str, display_name: str | None = None) -> None:
+        """Follow another file from now on: a new planner (the constructor's ``planner_factory``), the
+        watcher on the new file, nothing of the old one on screen (the choices made with keys stay)."""
+        self.path = os.path.abspath(path)
+        self.display_name = display_name or os.path.basename(self.path)
+        self._planner = self._planner_factory()
+        self._stop.set()  # the old file's watcher ends
+        self._stop = threading.Event()
+        self.state = self.state.for_new_session()
+        self.request_plan(reason, reload=True)
+        if self.watching:
+            self._watch()
 
     def on_plan_computed(self, message: PlanComputed) -> None:
         outcome = message.outcome
@@ -384,7 +390,7 @@ class TokenboxApp(App[None]):
         if request.reload and request.seq == self._seq:
             self._dirty = False
         state = self.state.with_outcome(outcome, None if self.frozen else time.strftime("%H:%M:%S"))
-        found, watermark = alerts(state.watermark, outcome.plan, None)
+        found, watermark = alerts(state.watermark, outcome.plan, None, state.warn_levels)
         # the progress with it: one new state, one draw (not a status-line draw before the plan's)
         self.state = replace(state, watermark=watermark, stale=self._dirty and self.busy and state.stale,
                              working=state.working and self.busy)
@@ -417,7 +423,7 @@ class TokenboxApp(App[None]):
         ``markup=False``, and messages quote file names and user values; so every toast of this
         app (and of its subclasses) goes through ``plain`` here. Line breaks are kept.
         """
-        if markup and _called_by_textual():
+        if markup and called_by_textual():
             # Textual's own notifications (the palette, ctrl+q) are trusted text written with markup;
             # any other caller's text may quote a file name or session text, so it stays inert
             super().notify(message, title=title, severity=severity, timeout=timeout, markup=True)
@@ -425,12 +431,12 @@ class TokenboxApp(App[None]):
         text = "\n".join(plain(line, TOAST_LIMIT) for line in str(message).split("\n"))
         super().notify(text, title=plain(str(title), FIELD_LIMIT), severity=severity, timeout=timeout, markup=False)
 
-    def _on_notify(self, event: Notify) -> None:
+    def on_notify(self, event: Notify) -> None:
         """One toast at a time: a newer one replaces the last (stacked toasts covered the table and went
         stale while the status line, the one place of the current state, moved on). Done where Textual
-        adds the toast (its ``Notify`` message), so a burst of notifications cannot stack up either."""
+        adds the toast (its ``Notify`` message: this handler runs before ``App``'s own, which adds it), so
+        a burst of notifications cannot stack up either."""
         self.clear_notifications()
-        super()._on_notify(event)
 
     def _short(self, text: str) -> str:
         """Errors name the file by its full path (escaped by core when it holds controls); show the name only."""
@@ -456,64 +462,75 @@ class TokenboxApp(App[None]):
         self._draw(None, self.state)
 
     def _draw(self, old: ViewState | None, new: ViewState) -> None:
-        """Redraw the widgets whose inputs differ between ``old`` and ``new`` (all of them when ``old`` is None)."""
+        """Redraw the parts whose inputs differ between ``old`` and ``new`` (all of them when ``old`` is None)."""
         if not self._main_screen_ready():
             return  # a state that arrives while the screen is not composed (starting or closing)
-
-        def changed(*names: str) -> bool:
-            return old is None or new.differs(old, *names)
-
-        if changed("sidebar_shown"):
-            self._layout_sidebar(new)
-        if not changed("plan", "step", "timeline", "turn", "sidebar", "selected", "waiting", "file_error",
-                       "settings_error", "sidebar_shown"):
-            self._refresh_status()  # progress, what-if or reload time only: the view is as it was
-            return
-        view = new.view()  # the layout at the step shown (worked out from the trace: once per draw)
-        if changed("plan", "step"):
-            self.query_one(Gauge).show(view)
-        if changed("plan", "step", "timeline", "turn"):
-            self._show_timelines(new, view)
-        if changed("plan", "step", "timeline", "sidebar"):
-            self.query_one(TraceView).show(view)
-            self._show_sidebar_mode(new, view)
-        if changed("plan", "step", "selected"):
-            self.query_one(SectionBars).show(view, new.selected if view else None)
-            # one row, fixed by the stylesheet: no layout pass (a new plan already redraws enough)
-            show_text(self.query_one("#detail-title", Static), Text(self._detail_title(new, view), end=""), layout=False)
-        if changed("plan", "step", "selected", "waiting", "file_error", "settings_error"):
-            self.query_one(DetailView).show(view, new.selected if view else None, self._detail_message(new))
-        if changed("plan", "step", "timeline", "turn", "sidebar_shown"):
-            self.query_one(TopBar).show(*self._topbar(new, view))
+        self._view_memo = None  # the view is worked out once per draw, for every part drawn from it
+        for read, draw in PARTS:
+            if inputs_differ(read, old, new):
+                draw(self, *read(new))
         self._refresh_status()
 
-    def _show_timelines(self, state: ViewState, view: View | None) -> None:
-        """The usage timeline of recorded requests, or the estimated timeline of a log's turns."""
-        timeline, usage = self.query_one(Timeline), self.query_one(UsageTimeline)
-        recorded = view is not None and has_recorded(state.timeline)
-        if view is not None and recorded:
-            usage.show(state.timeline, view.plan.session.turn, state.following, view.approx)
-        usage.display = recorded
-        if state.timeline and state.plan is not None and not recorded:
-            timeline.show(state.timeline, state.plan.session.turn, state.following)
-        else:
-            timeline.display = False
-
-    def _detail_message(self, state: ViewState) -> str | None:
-        """What the detail says while there is no plan to show (None once there is)."""
-        if state.plan is not None:
+    def _view(self, plan: Plan | None, step: int, levels: Levels) -> View | None:
+        """The plan at ``step`` (worked out from the trace once per draw, for every part drawn from it)."""
+        if plan is None:
             return None
-        if state.waiting:
-            return (f"{plain(self.display_name)}: {state.waiting_note()}\n\n"
+        memo = self._view_memo
+        if memo is not None and memo[0] is plan and memo[1] == step and memo[2] == levels:
+            return memo[3]
+        view = View.at(plan, step, levels)
+        self._view_memo = (plan, step, levels, view)
+        return view
+
+    def _draw_gauge(self, plan: Plan | None, step: int, levels: Levels) -> None:
+        self.query_one(Gauge).show(self._view(plan, step, levels))
+
+    def _draw_timelines(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
+                        following: bool) -> None:
+        """The usage timeline of recorded requests, or the estimated timeline of a log's turns."""
+        view = self._view(plan, step, levels)
+        widget, usage = self.query_one(Timeline), self.query_one(UsageTimeline)
+        recorded = view is not None and has_recorded(timeline)
+        if view is not None and recorded:
+            usage.show(timeline, view.plan.session.turn, following, view.approx)
+        usage.display = recorded
+        if timeline and plan is not None and not recorded:
+            widget.show(timeline, plan.session.turn, following, levels)
+        else:
+            widget.display = False
+
+    def _draw_sections(self, plan: Plan | None, step: int, levels: Levels, selected: int) -> None:
+        view = self._view(plan, step, levels)
+        self.query_one(SectionBars).show(view, selected if view else None)
+        # one row, fixed by the stylesheet: no layout pass (a new plan already redraws enough)
+        show_text(self.query_one("#detail-title", Static), Text(self._detail_title(view, selected), end=""), layout=False)
+
+    def _draw_detail(self, plan: Plan | None, step: int, levels: Levels, selected: int, message: tuple | None) -> None:
+        view = self._view(plan, step, levels)
+        self.query_one(DetailView).show(view, selected if view else None, self._detail_message(message))
+
+    def _draw_topbar(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
+                     following: bool, sidebar_visible: bool) -> None:
+        view = self._view(plan, step, levels)
+        self.query_one(TopBar).show(*self._topbar(view, bool(timeline), following, sidebar_visible))
+
+    def _detail_message(self, parts: tuple[str | None, str | None, str | None] | None) -> str | None:
+        """What the detail says while there is no plan to show (None once there is): ``parts`` are the
+        waiting note, the file's error and the settings' error (``_message``)."""
+        if parts is None:
+            return None
+        waiting, file_error, settings_error = parts
+        if waiting:
+            return (f"{plain(self.display_name)}: {waiting}\n\n"
                     "The file has no complete turn yet "
                     "(the agent writes the prompt first and the reply when it arrives).\n"
                     "Watching the file: the view appears as soon as the first turn is complete.")
-        if state.file_error:
-            return (f"cannot show {plain(self.display_name, FIELD_LIMIT)}:\n{self._short(state.file_error)}\n\n"
+        if file_error:
+            return (f"cannot show {plain(self.display_name, FIELD_LIMIT)}:\n{self._short(file_error)}\n\n"
                     "watching the file; the view appears as soon as it loads")
-        if state.settings_error:  # the file is not at fault: a flag, the environment or the config file is
+        if settings_error:  # the file is not at fault: a flag, the environment or the config file is
             return (f"cannot plan {plain(self.display_name, FIELD_LIMIT)} with these settings:\n"
-                    f"{self._short(state.settings_error)}\n\n"
+                    f"{self._short(settings_error)}\n\n"
                     "the config file is watched: the view appears once it is fixed "
                     "(a flag or an environment variable needs a restart)")
         return "loading…"
@@ -552,22 +569,24 @@ class TokenboxApp(App[None]):
             notes.append(f"what-if {state.what_if * WHAT_IF_STEP_PERCENT:+d}% (0 resets)")
         return " · ".join(n for n in notes if n)
 
-    def _layout_sidebar(self, state: ViewState) -> None:
-        """Below ``NARROW`` columns the sidebar narrows, below ``HIDDEN`` it hides unless ``s`` shows it;
-        from ``WIDE`` columns it widens."""
-        width = self.size.width
+    def _draw_sidebar_layout(self, visible: bool, width: int) -> None:
+        """Below ``NARROW`` columns the sidebar narrows, below ``state.HIDDEN`` it hides unless ``s`` shows
+        it (``ViewState.sidebar_visible``); from ``WIDE`` columns it widens."""
         found = self.query("#sidebar")
         if not found:
             return  # a resize before the screen is composed (or after it is gone)
         sidebar = found.first()
-        sidebar.display = state.sidebar_shown if state.sidebar_shown is not None else width >= HIDDEN
+        sidebar.display = visible
         sidebar.set_class(width < NARROW, "-narrow")
         sidebar.set_class(width >= WIDE, "-wide")
 
-    def _show_sidebar_mode(self, state: ViewState, view: View | None) -> None:
+    def _draw_sidebar_mode(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
+                           sidebar: str | None) -> None:
         """The lower sidebar: the trim trace, or the token breakdown (the default for imported sessions)."""
+        view = self._view(plan, step, levels)
+        self.query_one(TraceView).show(view)
         imported = is_imported(view)
-        breakdown = state.sidebar == "breakdown" if state.sidebar else imported
+        breakdown = sidebar == "breakdown" if sidebar else imported
         for selector in ("#trace-title", "#trace"):
             self.query_one(selector).display = not breakdown
         for selector in ("#breakdown-title", "#breakdown"):
@@ -575,30 +594,30 @@ class TokenboxApp(App[None]):
         if imported:
             self.query_one("#trace-title", Static).update(Text("Trim trace · v: breakdown", end=""))
         if breakdown:
-            turn = f" · turn {view.plan.session.turn}" if view is not None and state.timeline else ""
+            turn = f" · turn {view.plan.session.turn}" if view is not None and timeline else ""
             self.query_one(BreakdownTitle).update(Text(f"Breakdown{turn} · v: trace", end=""))
             self.query_one(BreakdownView).show(view)
 
-    def _detail_title(self, state: ViewState, view: View | None) -> str:
+    def _detail_title(self, view: View | None, selected: int) -> str:
         if view is None or not view.plan.sections:
             return "Detail"
-        result = view.plan.sections[state.selected]
+        result = view.plan.sections[selected]
         return f"Detail — {plain(result.id, FIELD_LIMIT)} after step {view.step}"
 
-    def _topbar(self, state: ViewState, view: View | None) -> tuple[list[str], int, int]:
+    def _topbar(self, view: View | None, multi_turn: bool, following: bool, sidebar_visible: bool) -> tuple[list[str], int, int]:
         """The top bar's fields, the index of the name and of the last field the name gives way for."""
         if view is None:
             return ["tokenbox", plain(self.display_name, FIELD_LIMIT)], 1, 1  # plain(): names may hold escapes
         plan = view.plan
         parts = ["tokenbox"]
-        if not self.query_one("#sidebar").display:  # the gauge is hidden: its headline comes up here
+        if not sidebar_visible:  # the gauge is hidden: its headline comes up here
             parts.append(_headline(view))
         name = len(parts)
         # capped (redrawn per key); the top bar cuts it further where the turn and step need the room
         parts.append(plain(plan.session.name or self.display_name, FIELD_LIMIT))
-        if plan.session.turn_count > 1 or state.timeline:
+        if plan.session.turn_count > 1 or multi_turn:
             parts.append(f"turn {plan.session.turn}/{plan.session.turn_count}"
-                         + (" (following)" if state.following else " (pinned)"))
+                         + (" (following)" if following else " (pinned)"))
         parts.append(f"step {view.step}/{view.last_step}" + (" final" if view.step == view.last_step else ""))
         essential = len(parts) - 1  # up to the step: the name gives way for these
         parts.append(f"policy {plain(plan.trimming)}")
@@ -659,7 +678,7 @@ class TokenboxApp(App[None]):
 
     def action_toggle_sidebar(self) -> None:
         """Show or hide the sidebar (it hides by itself on narrow terminals)."""
-        self.state = replace(self.state, sidebar_shown=not self.query_one("#sidebar").display)
+        self.state = replace(self.state, sidebar_shown=not self.state.sidebar_visible)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that do not apply are hidden from the footer: turn keys only for multi-turn logs, the
@@ -674,7 +693,7 @@ class TokenboxApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.state.warn_levels))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -689,6 +708,27 @@ class TokenboxApp(App[None]):
             await self.run_action(action)
 
         return run
+
+
+# The parts of the screen: what each reads of the view state, and how it is drawn from exactly that. A
+# part is redrawn when what it reads differs between the old and the new state (``inputs_differ``);
+# the status line is drawn every time (progress, what-if, reload time).
+PARTS: tuple[tuple[Callable[[ViewState], tuple], Callable[..., None]], ...] = (
+    (lambda s: (s.sidebar_visible, s.width), TokenboxApp._draw_sidebar_layout),
+    (lambda s: (s.plan, s.step, s.warn_levels), TokenboxApp._draw_gauge),
+    (lambda s: (s.plan, s.step, s.warn_levels, s.timeline, s.following), TokenboxApp._draw_timelines),
+    (lambda s: (s.plan, s.step, s.warn_levels, s.timeline, s.sidebar), TokenboxApp._draw_sidebar_mode),
+    (lambda s: (s.plan, s.step, s.warn_levels, s.selected), TokenboxApp._draw_sections),
+    (lambda s: (s.plan, s.step, s.warn_levels, s.selected, _message(s)), TokenboxApp._draw_detail),
+    (lambda s: (s.plan, s.step, s.warn_levels, s.timeline, s.following, s.sidebar_visible), TokenboxApp._draw_topbar),
+)
+
+
+def _message(state: ViewState) -> tuple[str | None, str | None, str | None] | None:
+    """What the detail's message is made of while there is no plan (the app words it: ``_detail_message``)."""
+    if state.plan is not None:
+        return None
+    return (state.waiting_note() if state.waiting else None, state.file_error, state.settings_error)
 
 
 def main(argv: Sequence[str] | None = None, first_plan: FirstPlan | None = None) -> int:
@@ -713,11 +753,11 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
     except UsageError as exc:
         return fail(usage_message(exc))
     try:
-        use_thresholds(warn_levels(options.warn_levels, os.environ))
+        levels = warn_levels(options.warn_levels, os.environ)
     except ConfigError as exc:
         return fail(str(exc))
     settings = dict(budget=options.budget, tokenizer=options.tokenizer, trimming=options.trimming,
-                    reserve_out=options.reserve_out)
+                    reserve_out=options.reserve_out, warn_levels=levels)
     if options.file is not None and os.path.isdir(options.file):
         return fail(f"{printable(options.file)}: is a directory (give a session file: .yaml, .json or .jsonl)")
     with contextlib.ExitStack() as stack:
@@ -739,7 +779,7 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
                 return fail(str(exc))
             app = TokenboxApp(path, **settings)
         elif options.record:
-            from tokenbox.core.errors import BadInput
+            from tokenbox.core.model.errors import BadInput
             from tokenbox.core.record.run import record_for_tui
 
             try:
@@ -767,7 +807,7 @@ def _headline(view: View) -> str:
         note = " over budget"
     elif plan.pending:
         note = " pending"
-    elif plan.headline_kind == "recorded":
+    elif plan.headline_kind == HeadlineKind.RECORDED:
         note = " recorded"
     else:
         note = ""
@@ -777,11 +817,3 @@ def _headline(view: View) -> str:
 def _applicable(state: ViewState) -> tuple[bool, bool]:
     """What decides which keys apply: several turns, a plan at all."""
     return state.turn_count > 1, state.plan is not None
-
-
-def _called_by_textual() -> bool:
-    """Whether ``notify`` was called from Textual's own code (two frames up: past our override)."""
-    import sys
-
-    frame = sys._getframe(2)
-    return str(frame.f_globals.get("__name__", "")).startswith("textual.")

@@ -15,7 +15,15 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
-from tokenbox.core.importers import CATEGORY_LABELS, cache_breakpoints, cached_prefix_tokens, category
+from tokenbox.core.analysis.breakdown import (
+    CATEGORY_LABELS,
+    Total,
+    cache_breakpoints,
+    cached_prefix_tokens,
+    category,
+    sum_by,
+    tool_totals,
+)
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.safe import plain
 from tokenbox.tui.styles import PLAIN, Styles, Themed
@@ -73,32 +81,27 @@ def is_imported(view: View | None) -> bool:
 
 
 def breakdown(view: View) -> Breakdown:
-    """Group the sections of ``view`` (at its step) by category, or by kind for native sessions."""
+    """Group the sections of ``view`` (at its step) by category, or by kind for native sessions (the sums
+    are core's ``sum_by``)."""
     plan = view.plan
     imported = is_imported(view)
-    sums: dict[str, list[int]] = {}
-    tools: list[tuple[int, int, Group]] = []
-    for index, (result, state) in enumerate(zip(plan.sections, view.state.sections, strict=True)):
-        key = (category(result.section) or "other") if imported else result.kind
-        entry = sums.setdefault(key, [0, 0, 0])
-        entry[0] += 1
-        entry[1] += state.tokens
-        entry[2] += result.tokens_before
-        if imported and key == "tool":
-            name = plain(str(result.section.meta.get("tool", result.id)))
-            tools.append((-state.tokens, index, Group(name, name, 1, state.tokens, result.tokens_before)))
+    shown = [state.tokens for state in view.state.sections]
     if imported:
+        sums = sum_by(plan, lambda result: category(result.section) or "other", shown)
         order = [k for k in CATEGORY_LABELS if k in sums]
         labels = CATEGORY_LABELS
     else:
+        sums = sum_by(plan, lambda result: result.kind, shown)
         order = list(sums)  # first appearance in file order
         labels = {}
-    groups = tuple(Group(k, labels.get(k, plain(k)), *sums[k]) for k in order)
+    groups = tuple(_group(sums[k], labels.get(k, plain(k))) for k in order)
+    costliest = sorted(enumerate(tool_totals(plan, shown)), key=lambda item: (-item[1].tokens_after, item[0])) if imported else []
+    tools = tuple(_group(total, plain(total.label), plain(total.key)) for _, total in costliest)
     recorded = plan.recorded.context_tokens if plan.recorded is not None else None
     return Breakdown(
         imported=imported,
         groups=groups,
-        tools=tuple(g for *_, g in sorted(tools, key=lambda t: (t[0], t[1]))),
+        tools=tools,
         joins=view.joins,
         total=view.total,
         total_before=plan.tokens_before,
@@ -109,6 +112,10 @@ def breakdown(view: View) -> Breakdown:
         approx=view.approx,
         not_recorded=NOT_RECORDED if "not_recorded" in plan.session.meta else UNKNOWN,
     )
+
+
+def _group(total: Total, label: str, key: str | None = None) -> Group:
+    return Group(total.key if key is None else key, label, total.sections, total.tokens_after, total.tokens_before)
 
 
 def share(tokens: int, total: int) -> str:

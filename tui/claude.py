@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tokenbox.core.textsafe import printable
+from tokenbox.core.model.textsafe import printable
 
 CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 POLL_SECONDS = 1.0

@@ -6,7 +6,6 @@ transcript folder: when a new session starts there, it switches to that transcri
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Mapping
 
@@ -14,7 +13,6 @@ from textual import work
 from textual.message import Message
 from tokenbox.tui.app import TokenboxApp
 from tokenbox.tui.claude import POLL_SECONDS, Discovery, SessionWatch
-from tokenbox.tui.planner import Outcome, Planner
 
 
 class NewSession(Message):
@@ -66,22 +64,11 @@ class ClaudeApp(TokenboxApp):
         self.switch_to(message.discovery)
 
     def switch_to(self, discovery: Discovery) -> None:
-        """Follow another transcript from now on: a fresh planner, the watcher on the new file."""
+        """Follow another transcript from now on (``follow_file``: a fresh planner, the watcher on it)."""
         self.discovery = discovery
-        self.path = os.path.abspath(discovery.path)
-        self.display_name = os.path.basename(self.path)
-        self._planner = Planner()
-        self._stop.set()  # the old file's watcher ends
-        self._stop = threading.Event()
-        self.state = self.state.for_new_session()  # nothing of the old transcript stays on screen
+        self.follow_file(discovery.path, "new session")
         self.notify(f"new Claude Code session: following {self.display_name}", title="Claude Code",
                     timeout=self.toast_seconds or 6, markup=False)
-        self.request_plan("new session", reload=True)
-        if self.watching:
-            self._watch()
-
-    def accepts(self, outcome: Outcome) -> bool:
-        return outcome.request.path == self.path  # not a plan of the transcript followed before a switch
 
     def _note(self) -> str:
         notes = [note for note in (super()._note(), self.discovery.note) if note]

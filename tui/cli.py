@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from tokenbox.core.cliargs import Parser, UsageError, non_negative_int, package_version, positive_int
-from tokenbox.core.model import TRIMMING_POLICIES
-from tokenbox.core.textsafe import printable
+from tokenbox.core.commands.cliargs import Parser, UsageError, non_negative_int, package_version, positive_int
+from tokenbox.core.model.session import TRIMMING_POLICIES
+from tokenbox.core.model.textsafe import printable
 
 EXIT_BAD = 2
 DEFAULT_SAMPLE = "facet_layout.yaml"  # a sample that trims: the first screen shows the product
@@ -104,7 +104,7 @@ def parse_args(argv: Sequence[str]) -> Options:
     """Parse ``argv``; raises ``UsageError`` for bad flags or an unknown tokenizer name."""
     args = build_parser().parse_args(list(argv))
     if args.tokenizer is not None:
-        from tokenbox.core.tokenizers import default_registry
+        from tokenbox.core.tokens.tokenizers import default_registry
 
         names = default_registry().names()
         if args.tokenizer not in names:
@@ -138,7 +138,7 @@ def fail(message: str) -> int:
 
 
 def usage_message(exc: UsageError) -> str:
-    text = printable(str(exc), 400)
+    text = printable(str(exc))
     if "(" not in text:
         text += " (see `tokenbox-tui --help`)"
     return text

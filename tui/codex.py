@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tokenbox.core.textsafe import printable
+from tokenbox.core.model.textsafe import printable
 from tokenbox.tui.claude import DiscoveryError
 
 HOME_ENV = "CODEX_HOME"

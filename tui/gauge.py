@@ -7,7 +7,8 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from tokenbox.core.config import WHAT_IF_STEP_PERCENT
+from tokenbox.core.model.plan import HeadlineKind, PrefixCache
+from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT
 from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
@@ -91,7 +92,7 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
     plan, approx = view.plan, view.approx
     percent = view.percent
     # over budget at the shown step is red whatever the percentage of max_ctx says
-    headline = styles["gauge--" + ("crit" if view.state.deficit > 0 or not plan.ok else level(percent))] + Style(bold=True)
+    headline = styles["gauge--" + ("crit" if view.state.deficit > 0 or not plan.ok else level(percent, view.levels))] + Style(bold=True)
     crit, warn = styles["gauge--crit"] + Style(bold=True), styles["gauge--warn"]
     pending = bool(getattr(plan, "pending", False))  # the lead's transcript path: a turn not sent yet
     out.append("Context ", "bold")
@@ -99,7 +100,7 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
     if pending:
         out.append(" ")
         out.append("pending", "italic")
-    elif plan.headline_kind == "recorded":
+    elif plan.headline_kind == HeadlineKind.RECORDED:
         out.append(" ")
         out.append("recorded", "dim")
     if view.last_step:  # the gap is its own segment: a segment never starts with blanks (SVG viewers drop them)
@@ -139,8 +140,8 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
     prefix = plan.prefix_cache
     # a first turn always misses (nothing was cached yet); only a later miss breaks the provider's cache
     first = plan.session.turn <= 1
-    broken = prefix == "miss" and not first
-    note = "  ✗ break" if broken else " (cold)" if prefix == "miss" else ""
+    broken = prefix == PrefixCache.MISS and not first
+    note = "  ✗ break" if broken else " (cold)" if prefix == PrefixCache.MISS else ""
     _row(out, "prefix", prefix + note, crit if broken else "")
     _row(out, "context", plan.context_cache)
     if not plan.ok:

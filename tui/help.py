@@ -14,9 +14,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
 from tokenbox.tui.keys import KEYS
 from tokenbox.tui.styles import PLAIN, Styles, styles_of
-from tokenbox.tui.view import thresholds
+from tokenbox.tui.view import Levels
 
 # the legend: a term and its paragraph (Rich wraps each paragraph at words, under the paragraph's start)
 INTRO = "The inspector follows the session file and re-plans it on every change; it never writes the file."
@@ -45,7 +46,7 @@ def _grid() -> Table:
     return grid
 
 
-def help_text(styles: Styles = PLAIN) -> Group:
+def help_text(styles: Styles = PLAIN, levels: Levels = DEFAULT_WARN_LEVELS) -> Group:
     """The help: every key and the legend, in two columns whose text wraps under itself; keys and
     terms in the ``help--key`` style."""
     key_style = styles["help--key"] + Style(bold=True)
@@ -54,16 +55,15 @@ def help_text(styles: Styles = PLAIN) -> Group:
         keys.add_row(Text(f" {key.shown}", key_style), Text(key.help))
     keys.add_row(Text(" Esc", key_style), Text("Leave the detail / close this help"))
     legend = _grid()
-    levels = thresholds()
     for term, paragraph in LEGEND:
         legend.add_row(Text(term, key_style), Text(paragraph.format(*levels)))
     return Group(Text("tokenbox-tui — keys", Style(bold=True)), Text(INTRO), Text(""), keys, Text(""), legend)
 
 
-def help_plain(width: int = 100) -> str:
+def help_plain(width: int = 100, levels: Levels = DEFAULT_WARN_LEVELS) -> str:
     """The help as plain text at ``width`` columns (what a test or a pipe reads)."""
     console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
-    console.print(help_text())
+    console.print(help_text(levels=levels))
     return console.export_text()
 
 
@@ -82,9 +82,13 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
+    def __init__(self, levels: Levels = DEFAULT_WARN_LEVELS) -> None:
+        super().__init__()
+        self.levels = levels  # the warning levels the legend names
+
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(help_text(), id="help-text")
+            yield Static(help_text(levels=self.levels), id="help-text")
 
     def on_mount(self) -> None:
         self.restyle()
@@ -92,7 +96,7 @@ class HelpScreen(ModalScreen[None]):
 
     def restyle(self) -> None:
         """The text again with the current theme's key style (a theme can be picked while help is open)."""
-        self.query_one("#help-text", Static).update(help_text(styles_of(self, self.COMPONENT_CLASSES)[0]))
+        self.query_one("#help-text", Static).update(help_text(styles_of(self, self.COMPONENT_CLASSES)[0], self.levels))
 
     def action_close(self) -> None:
         self.dismiss(None)

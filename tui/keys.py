@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual.binding import Binding
-from tokenbox.core.config import WHAT_IF_STEP_PERCENT as STEP
+from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT as STEP
 
 
 @dataclass(frozen=True)

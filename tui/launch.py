@@ -51,7 +51,7 @@ def start(args: list[str]) -> FirstPlan | None:
     """
     try:
         import tokenbox.tui.cli
-        import tokenbox.tui.planner  # noqa: F401 - imported for both processes
+        import tokenbox.tui.state  # noqa: F401 - imported for both processes (the planner with it)
         from tokenbox.tui.firstplan import FirstPlan
 
         first = FirstPlan.start(lambda: first_request(args))
@@ -94,11 +94,13 @@ def first_request(args: list[str]) -> PlanRequest | None:
     path = options.file or _sample_file()
     if path is None or os.path.isdir(path):  # a directory: the app's one-line error
         return None
-    from tokenbox.tui.planner import PlanRequest
+    from tokenbox.tui.state import ViewState
 
-    # ``FirstPlan.take`` checks that the app asks for the same (its number and reason aside)
-    return PlanRequest(path=os.path.abspath(path), reload=True, budget=options.budget, tokenizer=options.tokenizer,
-                       trimming=options.trimming, reserve_out=options.reserve_out, reason="start")
+    # the state the app starts in, and its one way to a request (``FirstPlan.take`` checks that the app
+    # asks for the same, its number and reason aside)
+    state = ViewState(budget=options.budget, reserve_out=options.reserve_out, tokenizer=options.tokenizer,
+                      trimming=options.trimming)
+    return state.request(os.path.abspath(path), reload=True, reason="start")
 
 
 def _sample_file() -> str | None:

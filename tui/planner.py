@@ -12,18 +12,20 @@ settings (a completed turn never changes) and estimates of uncached turns are fi
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError
-from tokenbox.core.config import load_settings
-from tokenbox.core.errors import ConfigError, NotYetComplete, SessionError, WhatIfTooSmall
-from tokenbox.core.estimate import ESTIMATE
-from tokenbox.core.loader import Loader
-from tokenbox.core.session import read_text, turns_of
-from tokenbox.core.textsafe import printable
+from tokenbox.core.model.errors import ErrorKind, NotYetComplete, error_kind
+from tokenbox.core.model.names import ESTIMATE
+from tokenbox.core.model.plan import PrefixCache
+from tokenbox.core.model.textsafe import printable
+from tokenbox.core.planning.config import config_path, load_settings
+from tokenbox.core.sources.loader import Loader
+from tokenbox.core.sources.turns import turn_facts, turn_identity
 
 MAX_TIMELINE = 200
 TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)
@@ -54,7 +56,7 @@ class TurnPoint:
     usage: int | None
     tokens_before: int
     tokens_after: int
-    prefix_cache: str
+    prefix_cache: PrefixCache | str  # "" while only the recorded usage is known
     ok: bool
     recorded: int | None = None  # the context size the file recorded for the turn (Claude Code usage)
     sidechain: bool = False  # a sub-agent's turn
@@ -63,29 +65,24 @@ class TurnPoint:
 
 @dataclass(frozen=True)
 class PlanError:
-    """An error crossing into the UI. ``kind`` comes from the exception's class:
+    """An error crossing into the UI, of a kind core decides by the exception's class (``ErrorKind``:
+    ``load``, ``waiting`` — a state, not a fault —, ``what_if``, ``settings``, ``internal``)."""
 
-    ``load`` (the file cannot be read or parsed), ``waiting`` (no complete turn yet: a state, not a
-    fault), ``what_if`` (the what-if budget leaves nothing: press 0), ``settings`` (a flag, the
-    environment or the config file), ``internal`` (a bug).
-    """
-
-    kind: str
+    kind: ErrorKind
     message: str
     remedy: str = ""
     waiting_for: str = ""  # ``waiting``: what the file still lacks (from the error, never its text)
 
     @classmethod
     def of(cls, exc: BaseException, *, loading: bool) -> PlanError:
+        kind = error_kind(exc, loading=loading)
         if isinstance(exc, NotYetComplete):
-            return cls("waiting", str(exc), waiting_for=exc.awaiting)
-        if isinstance(exc, WhatIfTooSmall):
-            return cls("what_if", "what-if budget too small — press 0", str(exc))
-        if isinstance(exc, ConfigError):
-            return cls("settings", str(exc))
-        if isinstance(exc, BadInput):
-            return cls("load" if loading else "settings", str(exc))
-        return cls("internal", f"internal error: {printable(repr(exc), 300)}")
+            return cls(kind, str(exc), waiting_for=exc.awaiting)
+        if kind is ErrorKind.WHAT_IF:
+            return cls(kind, "what-if budget too small — press 0", str(exc))
+        if kind is ErrorKind.INTERNAL:
+            return cls(kind, f"internal error: {printable(repr(exc))}")
+        return cls(kind, str(exc))
 
 
 @dataclass(frozen=True)
@@ -111,18 +108,18 @@ class Outcome:
         return self.failure.message if self.failure else None
 
     @property
-    def error_kind(self) -> str | None:
+    def error_kind(self) -> ErrorKind | None:
         return self.failure.kind if self.failure else None
 
     @property
     def waiting_for(self) -> str:
         """What the file still lacks while waiting for its first turn ("" otherwise)."""
-        return self.failure.waiting_for if self.failure is not None and self.failure.kind == "waiting" else ""
+        return self.failure.waiting_for if self.failure is not None and self.failure.kind is ErrorKind.WAITING else ""
 
     @property
     def file_error(self) -> str | None:
         """The error of the file itself (loading, or waiting for its first turn), not of a setting."""
-        return self.error if self.error_kind in ("load", "waiting") else None
+        return self.error if self.error_kind in (ErrorKind.LOAD, ErrorKind.WAITING) else None
 
 
 class Planner:
@@ -133,7 +130,7 @@ class Planner:
         self._engine: Engine | None = None
         self._loader = Loader()  # this planner's own: what it read of the file followed
         self._settings_stamp: object = None
-        self._turns: list[Session] | None = None
+        self._turns: Sequence[Session] | None = None
         self._warnings: tuple[str, ...] = ()  # lines of the last load that were skipped, and why
         self._points: dict[tuple, TurnPoint] = {}  # timeline points by (turn identity, settings)
         # the engine is used by one thread at a time: a follow-up run can start while the worker
@@ -170,12 +167,12 @@ class Planner:
         warnings: tuple[str, ...] = self._warnings
         if request.reload or self._turns is None:
             try:
-                self._turns, warnings = load_log(self._loader, request.path, engine.settings.max_file_size)
+                self._turns, warnings = self._loader.load_turns_skipping(request.path, max_bytes=engine.settings.max_file_size)
                 loaded = True
             except BadInput as exc:
                 load_error = PlanError.of(exc, loading=True)
             except (OSError, RecursionError, MemoryError, ValueError) as exc:
-                load_error = PlanError("load", f"{printable(request.path)}: cannot load: {printable(str(exc), 200)}")
+                load_error = PlanError(ErrorKind.LOAD, f"{printable(request.path)}: cannot load: {printable(str(exc))}")
         self._warnings = warnings
         turns = self._turns
         # claude-estimate is fitted per transcript thread: it is not one to cycle through
@@ -209,7 +206,7 @@ class Planner:
             loaded=loaded,
             stale=load_error is not None,
             timeline_complete=complete,
-            warnings=warnings + tuple(getattr(plan, "warnings", None) or ()),
+            warnings=warnings + plan.warnings,
         )
 
     def fill_timeline(self, outcome: Outcome) -> Outcome | None:
@@ -233,7 +230,7 @@ class Planner:
 
     def _timeline(
         self,
-        turns: list[Session],
+        turns: Sequence[Session],
         index: int,
         current: Plan,
         options: dict,
@@ -246,13 +243,13 @@ class Planner:
         for number in range(max(0, len(turns) - MAX_TIMELINE), len(turns)):
             # a completed turn never changes: its identity is its place and what it holds (a lazy
             # transcript's turn is known by its request without being built: a cached point costs nothing)
-            facts = _turn_facts(turns, number)
-            key = (number, facts["identity"] if facts else turn_identity(turns[number]), settings)
+            facts = turn_facts(turns, number)
+            key = (number, facts.identity if facts else turn_identity(turns[number]), settings)
             point = self._points.get(key) if number != index else None
             if point is None and facts and number != index and estimate is None:
                 complete = False  # recorded usage only, from the facts: the turn is not built
-                recorded = facts["recorded"].context_tokens if facts["recorded"] is not None else None
-                point = TurnPoint(number + 1, None, 0, 0, "", True, recorded, facts["sidechain"], estimated=False)
+                recorded = facts.recorded.context_tokens if facts.recorded is not None else None
+                point = TurnPoint(number + 1, None, 0, 0, "", True, recorded, facts.sidechain, estimated=False)
             if point is None:
                 turn = turns[number]
                 plan = current if number == index else estimate(turn) if estimate is not None else None
@@ -291,71 +288,14 @@ class Planner:
         raise TokenizerError("no tokenizer could be loaded", "check the tokenizer plug-ins")
 
 
-MAX_SKIPPED_LINES = 100
-
-
-def load_log(loader: Loader, path: str, max_bytes: int) -> tuple[list[Session], tuple[str, ...]]:
-    """The turns of ``path``; in a ``.jsonl`` log a bad complete line is skipped with a warning, so
-    one bad line in the middle does not hide every later turn (other files fail as a whole)."""
-    try:
-        return loader.load_turns(path, max_bytes=max_bytes), ()
-    except NotYetComplete:
-        raise
-    except SessionError as exc:
-        if not path.lower().endswith(".jsonl") or exc.line is None:
-            raise
-    lines = read_text(path, max_bytes).split("\n")
-    warnings: list[str] = []
-    for _ in range(MAX_SKIPPED_LINES):
-        try:
-            turns = turns_of("\n".join(lines), path)
-        except NotYetComplete:
-            raise
-        except SessionError as exc:
-            line = exc.line
-            if line is None or not 1 <= line < len(lines) or not lines[line - 1].strip():
-                raise
-            warnings.append(f"{exc} — line {line} skipped")
-            lines[line - 1] = ""  # blank: the other lines keep their numbers
-            continue
-        return turns, tuple(warnings)
-    raise SessionError(f"more than {MAX_SKIPPED_LINES} bad lines", "fix the log", path)
-
-
 def _point(number: int, plan: Plan) -> TurnPoint:
     recorded = plan.recorded.context_tokens if plan.recorded is not None else None
     return TurnPoint(number + 1, plan.usage_percent, plan.tokens_before, plan.tokens_after, plan.prefix_cache, plan.ok,
                      recorded, plan.session.meta.get("sidechain") is True)
 
 
-def _turn_facts(turns: Sequence[Session], number: int) -> dict | None:
-    """What a lazy sequence of a transcript's turns knows of turn ``number`` without building it: an
-    identity (its thread, request and first line), its recorded usage and whether it is a sub-agent's.
-    ``None`` for other sequences (a log's turns are built already) and for the pending request."""
-    info = getattr(turns, "info", None)
-    if info is None:
-        return None
-    facts = info(number)
-    if facts.get("request") is None:
-        return None
-    from tokenbox.core.importers.claude_code import MAIN  # loaded already: only transcripts have facts
-
-    thread = facts.get("thread")
-    return {"identity": ("request", thread, facts["request"], facts.get("line")), "recorded": facts.get("recorded"),
-            "sidechain": thread not in (None, MAIN)}
-
-
-def turn_identity(turn: Session) -> tuple:
-    """A cheap identity of a turn's content: its sections' ids and text lengths, and its history length."""
-    return (len(turn.history), tuple((s.id, len(s.text or "")) for s in turn.sections))
-
-
 def config_stamp() -> object:
     """What identifies the config file's state (path, size, mtime); a change makes a new engine."""
-    import os
-
-    from tokenbox.core.config import config_path
-
     path = config_path(os.environ)
     try:
         st = os.stat(path)

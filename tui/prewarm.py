@@ -32,15 +32,15 @@ def tokenizer_for(path: str | None, tokenizer: str | None = None, environ: Mappi
     """The exact (BPE) tokenizer the planner will use for ``path``, or ``None`` when that is not cheaply
     known or needs no table to load. ``tokenizer`` is the ``--tokenizer`` flag. Never raises."""
     try:
-        from tokenbox.core.config import load_settings, resolve
-        from tokenbox.core.tokenizers import default_registry
+        from tokenbox.core.planning.config import load_settings, resolve
+        from tokenbox.core.tokens.tokenizers import default_registry
 
         settings = load_settings(os.environ if environ is None else environ)
         name = tokenizer or settings.env_tokenizer  # these win over the file (core.config.resolve)
         if not name:
             if path is None or os.path.getsize(path) > min(PEEK_MAX_BYTES, settings.max_file_size):
                 return None
-            from tokenbox.core.loader import Loader
+            from tokenbox.core.sources.loader import Loader
 
             turns = Loader().load_turns(path, max_bytes=PEEK_MAX_BYTES)  # its own loader: nothing kept
             if not turns:
@@ -55,7 +55,7 @@ def tokenizer_for(path: str | None, tokenizer: str | None = None, environ: Mappi
 def warm(name: str) -> None:
     """Build tokenizer ``name`` in the process-wide registry (errors are left for the planner to report)."""
     try:
-        from tokenbox.core.tokenizers import default_registry
+        from tokenbox.core.tokens.tokenizers import default_registry
 
         default_registry().get(name)
     except Exception:  # the planner's own load raises the same error, typed, where it is shown

@@ -3,8 +3,11 @@ that keys and finished plans make on it.
 
 ``TokenboxApp`` holds exactly one ``ViewState`` (its ``state`` variable); a key or a plan replaces it
 with the value a transition returns, and the app redraws only the widgets whose inputs differ between
-the old and the new snapshot. Nothing here touches Textual, so every transition is testable alone.
-The worker machinery (request numbers, the plan in flight, timers) is not view state and stays in the app.
+the old and the new snapshot (``inputs_differ``). Everything a plan request asks for is here (the
+flags' budget and reserve, the what-if, the tokenizer, the policy, the pinned turn), and ``request``
+is the one place a ``PlanRequest`` is built from it (the app's every request, and the launcher's
+first one). Nothing here touches Textual, so every transition is testable alone. The worker
+machinery (request numbers, the plan in flight, timers) is not view state and stays in the app.
 """
 
 from __future__ import annotations
@@ -12,19 +15,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from tokenbox.core import Plan
-from tokenbox.core.config import WHAT_IF_STEP_PERCENT
-from tokenbox.core.model import TRIMMING_POLICIES
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
+from tokenbox.core.model.errors import ErrorKind
+from tokenbox.core.model.session import TRIMMING_POLICIES
+from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT
 from tokenbox.tui.alerts import Watermark
-from tokenbox.tui.planner import Outcome, TurnPoint
+from tokenbox.tui.planner import Outcome, PlanRequest, TurnPoint
 from tokenbox.tui.view import View, describe_changes
 
 MIN_WHAT_IF = 1 - 100 // WHAT_IF_STEP_PERCENT  # the smallest what-if that leaves some max_ctx
 MAX_WHAT_IF = 200
-SETTINGS_ERRORS = ("settings", "internal", "what_if")  # outcome kinds shown as a settings error, not a file's
+SETTINGS_ERRORS = (ErrorKind.SETTINGS, ErrorKind.INTERNAL, ErrorKind.WHAT_IF)  # shown as a settings error, not a file's
+FILE_ERRORS = (ErrorKind.LOAD, ErrorKind.WAITING)
 STALE_CHANGES = "reload failed: the last good plan stays"
-
-# fields holding large objects: compared by identity (a new plan is a new object), never by value
-_BY_IDENTITY = frozenset({"outcome", "plan", "timeline", "watermark"})
+HIDDEN = 100  # columns: below this the sidebar hides unless ``s`` shows it
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,16 +36,20 @@ class ViewState:
     """What the screen shows, at one moment.
 
     ``eq=False``: two snapshots are equal only when they are the same object, so replacing the state
-    always redraws, and the redraw itself decides what differs (``differs``) without deep comparisons.
+    always redraws, and the redraw itself decides what differs (``inputs_differ``) without deep comparisons.
     """
 
-    # what the next plan request asks for (keys change these; they outlive a session switch)
+    # what the next plan request asks for (flags and keys set these; they outlive a session switch)
+    budget: int | None = None  # ``--budget``: the base of what-if (None: the session's own max_ctx)
+    reserve_out: int | None = None  # ``--reserve-out`` (None: the session's own)
     trimming: str | None = None  # None: the session's own policy
     tokenizer: str | None = None  # None: the session's own tokenizer
     cycle_tokenizer: bool = False  # the pending request moves to the next tokenizer that works
     what_if: int = 0  # what-if budget, in steps of WHAT_IF_STEP_PERCENT of max_ctx
     sidebar: str | None = None  # "trace" | "breakdown"; None: breakdown for imported sessions
     sidebar_shown: bool | None = None  # None: by the terminal's width; else toggled with ``s``
+    width: int = HIDDEN  # the terminal's columns (the app sets them on mount and on every resize)
+    warn_levels: tuple[int, int, int] = DEFAULT_WARN_LEVELS  # percentages that colour and notify
     # what is known of the session followed
     turn: int | None = None  # the turn pinned by ``[``/``]``; None follows the newest
     outcome: Outcome | None = None  # the newest outcome accepted (it may carry only an error)
@@ -68,7 +76,28 @@ class ViewState:
 
     def view(self) -> View | None:
         """The plan at the step shown, or None before the first plan."""
-        return View.at(self.plan, self.step) if self.plan is not None else None
+        return View.at(self.plan, self.step, self.warn_levels) if self.plan is not None else None
+
+    @property
+    def sidebar_visible(self) -> bool:
+        """Whether the sidebar shows: as toggled with ``s``, else from ``HIDDEN`` columns on."""
+        return self.sidebar_shown if self.sidebar_shown is not None else self.width >= HIDDEN
+
+    def request(self, path: str, *, reload: bool, reason: str, seq: int = 0) -> PlanRequest:
+        """The plan request for this state: the one place a ``PlanRequest`` is made from the view state."""
+        return PlanRequest(
+            path=path,
+            reload=reload,
+            budget=self.budget,
+            what_if=self.what_if,
+            tokenizer=self.tokenizer,
+            cycle_tokenizer=self.cycle_tokenizer,
+            trimming=self.trimming,
+            turn=self.turn,
+            reason=reason,
+            seq=seq,
+            reserve_out=self.reserve_out,
+        )
 
     def waiting_note(self) -> str:
         """The calm words of the waiting state ("waiting for the first complete line")."""
@@ -79,23 +108,13 @@ class ViewState:
         """Whether the newest turn is shown as it arrives (no turn pinned)."""
         return self.turn is None
 
-    def differs(self, other: ViewState, *names: str) -> bool:
-        """Whether any of the fields ``names`` differs between ``self`` and ``other``."""
-        for name in names:
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if name in _BY_IDENTITY:
-                if mine is not theirs:
-                    return True
-            elif mine != theirs:
-                return True
-        return False
-
     # ------------------------------------------------------------------ sessions and plans
 
     def for_new_session(self) -> ViewState:
         """Nothing known yet of a new session; the choices made with keys stay."""
-        return ViewState(trimming=self.trimming, tokenizer=self.tokenizer, what_if=self.what_if,
-                         sidebar=self.sidebar, sidebar_shown=self.sidebar_shown, plans_shown=self.plans_shown)
+        return ViewState(budget=self.budget, reserve_out=self.reserve_out, trimming=self.trimming, tokenizer=self.tokenizer,
+                         what_if=self.what_if, sidebar=self.sidebar, sidebar_shown=self.sidebar_shown, width=self.width,
+                         warn_levels=self.warn_levels, plans_shown=self.plans_shown)
 
     def with_outcome(self, outcome: Outcome, reloaded: str | None = None) -> ViewState:
         """The state once ``outcome`` (a finished request of this session) is accepted.
@@ -106,8 +125,8 @@ class ViewState:
         request, kind = outcome.request, outcome.error_kind
         changes: dict[str, object] = {"outcome": outcome,
                                       "settings_error": outcome.error if kind in SETTINGS_ERRORS else None}
-        if request.reload or kind in ("load", "waiting"):
-            changes.update(file_error=outcome.file_error, waiting=kind == "waiting", waiting_for=outcome.waiting_for)
+        if request.reload or kind in FILE_ERRORS:
+            changes.update(file_error=outcome.file_error, waiting=kind is ErrorKind.WAITING, waiting_for=outcome.waiting_for)
         if reloaded is not None and request.reload and outcome.plan is not None:  # a failed reload keeps the time
             changes.update(reloaded=reloaded, first_load=self.plan is None)
         state = replace(self, **changes)
@@ -203,3 +222,25 @@ class ViewState:
         """The lower sidebar switched between the trim trace and the breakdown."""
         showing = self.sidebar == "breakdown" if self.sidebar else imported
         return replace(self, sidebar="trace" if showing else "breakdown")
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def same_input(a: object, b: object) -> bool:
+    """Whether two inputs of a widget draw the same: plain values by value, tuples item by item, and any
+    other object (a plan, an outcome, a view) by identity — the state replaces an object when it changes."""
+    if a is b:
+        return True
+    if isinstance(a, _SCALARS) and isinstance(b, _SCALARS):
+        return type(a) is type(b) and a == b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(same_input(x, y) for x, y in zip(a, b, strict=True))
+    return False
+
+
+def inputs_differ(read, old: ViewState | None, new: ViewState) -> bool:
+    """Whether ``read`` (a function of the state: what one widget draws from) gives other inputs for
+    ``new`` than for ``old`` (always, with no ``old``). What a widget redraws on follows from what it
+    reads: no list of field names to keep beside it."""
+    return old is None or not same_input(read(old), read(new))

@@ -16,6 +16,7 @@ from typing import Any
 from rich.style import Style
 from textual.theme import Theme
 from textual.widget import Widget
+from tokenbox.tui.textual_seams import style_generation
 from tokenbox.tui.view import BAR_COUNT, bar_class
 
 BAR_CLASSES = frozenset(bar_class(i) for i in range(BAR_COUNT))  # the per-section palette of bars
@@ -67,8 +68,7 @@ class Themed:
         more than drawing the rows.
         """
         widget: Any = self
-        key = (widget.app.theme, getattr(widget.app, "_css_update_count", None), widget._pseudo_classes_cache_key,
-               tuple(sorted(widget.classes)))
+        key = (widget.app.theme, style_generation(widget.app), widget.pseudo_classes, tuple(sorted(widget.classes)))
         memo = self._styles_memo
         if memo is not None and memo[0] == key:
             return memo[1]

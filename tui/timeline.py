@@ -6,47 +6,43 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
+from tokenbox.core.model.plan import PrefixCache
 from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.planner import TurnPoint
 from tokenbox.tui.styles import PLAIN, Styles, Themed
-from tokenbox.tui.view import level
+from tokenbox.tui.usage import heading, window_of
+from tokenbox.tui.view import Levels, level
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 LABELS = 9  # columns beside the sparkline: its range label (" 14–29%")
 
 
-def timeline_text(points: tuple[TurnPoint, ...], current: int, following: bool, width: int, styles: Styles = PLAIN) -> Text:
-    """The usage sparkline of the turns around ``current``, coloured with ``styles`` (the timeline's classes)."""
+def timeline_text(
+    points: tuple[TurnPoint, ...], current: int, following: bool, width: int, styles: Styles = PLAIN,
+    levels: Levels = DEFAULT_WARN_LEVELS,
+) -> Text:
+    """The usage sparkline of the turns around ``current``, coloured with ``styles`` (the timeline's classes)
+    by the warning ``levels``."""
     t = Text(no_wrap=True, end="")
     if not points:
         return t
-    count = points[-1].turn
-    t.append("Turns ", "bold")
-    t.append(f"{current}/{count} ", "bold")
-    t.append("following newest" if following else "pinned (f: follow)", "dim")
-    t.append("\n")
+    count = heading(t, points, current, following)
     width = max(4, width)
-    # a window of at most ``width`` turns that contains the current one
-    end = len(points)
-    index = next((i for i, p in enumerate(points) if p.turn == current), end - 1)
-    if end > width:
-        start = min(max(0, index - width // 2), end - width)
-        window = points[start : start + width]
-    else:
-        window = points
+    window = window_of(points, current, width)  # at most ``width`` turns, the current one among them
     cell = max(1, min(3, width // max(1, len(window))))
     top = max(1, max((p.usage or 0) for p in window))
     for p in window:
         usage = p.usage or 0
         char = BLOCKS[min(len(BLOCKS) - 1, usage * len(BLOCKS) // (top + 1))] if usage else " "
-        t.append(char * cell, styles[f"timeline--{level(usage)}"])
+        t.append(char * cell, styles[f"timeline--{level(usage, levels)}"])
     low = min((p.usage or 0) for p in window)
     t.append(f" {low}–{top}%", "dim")
     t.append("\n")
     for p in window:
         if p.turn == current:
             mark, style = "▲", styles["timeline--current"]
-        elif p.turn > 1 and p.prefix_cache == "miss":
+        elif p.turn > 1 and p.prefix_cache == PrefixCache.MISS:
             mark, style = "×", styles["timeline--break"]
         elif not p.ok:
             mark, style = "!", styles["timeline--break"]
@@ -68,13 +64,13 @@ class Timeline(Themed, FittedStatic):
 
     DEFAULT_CSS = "Timeline { height: auto; }"
     COMPONENT_CLASSES: ClassVar[set[str]] = {"timeline--ok", "timeline--warn", "timeline--crit", "timeline--current", "timeline--break"}
-    _shown: tuple[tuple[TurnPoint, ...], int, bool] = ((), 0, False)
+    _shown: tuple[tuple[TurnPoint, ...], int, bool, Levels] = ((), 0, False, DEFAULT_WARN_LEVELS)
 
-    def show(self, points: tuple[TurnPoint, ...], current: int, following: bool) -> None:
-        self._shown = (points, current, following)
+    def show(self, points: tuple[TurnPoint, ...], current: int, following: bool, levels: Levels = DEFAULT_WARN_LEVELS) -> None:
+        self._shown = (points, current, following, levels)
         self.display = bool(points)
         styles = self.component_styles()
-        self.show_fitted(lambda width: timeline_text(points, current, following, width - LABELS, styles))
+        self.show_fitted(lambda width: timeline_text(points, current, following, width - LABELS, styles, levels))
 
     def restyle(self) -> None:
         self.show(*self._shown)

@@ -29,7 +29,7 @@ def has_recorded(points: tuple[TurnPoint, ...]) -> bool:
     return any(p.recorded is not None for p in points)
 
 
-def _window(points: tuple[TurnPoint, ...], current: int, width: int) -> tuple[TurnPoint, ...]:
+def window_of(points: tuple[TurnPoint, ...], current: int, width: int) -> tuple[TurnPoint, ...]:
     """At most ``width`` turns around the current one."""
     end = len(points)
     if end <= width:
@@ -37,6 +37,16 @@ def _window(points: tuple[TurnPoint, ...], current: int, width: int) -> tuple[Tu
     index = next((i for i, p in enumerate(points) if p.turn == current), end - 1)
     start = min(max(0, index - width // 2), end - width)
     return points[start : start + width]
+
+
+def heading(t: Text, points: tuple[TurnPoint, ...], current: int, following: bool) -> int:
+    """The first row of a timeline ("Turns 3/9 following newest") appended to ``t``; the turn count."""
+    count = points[-1].turn
+    t.append("Turns ", "bold")
+    t.append(f"{current}/{count} ", "bold")
+    t.append("following newest" if following else "pinned (f: follow)", "dim")
+    t.append("\n")
+    return count
 
 
 def _cell(value: int | None, low: int, high: int) -> str:
@@ -56,13 +66,9 @@ def usage_text(
     t = Text(no_wrap=True, overflow="ellipsis", end="")
     if not points:
         return t
-    count = points[-1].turn
-    t.append("Turns ", "bold")
-    t.append(f"{current}/{count} ", "bold")
-    t.append("following newest" if following else "pinned (f: follow)", "dim")
-    t.append("\n")
+    count = heading(t, points, current, following)
     bars = max(4, width - LABEL - VALUE - 1)
-    window = _window(points, current, bars)
+    window = window_of(points, current, bars)
     cell = max(1, min(3, bars // max(1, len(window))))
     shown = next((p for p in points if p.turn == current), points[-1])
     for label, value_of, style, value in (

@@ -8,23 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tokenbox.core import Plan
-from tokenbox.core.plan import LayoutState, fingerprint_of
-from tokenbox.core.thresholds import DEFAULT_WARN_LEVELS
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
+from tokenbox.core.model.plan import HeadlineKind, LayoutState, fingerprint_of
 
 BAR_COUNT = 9  # sections cycle through the component classes bar--0 .. bar--8 (colours: app.tcss)
-# the warning levels in force: set once at start-up from --warn-levels, TOKENBOX_WARN_LEVELS or the
-# config file (``use_thresholds``); every view, toast and the help read them through ``thresholds()``
-_THRESHOLDS: list[tuple[int, int, int]] = [DEFAULT_WARN_LEVELS]
-
-
-def thresholds() -> tuple[int, int, int]:
-    """The three warning levels (percent of the window) the app colours and notifies by."""
-    return _THRESHOLDS[0]
-
-
-def use_thresholds(levels: tuple[int, int, int]) -> None:
-    """Make ``levels`` the warning levels of every view (called once, before the app starts)."""
-    _THRESHOLDS[0] = levels
+Levels = tuple[int, int, int]  # the warning levels (percent of the window): the view state's ``warn_levels``
 
 
 @dataclass(frozen=True)
@@ -34,11 +22,12 @@ class View:
     plan: Plan
     step: int
     state: LayoutState
+    levels: Levels = DEFAULT_WARN_LEVELS  # the warning levels it is coloured by
 
     @classmethod
-    def at(cls, plan: Plan, step: int) -> View:
+    def at(cls, plan: Plan, step: int, levels: Levels = DEFAULT_WARN_LEVELS) -> View:
         state = plan.state_at(step)
-        return cls(plan, state.step, state)
+        return cls(plan, state.step, state, levels)
 
     @property
     def last_step(self) -> int:
@@ -64,9 +53,9 @@ class View:
     @property
     def headline_approx(self) -> str:
         """``≈`` unless the total shown is exact: the tokenizer's count, or a request's recorded (or
-        counted) cost before any trimming step (CONTRACT §7)."""
+        counted) cost before any trimming step (README, "Real agents")."""
         kind = self.plan.headline_kind
-        if kind == "exact" or (kind in ("recorded", "counted") and self.state.total == self.plan.tokens_before):
+        if kind == HeadlineKind.EXACT or (not kind.approximate and self.state.total == self.plan.tokens_before):
             return ""
         return "≈"
 
@@ -77,9 +66,8 @@ class View:
         return fingerprint_of(s.text for s in self.state.sections)
 
 
-def level(percent: int) -> str:
+def level(percent: int, levels: Levels = DEFAULT_WARN_LEVELS) -> str:
     """``ok`` below the first warning level (75% by default), ``warn`` below the second (90%), ``crit`` from there on."""
-    levels = thresholds()
     if percent < levels[0]:
         return "ok"
     if percent < levels[1]:
@@ -87,11 +75,11 @@ def level(percent: int) -> str:
     return "crit"
 
 
-def band(percent: int | None) -> int:
-    """How many of the warning levels (75/90/100% by default) ``percent`` has reached (0..3)."""
+def band(percent: int | None, levels: Levels = DEFAULT_WARN_LEVELS) -> int:
+    """How many of the warning ``levels`` (75/90/100% by default) ``percent`` has reached (0..3)."""
     if percent is None:
         return 0
-    return sum(percent >= t for t in thresholds())
+    return sum(percent >= t for t in levels)
 
 
 def bar_class(index: int) -> str:

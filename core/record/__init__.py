@@ -3,38 +3,9 @@
 The proxy (``proxy``, built on aiohttp, imported only when it runs) forwards every request to the
 upstream unchanged and streams every response back unchanged, and appends what each captured request
 held and the usage its response reported to a **capture log** (``capture``). ``tokenbox plan/render/
-check`` and ``tokenbox-tui`` read capture logs like any session log (``tokenbox.core.importers.capture``).
+check`` and ``tokenbox-tui`` read capture logs like any session log (``tokenbox.core.sources.readers.capture``).
 
-Capture log format (JSON lines, UTF-8, one complete line per record, appended and flushed as it happens;
-every line carries the format marker ``"tokenbox_capture": 1``):
-
-* ``{"tokenbox_capture": 1, "kind": "start", "upstream": URL, "listen": "HOST:PORT", "started": ISO-8601}``:
-  the first line;
-* ``{"tokenbox_capture": 1, "kind": "request", "id": N, "time": …, "method": …, "path": …, "api": API,
-  "headers": {…}, "body": {…}}``: a captured request, written when it arrives. ``api`` is
-  ``anthropic-messages``, ``openai-chat`` or ``openai-responses``; ``headers`` keeps only
-  ``anthropic-version``, ``anthropic-beta``, ``openai-beta`` and ``user-agent``. Instead of ``body`` a
-  request may carry ``"delta": {"base": M, "keep": K, "append": [...], "set": {...}, "unset": [...]}``:
-  the body of request ``M`` (an earlier line) with its message list (``messages``, or ``input`` for
-  the Responses API) cut to its first ``K`` items, then ``append`` added; top-level keys in ``set``
-  replaced and those in ``unset`` removed. A growing conversation thus costs one body plus the new
-  messages of each request, not the square of its length. A body that is not a JSON object is stored
-  as ``"body_error": "…"`` with its ``"body_bytes"``. Credential-bearing fields of the body
-  (``headers``, ``authorization``, ``authorization_token``, ``api_key``, … outside the messages) are
-  replaced by ``"[redacted]"``;
-* ``{"tokenbox_capture": 1, "kind": "response", "id": N, "status": S, "model": …, "stream": bool,
-  "usage": {…} | null, "error": str | null, "duration_ms": …}``: how request ``N`` ended, written when
-  the response is complete (or failed: ``error`` says how — an upstream timeout, a client that
-  disconnected mid-stream, an unreachable upstream). ``usage`` is the usage object the provider
-  reported, as it reported it (Anthropic's ``message_start`` merged with ``message_delta``, OpenAI
-  Chat's final usage chunk, the Responses API's ``response.completed``; or the ``usage`` of a
-  non-streamed reply).
-
-Requests to any other path are forwarded too but not captured. No header other than the four above,
-no query string and no credential is ever written to the capture, stdout or an error message.
+The capture log format (what is written, line by line) is described in
+``tokenbox.core.sources.readers.capture_format``, beside its reader: the writer here imports it from
+there, so that nothing below ``commands`` imports this package, the one with network code.
 """
-
-from __future__ import annotations
-
-FORMAT_KEY = "tokenbox_capture"
-FORMAT_VERSION = 1

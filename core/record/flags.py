@@ -7,8 +7,9 @@ parser stays cheap: ``tokenbox-tui FILE`` parses its flags before its first plan
 from __future__ import annotations
 
 import argparse
+from urllib.parse import urlsplit
 
-from tokenbox.core.textsafe import printable
+from tokenbox.core.model.textsafe import printable
 
 DEFAULT_LISTEN = "127.0.0.1:8787"
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
@@ -27,8 +28,6 @@ def listen_address(text: str) -> tuple[str, int]:
 
 def upstream_url(text: str) -> str:
     """An ``http(s)://host[:port][/path]`` URL as a flag type (no query, no trailing slash)."""
-    from urllib.parse import urlsplit
-
     value = text.strip()
     try:
         parts = urlsplit(value)

@@ -9,15 +9,17 @@ import asyncio
 import contextlib
 import ipaddress
 import os
+import signal
 import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
-from tokenbox.core.errors import ConfigError
+from tokenbox.core.model.errors import ConfigError
+from tokenbox.core.model.textsafe import printable
+from tokenbox.core.record.capture import CaptureWriter, new_capture_path
 from tokenbox.core.record.flags import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url  # noqa: F401 - also run's
-from tokenbox.core.textsafe import printable
 
 _START_TIMEOUT = 30.0
 
@@ -50,8 +52,7 @@ class Recording:
 
 
 def _config(listen: tuple[str, int], upstream: str, out: str | None, read_timeout: float | None):
-    from tokenbox.core.record.capture import CaptureWriter, new_capture_path
-    from tokenbox.core.record.proxy import READ_TIMEOUT, ProxyConfig
+    from tokenbox.core.record.proxy import READ_TIMEOUT, ProxyConfig  # start-up: aiohttp only when a proxy starts
 
     path = out or new_capture_path()
     config = ProxyConfig(listen[0], listen[1], upstream, path, read_timeout or READ_TIMEOUT)
@@ -71,7 +72,7 @@ def start(
     Raises ``ConfigError`` when the capture file cannot be made or the address cannot be bound.
     ``log`` gets the per-request lines (``None``: nothing is printed, e.g. under the TUI).
     """
-    from tokenbox.core.record.proxy import serve
+    from tokenbox.core.record.proxy import serve  # start-up: aiohttp only when a proxy starts
 
     config, writer = _config(listen, upstream, out, read_timeout)
     loop = asyncio.new_event_loop()
@@ -131,7 +132,7 @@ def _warn_exposed(host: str) -> None:
 
 def run(listen: tuple[str, int], upstream: str, out: str | None, *, read_timeout: float | None = None) -> int:
     """``tokenbox record`` in the foreground: prints the address and capture file, then one line per request."""
-    from tokenbox.core.record.proxy import safe_url, serve
+    from tokenbox.core.record.proxy import safe_url, serve  # start-up: aiohttp only when a proxy starts
 
     if not is_loopback(listen[0]):
         _warn_exposed(listen[0])
@@ -144,9 +145,43 @@ def run(listen: tuple[str, int], upstream: str, out: str | None, *, read_timeout
         sys.stdout.flush()
 
     try:
-        asyncio.run(serve(config, writer, sys.stdout, ready))
+        asyncio.run(_foreground(serve, config, writer, ready))
     except OSError as exc:
         raise ConfigError(f"cannot listen on {config.host}:{config.port}: {exc.strerror or 'error'}", "pick another --listen address") from None
     finally:
         writer.close()
     return 0
+
+
+async def _foreground(serve, config, writer, ready) -> None:
+    """The proxy until Ctrl-C (or SIGTERM): the first lets open requests finish for a moment and cuts the
+    rest, a second cuts them at once; either way the capture is written whole and nothing is printed but
+    one line each (no traceback: the signals never raise ``KeyboardInterrupt`` inside the event loop)."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    force = asyncio.Event()
+
+    def interrupted() -> None:
+        if stop.is_set():
+            force.set()
+            return
+        stop.set()
+        sys.stdout.write("tokenbox record: stopping (open requests get 2 s to finish; Ctrl-C again to cut them now)\n")
+        sys.stdout.flush()
+
+    handled = []
+    for number in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(number, interrupted)
+            handled.append(number)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            pass
+    try:
+        cut = await serve(config, writer, sys.stdout, ready, stop, force)
+    finally:
+        for number in handled:
+            loop.remove_signal_handler(number)
+    if cut:
+        sys.stdout.write(f"tokenbox record: cut {cut} open request{'s' if cut != 1 else ''} (recorded as cut)\n")
+    sys.stdout.write(f"tokenbox record: stopped; the capture is in {config.out}\n")
+    sys.stdout.flush()

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from tokenbox.core import Engine, Session, load_session
-from tokenbox.core.config import Settings
-from tokenbox.core.session import parse_turns, select_turn
+from tokenbox.core.planning.config import Settings
+from tokenbox.core.sources.documents import parse_turns
+from tokenbox.core.sources.turns import select_turn
 
 
 @functools.cache

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from tokenbox.core import behaviors
-from tokenbox.core.assembly import context_text, prefix_text
-from tokenbox.core.model import Behavior
+from tokenbox.core.model.session import Behavior
+from tokenbox.core.planning import behaviors
+from tokenbox.core.planning.assembly import context_text, prefix_text
 
 from tests.engine.helpers import count, engine, lines, session, turns
 

@@ -1,6 +1,6 @@
 """The headless ``tokenbox`` command: exit codes, output, one-line errors.
 
-Runs are in-process (``tokenbox.core.cli.main``); one test runs the installed console script end to end.
+Runs are in-process (``tokenbox.core.commands.cli.main``); one test runs the installed console script end to end.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def tokenbox(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
 def test_the_console_script_runs_end_to_end():
     """The one subprocess sample: the installed ``tokenbox`` script plans and fails like ``main``."""
     script = Path(sys.executable).parent / "tokenbox"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "tokenbox.core.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "tokenbox.core.commands.cli"]
     path = str(SAMPLES / "facet_layout.yaml")
     done = subprocess.run([*command, "plan", path, "--json"], capture_output=True, timeout=120)
     assert done.returncode == 0 and done.stderr == b""

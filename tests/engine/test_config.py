@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tokenbox.core import ConfigError, Engine
+from tokenbox.core import BadInput, ConfigError, Engine
 
 from tests.engine.helpers import session
 
@@ -57,3 +57,19 @@ def test_bad_config_file_is_an_error_with_its_position(tmp_path):
 def test_no_room_left_is_bad_input(tmp_path):
     with pytest.raises(ConfigError, match="no room left"):
         plan_with({}, tmp_path, budget={"max_ctx": 100, "reserve_out": 100})
+
+
+@pytest.mark.parametrize(
+    ("top", "field"),
+    [
+        ({"model": "no-such-model"}, "model"),  # an unknown model
+        ({"model": "claude-sonnet-4"}, "model"),  # a model without a public tokenizer
+        ({}, "tokenizer"),  # neither a model nor a tokenizer
+        ({"tokenizer": "heuristic", "budget": {"max_ctx": 100, "reserve_out": 100}}, "budget"),
+    ],
+)
+def test_a_settings_error_names_the_field_it_concerns(tmp_path, top, field):
+    """Typed, never read from the message: the engine places the error at that key of the file."""
+    with pytest.raises(BadInput) as caught:
+        Engine(environ={"XDG_CONFIG_HOME": str(tmp_path)}).plan(session([{"id": "a", "text": "x"}], **{"tokenizer": None, **top}))
+    assert caught.value.field == field

@@ -21,8 +21,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenbox.core import Engine, TokenboxError, load_session
-from tokenbox.core.cli import main as cli_main
-from tokenbox.core.loader import Loader
+from tokenbox.core.commands.cli import main as cli_main
+from tokenbox.core.sources.loader import Loader
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 SAMPLE_DOCS = {path.name: yaml.safe_load(path.read_text(encoding="utf-8")) for path in sorted(SAMPLES.glob("*.yaml"))}

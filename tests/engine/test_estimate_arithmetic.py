@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tokenbox.core.charclass import base_estimate, reference_estimate, scaled
-from tokenbox.core.model import Section
-from tokenbox.core.truth import fit_within, visible_tokens
+from tokenbox.core.model.session import Section
+from tokenbox.core.sources.readers.claude_truth import fit_within, visible_tokens
+from tokenbox.core.tokens.charclass import base_estimate, reference_estimate, scaled
 
 # letters, digits, ASCII and Unicode white space, punctuation, wide characters: every class the estimate counts
 _ALPHABET = "aZ09_ \n\t\r\x0b\x0c\x1c\x1f\xa0\u3000\u2028\x85é日😀-.{}\"'"

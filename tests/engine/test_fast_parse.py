@@ -20,12 +20,16 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tokenbox.core import nodes, session
-from tokenbox.core.errors import NotYetComplete, SessionError
-from tokenbox.core.kinds import KINDS
-from tokenbox.core.logreader import LogReader, with_histories
-from tokenbox.core.nodes import fast_json, parse_json
-from tokenbox.core.session import parse_turns, session_from_node
+from tokenbox.core.model.errors import NotYetComplete, SessionError
+from tokenbox.core.model.kinds import KINDS
+from tokenbox.core.model.session import Session
+from tokenbox.core.parse import nodes
+from tokenbox.core.parse.nodes import fast_json, parse_json
+from tokenbox.core.parse.schema import session_from_node
+from tokenbox.core.sources.documents import parse_turns
+from tokenbox.core.sources.formats import FORMATS, Format, Shape, of_shape
+from tokenbox.core.sources.logreader import LogReader
+from tokenbox.core.sources.turns import with_histories
 
 # 100 derandomized examples each (never fewer for these equivalence fuzzers): 300 made this the
 # suite's most expensive module, nearly all of it in generating the documents.
@@ -41,12 +45,9 @@ FUZZ = settings(
 # ---------------------------------------------------------------- the reference: the positional path only
 
 
-def reference_turns(text: str, path: str, fmt: str) -> list[session.Session]:
+def reference_turns(text: str, path: str, fmt: str) -> list[Session]:
     """``parse_turns`` as it was before the fast path (positional parser for everything)."""
-    from tokenbox.core.importers import ensure_registered
-
-    ensure_registered()
-    from tokenbox.core.importers import foreign
+    from tokenbox.core.sources import foreign
 
     if fmt == "jsonl":
         parsed = []
@@ -63,17 +64,17 @@ def reference_turns(text: str, path: str, fmt: str) -> list[session.Session]:
         if not parsed:
             raise NotYetComplete("no complete session line", "append one JSON session object per line", path, 1, 1,
                                  awaiting="the first complete line")
-        for detect, convert in session._LINE_IMPORTERS:
-            if detect(parsed):
-                return convert(parsed, path)
+        for row in of_shape(FORMATS, Shape.LINES):
+            if row.detect(parsed):
+                return row.convert(parsed, path)
         refusal = foreign.sniff_lines(parsed, path)  # another tool's format, refused by name
         if refusal is not None:
             raise refusal
         return [session_from_node(node, path) for node in parsed]
     node = parse_json(text, path)
-    for detect, convert in session._IMPORTERS:
-        if detect(node):
-            return convert(node, path)
+    for row in of_shape(FORMATS, Shape.DOCUMENT):
+        if row.detect(node):
+            return row.convert(node, path)
     refusal = foreign.sniff_document(node, path) or foreign.sniff_text(text, path, node)
     if refusal is not None:
         raise refusal
@@ -559,16 +560,16 @@ def test_the_same_lines_in_another_file_name_that_file() -> None:
             parse_turns(good + "\n" + bad + "\n", path)
 
 
-def test_a_detector_that_reads_positions_gets_positioned_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_detector_that_reads_positions_gets_positioned_nodes() -> None:
     seen: list[int] = []
 
     def detect(found: list[nodes.Node]) -> bool:
         seen.extend(node.line for node in found)
         return False
 
-    monkeypatch.setattr(session, "_LINE_IMPORTERS", [(detect, lambda found, path: [])])
+    table = (Format("positions", Shape.LINES, detect, lambda found, path: []),)
     text = '{"tokenbox": 1, "sections": []}\n\n{"tokenbox": 1, "sections": []}\n'
-    assert len(parse_turns(text, "positions.jsonl")) == 2
+    assert len(parse_turns(text, "positions.jsonl", formats=table)) == 2
     assert seen == [1, 3]
 
 

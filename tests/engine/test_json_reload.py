@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenbox.core import load_session
-from tokenbox.core.errors import SessionError
-from tokenbox.core.session import parse_turns
+from tokenbox.core.model.errors import SessionError
+from tokenbox.core.sources.documents import parse_turns
 
 
 def document(texts: list[str]) -> dict:
@@ -102,8 +102,9 @@ def test_reloads_equal_a_cold_parse(tmp_path_factory: pytest.TempPathFactory, ed
     edits=st.lists(st.tuples(st.integers(0, 11), st.sampled_from(["q r", "\n\nend", " lead", "w"])), min_size=1, max_size=3),
 )
 def test_a_join_patched_from_a_kept_one_counts_exactly(texts, edits) -> None:
-    from tokenbox.core.counting import SEPARATOR, JoinedTotal, TokenCounter
-    from tokenbox.core.tokenizers import default_registry
+    from tokenbox.core.model.names import SEPARATOR
+    from tokenbox.core.tokens.counting import JoinedTotal, TokenCounter
+    from tokenbox.core.tokens.tokenizers import default_registry
 
     tokenizer = default_registry().get("o200k_base")
     counter = TokenCounter(tokenizer)

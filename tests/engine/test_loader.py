@@ -9,7 +9,7 @@ from dataclasses import astuple
 from pathlib import Path
 
 from tokenbox.core import load_turns
-from tokenbox.core.loader import DEFAULT_LOADER, Loader
+from tokenbox.core.sources.loader import DEFAULT_LOADER, Loader
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 

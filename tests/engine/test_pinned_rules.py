@@ -405,7 +405,7 @@ def test_demote_moves_the_lowest_activation_one_tier_per_change(tokenizer):
 
     items = [{"name": n, "kind": k, "activation": a, "content": c, "summary": s} for n, k, a, c, s in BEHAVIOURS]
     sections = [{"id": "behaviors", "kind": "behaviors", "items": items}, {"id": "user", "kind": "user", "text": USER}]
-    from tokenbox.core.tokenizers import default_registry
+    from tokenbox.core.tokens.tokenizers import default_registry
 
     measure = count if tokenizer == "o200k_base" else default_registry().get("heuristic").count
     start, moves = _demotions()
@@ -439,7 +439,7 @@ def test_a_behaviours_budget_demotes_until_the_block_fits(tokenizer):
     """The block's own ``budget`` (floop's token_budget): the fewest demotions, in the demote order, after
     which the rendered block counts at most ``budget`` tokens."""
     from tokenbox.core import Engine
-    from tokenbox.core.tokenizers import default_registry
+    from tokenbox.core.tokens.tokenizers import default_registry
 
     from tests.engine.helpers import session
 
@@ -543,8 +543,8 @@ def test_the_block_count_follows_every_demotion_with_an_additive_count():
     may come in, its total is the length of the block rendered from scratch."""
     import itertools
 
-    from tokenbox.core.behaviors import BlockCount, BlockText, Tier, render, tier_for
-    from tokenbox.core.model import Behavior
+    from tokenbox.core.model.session import Behavior
+    from tokenbox.core.planning.behaviors import BlockCount, BlockText, Tier, render, tier_for
 
     items = [Behavior(n, k, a, c, s) for n, k, a, c, s in BEHAVIOURS]
     items += [Behavior("e", "procedure", 0.95, "Write the changelog entry last.", "Changelog."),

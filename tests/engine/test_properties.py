@@ -10,7 +10,7 @@ import sys
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tokenbox.core import Engine
-from tokenbox.core.config import Settings
+from tokenbox.core.planning.config import Settings
 
 from tests.engine.helpers import engine, session
 

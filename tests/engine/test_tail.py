@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenbox.core import load_session, load_turns
-from tokenbox.core.errors import FileTooLarge, SessionError
-from tokenbox.core.logreader import LogReader, with_histories
-from tokenbox.core.model import TurnHistory
-from tokenbox.core.session import parse_turns
-from tokenbox.core.tail import FileTail
+from tokenbox.core.model.errors import FileTooLarge, SessionError
+from tokenbox.core.model.session import TurnHistory
+from tokenbox.core.sources.documents import parse_turns
+from tokenbox.core.sources.logreader import LogReader, with_histories
+from tokenbox.core.sources.tail import FileTail
 
 
 def turn(k: int, text: str = "") -> str:
@@ -54,13 +54,22 @@ def test_tail_reads_a_rewritten_file_from_the_top(tmp_path: Path, rewrite) -> No
     assert again.lines == path.read_text().split("\n")[:-1]
 
 
-def test_tail_keeps_the_size_limit_and_places_bad_bytes(tmp_path: Path) -> None:
+def test_tail_keeps_the_size_limit_for_each_read_and_places_bad_bytes(tmp_path: Path) -> None:
+    """The limit is for what one read takes in (issue 24: a followed capture stopped at 64 MiB): a file
+    followed from its start grows past it; a file over it read from the top, or more than it appended
+    between two reads, is refused."""
     path = tmp_path / "log.txt"
     path.write_bytes(b"one\n")
     tail = FileTail(path, max_bytes=10)
     tail.read()
+    for line in (b"two\n", b"three\n", b"four\n", b"five\n"):  # 23 bytes in all, each read under 10
+        with path.open("ab") as handle:
+            handle.write(line)
+        assert tail.read().lines == [line.decode().strip()]
+    with pytest.raises(FileTooLarge):
+        FileTail(path, max_bytes=10).read()  # from the top: a one-shot read of 23 bytes
     with path.open("ab") as handle:
-        handle.write(b"two\nthree\n")
+        handle.write(b"six\nseven\neight\n")
     with pytest.raises(FileTooLarge):
         tail.read()
     path.write_bytes(b"ok\n")

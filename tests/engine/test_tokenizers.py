@@ -5,9 +5,10 @@ from __future__ import annotations
 import socket
 
 import pytest
-from tokenbox.core import TokenizerError, bpe
-from tokenbox.core.model_table import lookup_model
-from tokenbox.core.tokenizers import (
+from tokenbox.core import TokenizerError
+from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.tokens import bpe
+from tokenbox.core.tokens.tokenizers import (
     FloopEstimateTokenizer,
     HeuristicTokenizer,
     TokenizerEntry,

@@ -25,7 +25,7 @@ _LAUNCH = (
     "import resource, runpy, sys;"
     "resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}));"
     "sys.argv = ['tokenbox', *sys.argv[1:]];"
-    "runpy.run_module('tokenbox.core.cli', run_name='__main__')"
+    "runpy.run_module('tokenbox.core.commands.cli', run_name='__main__')"
 )
 
 _TOKENBOX_VARS = ("TOKENBOX_MAX_CTX", "TOKENBOX_TOKENIZER", "CONTEXT_MAX_TOKENS", "TOKENBOX_MAX_FILE_SIZE", "TOKENBOX_CACHE")
@@ -68,7 +68,7 @@ def run_cli(
 ) -> subprocess.CompletedProcess[bytes]:
     """``tokenbox ARGS`` isolated from the user's settings (``home``).
 
-    In this process (``tokenbox.core.cli.main`` with swapped streams) unless ``child`` is set, the
+    In this process (``tokenbox.core.commands.cli.main`` with swapped streams) unless ``child`` is set, the
     run reads the real standard input (``stdin``, e.g. ``/dev/stdin``) or depends on the interpreter's
     start-up (``PYTHONIOENCODING``): then in a child limited to ``MEMORY_LIMIT`` bytes and ``TIMEOUT`` s.
     """

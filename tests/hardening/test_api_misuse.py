@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import BadInput, Engine, load_session, load_threads, load_turns
-from tokenbox.core.cli import main as cli
+from tokenbox.core.commands.cli import main as cli
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "facet_layout.yaml"
 
@@ -90,7 +90,7 @@ def test_one_engine_plans_from_many_threads_as_from_one():
 
 def test_a_huge_session_is_refused_before_counting():
     from tokenbox.core import session_from_dict
-    from tokenbox.core.engine import MAX_TEXT_CHARS
+    from tokenbox.core.planning.engine import MAX_TEXT_CHARS
 
     big = "x" * (MAX_TEXT_CHARS // 2 + 1)
     session = session_from_dict({"tokenbox": 1, "tokenizer": "o200k_base",
@@ -127,7 +127,7 @@ def test_an_imported_request_with_a_big_seed_plans_again(tmp_path, capsys):
 def test_json_through_a_pipe_is_json(tmp_path):
     text = json.dumps({"tokenbox": 1, "tokenizer": "o200k_base",
                        "sections": [{"id": "a", "text": "x"}, {"id": "b", "text": "y"}]}, indent=None).replace(", {", ",\n{")
-    result = subprocess.run([sys.executable, "-m", "tokenbox.core.cli", "plan", "/dev/stdin", "--json"],
+    result = subprocess.run([sys.executable, "-m", "tokenbox.core.commands.cli", "plan", "/dev/stdin", "--json"],
                             input=text.encode(), capture_output=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["sections"][1]["id"] == "b"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import BadInput, Engine, load_session, load_threads, load_turns
-from tokenbox.core.config import Settings
-from tokenbox.core.errors import ConfigError, SessionError, TokenizerError
+from tokenbox.core.model.errors import ConfigError, SessionError, TokenizerError
+from tokenbox.core.planning.config import Settings
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 YAML = str(SAMPLES / "facet_layout.yaml")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import BadInput, Engine, load_session
-from tokenbox.core import errors as error_classes
-from tokenbox.core.config import Settings
+from tokenbox.core.model import errors as error_classes
+from tokenbox.core.planning.config import Settings
 
 from tests.hardening.support import CORPUS, corpus_files, load_table, one_line_error, run_batch
 

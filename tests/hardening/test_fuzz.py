@@ -24,7 +24,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenbox.core import BadInput, Engine, load_session
-from tokenbox.core.config import Settings
+from tokenbox.core.planning.config import Settings
 
 FUZZ = settings(
     max_examples=120,

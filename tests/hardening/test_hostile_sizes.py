@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import BadInput, Engine, load_session
-from tokenbox.core import engine as engine_module
-from tokenbox.core.config import Settings
-from tokenbox.core.errors import SessionError
+from tokenbox.core.model.errors import SessionError
+from tokenbox.core.planning import engine as engine_module
+from tokenbox.core.planning.config import Settings
 
 from tests.hardening.support import one_line_error, run_batch
 

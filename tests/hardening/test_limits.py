@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import Engine, FileTooLarge, SessionError, load_session
-from tokenbox.core.config import Settings
-from tokenbox.core.session import DEFAULT_MAX_FILE_BYTES
+from tokenbox.core.planning.config import Settings
+from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
 
 from tests.hardening.support import one_line_error, run_cli
 
@@ -346,7 +346,7 @@ def test_interrupted_output_is_not_an_error(tmp_path, home):
     path.write_text('{"tokenbox": 1, "tokenizer": "heuristic", "sections": [{"id": "a", "text": "' + "x" * 2_000_000 + '"}]}')
     reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
     writer = subprocess.run(
-        [sys.executable, "-m", "tokenbox.core.cli", "render", str(path), "--budget", "1000000"],
+        [sys.executable, "-m", "tokenbox.core.commands.cli", "render", str(path), "--budget", "1000000"],
         stdout=reader.stdin,
         stderr=subprocess.PIPE,
         timeout=60,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import Engine, load_session
-from tokenbox.core.config import Settings
-from tokenbox.core.tokenizers import TokenizerRegistry
+from tokenbox.core.planning.config import Settings
+from tokenbox.core.tokens.tokenizers import TokenizerRegistry
 
 from tests.hardening.support import TIMEOUT, isolated_env
 
@@ -50,7 +50,7 @@ def hook(event, args):
 atexit.register(lambda: (json.dump(events, log), log.close()))
 sys.addaudithook(hook)
 sys.argv = ["tokenbox", *sys.argv[2:]]
-runpy.run_module("tokenbox.core.cli", run_name="__main__")
+runpy.run_module("tokenbox.core.commands.cli", run_name="__main__")
 """
 
 SESSION = """\
@@ -154,7 +154,7 @@ def test_the_hook_sees_writes_and_network(tmp_path, sandbox):
     probe = tmp_path / "probe.py"
     probe.write_text(code)
     report = tmp_path / "audit.json"
-    launcher = _AUDITED.replace('runpy.run_module("tokenbox.core.cli", run_name="__main__")', "runpy.run_path(sys.argv[1])")
+    launcher = _AUDITED.replace('runpy.run_module("tokenbox.core.commands.cli", run_name="__main__")', "runpy.run_path(sys.argv[1])")
     target = sandbox / "written.txt"
     subprocess.run([sys.executable, "-c", launcher, str(report), str(probe), str(target)], timeout=TIMEOUT, check=True)
     kinds = {event[0] for event in json.loads(report.read_text())}

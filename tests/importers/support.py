@@ -39,7 +39,7 @@ _BPE_SHA256 = {
 def tokenbox_command() -> list[str]:
     """The installed ``tokenbox`` script next to this interpreter (or ``python -m``)."""
     script = Path(sys.executable).with_name("tokenbox")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "tokenbox.core.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "tokenbox.core.commands.cli"]
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import Engine, UnsupportedFormat, load_session, load_turns
-from tokenbox.core.cli import main
-from tokenbox.core.config import Settings
+from tokenbox.core.commands.cli import main
+from tokenbox.core.planning.config import Settings
 
 from tests.importers.support import HERE, independent_encoding
 

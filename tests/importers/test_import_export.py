@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenbox.core import Engine, Section, Session, load_session, load_turns
-from tokenbox.core.importers import session_yaml
+from tokenbox.core.sources.export import session_yaml
 
 from tests.importers.support import ALL_FIXTURES, ANTHROPIC, OPENAI, REPO, TRANSCRIPT_A, TRANSCRIPT_B, run_cli
 

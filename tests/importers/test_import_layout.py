@@ -8,8 +8,7 @@ import json
 
 import pytest
 from tokenbox.core import Engine, load_session, load_turns
-from tokenbox.core.importers import (
-    CATEGORIES,
+from tokenbox.core.analysis.breakdown import (
     cache_breakpoints,
     cached_prefix_tokens,
     category,
@@ -17,7 +16,8 @@ from tokenbox.core.importers import (
     tool_totals,
     turn_usages,
 )
-from tokenbox.core.session import ID_PATTERN
+from tokenbox.core.parse.schema import ID_PATTERN
+from tokenbox.core.sources.readers.common import CATEGORIES
 
 from tests.importers.support import ALL_FIXTURES, ANTHROPIC, OPENAI, TRANSCRIPT_A, TRANSCRIPTS, count
 

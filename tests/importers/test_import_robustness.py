@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 from tokenbox.core import Engine, SessionError, load_session, load_turns
-from tokenbox.core.importers import category
+from tokenbox.core.analysis.breakdown import category
 
 from tests.importers.support import ANTHROPIC, OPENAI, TRANSCRIPT_A, raw_lines, run_cli
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from tokenbox.core import Engine, load_session, load_threads, load_turns
-from tokenbox.core.cli import main as cli_main
+from tokenbox.core.commands.cli import main as cli_main
 
 from tests.importers.support import TRANSCRIPT_A, TRANSCRIPT_B
 
@@ -282,7 +282,7 @@ def test_image_sizes_are_read_from_their_headers():
     import base64
     import struct
 
-    from tokenbox.core.importers import images
+    from tokenbox.core.sources.readers import images
 
     png = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + struct.pack(">II", 1024, 768) + b"\x08\x02\x00\x00\x00"
     data = base64.b64encode(png + b"\x00" * 64).decode()
@@ -294,7 +294,7 @@ def test_image_sizes_are_read_from_their_headers():
 
 
 def test_a_followed_transcript_parses_each_appended_line_once_and_matches_a_cold_read(tmp_path):
-    from tokenbox.core.importers.claude_code import TranscriptFollower, thread_turns
+    from tokenbox.core.sources.readers.claude_code import TranscriptFollower, thread_turns
 
     lines = TRANSCRIPT_B.read_text(encoding="utf-8").splitlines(keepends=True)
     path = tmp_path / "live.jsonl"
@@ -348,7 +348,7 @@ def test_sub_agent_files_of_the_second_corpus_are_their_own_threads():
 def test_openai_framing_on_a_recorded_conversation():
     import yaml
     from tokenbox.core import default_registry
-    from tokenbox.core.importers.openai_framing import prompt_tokens
+    from tokenbox.core.sources.readers.openai_framing import prompt_tokens
 
     cassette = yaml.safe_load((CORPUS / "pydantic-ai-openai-chat-tool-calls.yaml").read_text(encoding="utf-8"))
     count = default_registry().get("o200k_base").count

@@ -149,7 +149,7 @@ def test_a_gemini_reply_without_tokens_and_a_codex_count_without_info_are_unreco
 
 
 def test_claude_code_usage_at_its_largest_accepted_number(tmp_path):
-    from tokenbox.core.importers.claude_code import _USAGE_MAX
+    from tokenbox.core.sources.readers.claude_code import _USAGE_MAX
 
     at_max = {"input_tokens": _USAGE_MAX, "output_tokens": 1}
     assert load_session(_claude(tmp_path / "max.jsonl", at_max)).recorded.context_tokens == _USAGE_MAX

@@ -3,7 +3,10 @@
 Runs in a background thread with its own event loop. Usage numbers are derived from the request so
 tests can check what the capture recorded: ``input_tokens = 1000 + 10 × len(messages)``.
 Special models: ``error-model`` answers 400; ``slow-model`` never answers (the proxy times out);
-``endless-model`` streams chunks until the reader goes away.
+``endless-model`` streams chunks until the reader goes away; ``drop-stream-model`` streams two events
+then drops the connection without ending the stream; ``drop-json-model`` sends half of a non-streamed
+reply (its Content-Length promises all of it) and drops the connection. ``slow-model`` sets
+``abandoned`` when the proxy closes the connection it waits on.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ class FakeProvider:
     def __init__(self) -> None:
         self.received: list[dict[str, Any]] = []  # method, path, headers, body bytes
         self.endless_stopped = threading.Event()
+        self.abandoned = threading.Event()
+        self.upload_started = threading.Event()  # a slow-model request's connection was closed by the proxy
         self.loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
@@ -54,7 +59,7 @@ class FakeProvider:
     async def _serve(self) -> None:
         app = web.Application(client_max_size=256 << 20)
         app.router.add_route("*", "/{tail:.*}", self.handle)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, auto_decompress=False)  # bodies as sent
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
@@ -71,16 +76,40 @@ class FakeProvider:
         self.thread.join(10)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        raw = await request.read()
+        if request.path == "/probe/stream":
+            first = await request.content.readany()
+            self.upload_started.set()  # the proxy passed the body on before the client finished sending it
+            raw = first + await request.read()
+        else:
+            raw = await request.read()
         self.received.append({"method": request.method, "path": request.path_qs, "headers": {k.lower(): v for k, v in request.headers.items()}, "body": raw})
         if request.path == "/v1/models":
             return web.json_response({"object": "list", "data": []})
-        body = json.loads(raw) if raw else {}
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:  # an encoded body (the proxy forwards it as sent)
+            body = {}
+        if request.path == "/probe/stream":  # how much of a streamed upload came before the client sent the rest
+            return web.json_response({"bytes": len(raw)})
         model = body.get("model", "")
         if model == "error-model":
             return web.json_response({"type": "error", "error": {"type": "invalid_request_error", "message": "bad model"}}, status=400)
-        if model == "slow-model":
-            await self._release.wait()  # never answers while the test runs
+        if model == "slow-model":  # never answers while the test runs; notices when the proxy gives up
+            while not self._release.is_set():
+                if request.transport is None or request.transport.is_closing():
+                    self.abandoned.set()
+                    break
+                await asyncio.sleep(0.01)
+        if model == "drop-json-model":
+            whole = json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": model,
+                                "content": [{"type": "text", "text": "hello " * 200}], "stop_reason": "end_turn",
+                                "usage": {"input_tokens": 10, "output_tokens": 5}}).encode()
+            response = web.StreamResponse(headers={"Content-Type": "application/json"})
+            response.content_length = len(whole)
+            await response.prepare(request)
+            await response.write(whole[: len(whole) // 2])
+            request.transport.abort()
+            return response
         if request.path == "/v1/messages":
             return await self.anthropic(request, body)
         if request.path == "/v1/chat/completions":
@@ -122,6 +151,14 @@ class FakeProvider:
             _sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "lo"}}),
         ]
         endless = body.get("model") == "endless-model"
+        if body.get("model") == "drop-stream-model":
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            for chunk in chunks[:2]:
+                await response.write(chunk)
+            await asyncio.sleep(0.05)
+            request.transport.abort()  # the upstream fails mid-stream
+            return response
         if not endless:
             chunks += [
                 _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),

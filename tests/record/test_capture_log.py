@@ -9,11 +9,12 @@ import stat
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tokenbox.core.cli import main
-from tokenbox.core.importers import capture as reader
-from tokenbox.core.record.capture import CaptureWriter, Deltas, rebuild, safe_body
+from tokenbox.core.commands.cli import main
+from tokenbox.core.record.capture import CaptureWriter, Deltas, safe_body
 from tokenbox.core.record.run import is_loopback
-from tokenbox.core.session import load_session, load_turns
+from tokenbox.core.sources.loader import load_session, load_turns
+from tokenbox.core.sources.readers import capture as reader
+from tokenbox.core.sources.readers.capture_format import rebuild
 
 MEMORY = (
     "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# claudeMd\n"
@@ -92,7 +93,7 @@ def test_credentials_in_the_body_are_redacted_but_messages_kept() -> None:
 
 def test_capture_modes_and_refusing_an_existing_file(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    from tokenbox.core.errors import ConfigError
+    from tokenbox.core.model.errors import ConfigError
     from tokenbox.core.record.capture import new_capture_path
 
     path = new_capture_path()
@@ -112,7 +113,7 @@ def test_reminders_memory_files_and_mcp_servers_are_parts(tmp_path) -> None:
     session = load_session(path)
     assert session.recorded is not None and session.recorded.context_tokens == 1305
     assert session.turn == session.turn_count == 2 and load_turns(path)[0].recorded.context_tokens == 1105
-    from tokenbox.core.engine import Engine
+    from tokenbox.core.planning.engine import Engine
 
     plan = Engine().plan(session)  # CONTRACT §7: the headline is the recorded context, the parts add up to it
     assert plan.tokens_after == 1305 and plan.headline_kind == "recorded"
@@ -183,7 +184,7 @@ def test_record_flags(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_tui_record_flags() -> None:
-    from tokenbox.core.cliargs import UsageError
+    from tokenbox.core.commands.cliargs import UsageError
     from tokenbox.tui.cli import parse_args
 
     options = parse_args(["--record", "--listen", "127.0.0.1:9999", "--upstream", "https://api.openai.com"])

@@ -14,7 +14,7 @@ import threading
 from typing import TYPE_CHECKING
 
 import pytest
-from tokenbox.core.cli import main
+from tokenbox.core.commands.cli import main
 from tokenbox.core.record.run import Recording, start
 
 from tests.record.fake_provider import CACHE_READ, CACHE_WRITE, OUTPUT, FakeProvider, input_tokens
@@ -55,7 +55,7 @@ class Env:
 
     def records(self) -> list[dict]:
         with open(self.recording.path, encoding="utf-8") as handle:
-            return [json.loads(line) for line in handle]
+            return [json.loads(line) for line in handle if line.endswith("\n")]  # not a line still being written
 
     def response_of(self, request_id: int) -> dict:
         """The response record of ``request_id`` (it is written when the response ends: wait for it)."""
@@ -77,7 +77,17 @@ class Env:
         return False
 
     def last_request_id(self) -> int:
-        return max((r["id"] for r in self.records() if r["kind"] == "request"), default=0)
+        """The newest request record's id, once every captured request the upstream received has its record
+        (the capture thread writes a request's record when its body has come, beside the response)."""
+        done = threading.Event()
+        captured = ("/v1/messages", "/v1/chat/completions", "/v1/responses")
+        for _ in range(int(WAIT / 0.05)):
+            expected = sum(1 for r in self.fake.received if r["method"] == "POST" and r["path"].split("?")[0] in captured)
+            ids = [r["id"] for r in self.records() if r["kind"] == "request"]
+            if len(ids) >= expected:
+                return max(ids, default=0)
+            done.wait(0.05)
+        raise AssertionError("a request record never came")
 
 
 @pytest.fixture(scope="module")
@@ -274,9 +284,9 @@ def _expected_context(api: str, usage: dict | None) -> int | None:
 def test_plan_capture_through_the_cli(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
     """Every turn of the capture is the request with the context its response recorded (none for errors),
     and that recorded context is the plan's headline (CONTRACT §7)."""
-    from tokenbox.core.engine import Engine
-    from tokenbox.core.importers import capture
-    from tokenbox.core.session import load_turns
+    from tokenbox.core.planning.engine import Engine
+    from tokenbox.core.sources.loader import load_turns
+    from tokenbox.core.sources.readers import capture
 
     env.anthropic().messages.create(model="claude-sonnet-4", max_tokens=5, messages=_user("planned"))
     env.response_of(env.last_request_id())

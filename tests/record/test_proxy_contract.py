@@ -14,7 +14,7 @@ import json
 import os
 
 import pytest
-from tokenbox.core.errors import ConfigError
+from tokenbox.core.model.errors import ConfigError
 from tokenbox.core.record.run import start
 
 from tests.record.fake_provider import FakeProvider

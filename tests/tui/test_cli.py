@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tokenbox.core.thresholds import DEFAULT_WARN_LEVELS
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
 from tokenbox.tui import app as app_module
 from tokenbox.tui import view
 from tokenbox.tui.cli import DEFAULT_SAMPLE, parse_args, sample_path
@@ -65,12 +65,6 @@ def test_flags_are_passed_to_the_app(monkeypatch):
     assert seen == {"path": os.path.abspath("x.yaml"), "budget": 900, "tokenizer": "heuristic", "trimming": "progressive"}
 
 
-@pytest.fixture
-def default_levels():
-    yield
-    view.use_thresholds(DEFAULT_WARN_LEVELS)
-
-
 @pytest.mark.parametrize(
     ("args", "env", "expected"),
     [
@@ -79,7 +73,7 @@ def default_levels():
         (["--warn-levels", "40, 80, 95"], {"TOKENBOX_WARN_LEVELS": "50,60,70"}, (40, 80, 95)),  # the flag wins
     ],
 )
-def test_warn_levels_colour_and_notify(args, env, expected, monkeypatch, tmp_path, default_levels):
+def test_warn_levels_colour_and_notify(args, env, expected, monkeypatch, tmp_path):
     """The levels in force (flag, environment, config file) are what the views colour and notify by."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     for key, value in env.items():
@@ -87,23 +81,25 @@ def test_warn_levels_colour_and_notify(args, env, expected, monkeypatch, tmp_pat
     seen = {}
 
     def fake_run(self):
-        seen["levels"] = view.thresholds()
-        seen["bands"] = [view.band(p) for p in (expected[0] - 1, expected[0], expected[1], expected[2])]
-        seen["level"] = view.level(expected[1])
+        levels = self.state.warn_levels
+        seen["levels"] = levels
+        seen["bands"] = [view.band(p, levels) for p in (expected[0] - 1, expected[0], expected[1], expected[2])]
+        seen["level"] = view.level(expected[1], levels)
 
     monkeypatch.setattr(app_module.TokenboxApp, "run", fake_run)
     assert app_module.main(["x.yaml", *args]) == 0
     assert seen == {"levels": expected, "bands": [0, 1, 2, 3], "level": "crit"}
 
 
-def test_warn_levels_from_the_config_file(monkeypatch, tmp_path, default_levels, capsys):
+def test_warn_levels_from_the_config_file(monkeypatch, tmp_path, capsys):
     (tmp_path / "tokenbox").mkdir()
     (tmp_path / "tokenbox" / "config.yaml").write_text("max_ctx: 4000\nwarn_levels: [30, 40, 50]\n")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     monkeypatch.delenv("TOKENBOX_WARN_LEVELS", raising=False)
-    monkeypatch.setattr(app_module.TokenboxApp, "run", lambda self: None)
+    seen = {}
+    monkeypatch.setattr(app_module.TokenboxApp, "run", lambda self: seen.update(levels=self.state.warn_levels))
     assert app_module.main(["x.yaml"]) == 0
-    assert view.thresholds() == (30, 40, 50)
+    assert seen["levels"] == (30, 40, 50)
     (tmp_path / "tokenbox" / "config.yaml").write_text("warn_levels: [90, 10, 50]\n")
     assert app_module.main(["x.yaml"]) == 2
     err = capsys.readouterr().err

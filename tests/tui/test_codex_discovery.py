@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from tokenbox.core.cliargs import UsageError
+from tokenbox.core.commands.cliargs import UsageError
 from tokenbox.tui.claude import DiscoveryError
 from tokenbox.tui.cli import parse_args
 from tokenbox.tui.codex import codex_home, discover

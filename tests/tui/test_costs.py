@@ -6,7 +6,7 @@ Counted with spies set by the tests (monkeypatch), never with counters in the ap
 
 from __future__ import annotations
 
-from tokenbox.core import truth
+from tokenbox.core.sources import turns
 from tokenbox.tui import sections
 from tokenbox.tui.planner import Planner, PlanRequest
 
@@ -17,7 +17,7 @@ from tests.tui.helpers import make_app, rows, wait_plan
 def _built_turns(monkeypatch) -> list[int]:
     """The indexes of transcript turns built from now on (a spy on the lazy sequence's builds)."""
     built: list[int] = []
-    original = truth.LazyTurns.__init__
+    original = turns.LazyTurns.__init__
 
     def spying(self, count, build, infos=None):
         def counted(index):
@@ -26,7 +26,7 @@ def _built_turns(monkeypatch) -> list[int]:
 
         original(self, count, counted, infos)
 
-    monkeypatch.setattr(truth.LazyTurns, "__init__", spying)
+    monkeypatch.setattr(turns.LazyTurns, "__init__", spying)
     return built
 
 

@@ -7,7 +7,7 @@ import re
 import threading
 
 from tokenbox.core import Engine, TokenizerError
-from tokenbox.core.tokenizers import TokenizerEntry, TokenizerRegistry
+from tokenbox.core.tokens.tokenizers import TokenizerEntry, TokenizerRegistry
 from tokenbox.tui.detail import DetailView
 from tokenbox.tui.help import LEGEND, HelpScreen
 from tokenbox.tui.keys import KEYS

@@ -89,7 +89,7 @@ def test_load_builds_the_file_tokenizer(tmp_path, environ, warmed):
 def test_the_table_is_the_one_the_planner_uses(tmp_path, environ):
     """The real build: the registry the planner's engine uses holds the tokenizer afterwards."""
     from tokenbox.core import Engine, load_turns
-    from tokenbox.core.tokenizers import default_registry
+    from tokenbox.core.tokens.tokenizers import default_registry
 
     path = write(tmp_path, "turn.yaml", sample_text("passepartout_turn.yaml"))
     assert prewarm.load(path, environ=environ) == "o200k_base"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from textual.notifications import Notify
 from tokenbox.core import load_turns
-from tokenbox.core.importers import category_totals, load_turn_usages, tool_totals
+from tokenbox.core.analysis.breakdown import category_totals, load_turn_usages, tool_totals
 from tokenbox.tui import app as app_module
 from tokenbox.tui.breakdown import BreakdownView, breakdown
 from tokenbox.tui.claude import (
@@ -548,7 +548,7 @@ def test_cli_claude_opens_the_discovered_transcript(claude_home, monkeypatch):
     seen = {}
 
     def fake_run(self):
-        seen.update(cls=type(self).__name__, path=self.path, reserve=self._reserve_out, note=self._note())
+        seen.update(cls=type(self).__name__, path=self.path, reserve=self.state.reserve_out, note=self._note())
 
     monkeypatch.setattr(app_module.TokenboxApp, "run", fake_run)
     assert app_module.main(["--claude", "--reserve-out", "100"]) == 0

@@ -3,12 +3,14 @@ widgets whose inputs changed."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenbox.tui.gauge import Gauge
 from tokenbox.tui.planner import Planner, PlanRequest
 from tokenbox.tui.sections import SectionBars
-from tokenbox.tui.state import MAX_WHAT_IF, MIN_WHAT_IF, ViewState
+from tokenbox.tui.state import HIDDEN, MAX_WHAT_IF, MIN_WHAT_IF, ViewState, inputs_differ, same_input
 
 from tests.tui.helpers import copy_sample, make_app, wait_plan
 
@@ -163,3 +165,37 @@ def test_a_long_file_name_gives_way_to_the_reload_time():
     line = status_text(Status(name, "16:21:31", "first plan", 12.0, first=True), width=80).plain
     assert "loaded 16:21:31" in line and ".jsonl  loaded" in line and "…" in line.split("loaded")[0]
     assert status_text(Status("f.yaml", "16:21:31"), width=80).plain.startswith(" f.yaml  reloaded 16:21:31")
+
+
+def test_every_plan_request_is_made_from_the_state_and_carries_the_flags(tmp_path_factory):
+    """The flags' budget and reserve live in the state with what-if, tokenizer, policy and the pinned
+    turn; ``request`` is the one way to a request, and a new session keeps them."""
+    state = ViewState(budget=900, reserve_out=50, tokenizer="heuristic", trimming="progressive").with_what_if(2)
+    request = state.request("/x.yaml", reload=True, reason="start", seq=7)
+    assert request == PlanRequest(path="/x.yaml", reload=True, budget=900, what_if=2, tokenizer="heuristic",
+                                  trimming="progressive", reason="start", seq=7, reserve_out=50)
+    fresh = state.for_new_session()
+    assert fresh.request("/y.yaml", reload=False, reason="r") == PlanRequest(
+        path="/y.yaml", reload=False, budget=900, what_if=2, tokenizer="heuristic", trimming="progressive",
+        reason="r", reserve_out=50)
+
+
+def test_what_a_part_reads_decides_its_redraw(tmp_path_factory):
+    """Plain values are compared by value, tuples item by item, plans and outcomes by identity."""
+    plan = ViewState().with_outcome(_outcome(tmp_path_factory, "facet_layout.yaml"))
+    def gauge(s):
+        return (s.plan, s.step, s.warn_levels)
+    assert not inputs_differ(gauge, plan, plan.selected_by(1))  # the selection is not read
+    assert inputs_differ(gauge, plan, plan.stepped_to(0))
+    assert inputs_differ(gauge, plan, replace(plan, warn_levels=(10, 20, 30)))
+    assert not inputs_differ(gauge, plan, replace(plan, warn_levels=(75, 90, 100)))  # an equal tuple
+    again = plan.with_outcome(plan.outcome)  # the same outcome, accepted again: its plan object is the same
+    assert not inputs_differ(gauge, plan, again)
+    assert inputs_differ(gauge, None, plan)  # no old state: everything draws
+    assert same_input((1, "a", None), (1, "a", None)) and not same_input((1,), (True,))
+
+
+def test_the_sidebar_shows_by_width_unless_toggled():
+    assert ViewState(width=HIDDEN).sidebar_visible and not ViewState(width=HIDDEN - 1).sidebar_visible
+    assert ViewState(width=80, sidebar_shown=True).sidebar_visible
+    assert not ViewState(width=200, sidebar_shown=False).sidebar_visible

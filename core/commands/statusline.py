@@ -1,0 +1,258 @@
+"""``tokenbox statusline``: one line for Claude Code's ``statusLine`` setting (README, "In Claude Code's status line").
+
+Claude Code runs the command every few hundred milliseconds with a JSON object on stdin
+(``transcript_path``, ``model`` {``id``, ``display_name``}, ``workspace``, ``session_id``, …) and shows
+the first line it prints. This prints the context of the main thread's newest request as the
+headline of README, "Real agents" (the recorded context, or the prediction of a pending request, marked ``≈``), its percent of
+the window, the room left before Claude Code auto-compacts, and the biggest part::
+
+    ctx 62% · 41k to compact · system+tools 17k
+
+It reads only the transcript's tail (256 KiB, more only when no recorded request is in it), with the
+same reader as ``tokenbox plan``; it loads no tokenizer tables and no YAML. Whatever goes wrong (no
+input, bad JSON, a missing or unreadable transcript, no request yet), it prints a short marker and
+exits 0: a status line must never break the agent's screen.
+
+``--format`` takes a template with ``{pct}``, ``{tokens}``, ``{window}``, ``{to_compact}``,
+``{compact_at}``, ``{biggest}``, ``{biggest_tokens}``, ``{model}``, ``{pending}`` (``≈`` or empty) and
+``{thread}``; colours follow the warning levels (``--warn-levels``, ``TOKENBOX_WARN_LEVELS``, the
+config file; 75/90/100 by default) unless ``NO_COLOR`` is set or ``--no-color`` is given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from tokenbox.core.commands.thresholds import compact_buffer, warn_levels
+from tokenbox.core.model.compaction import compact_threshold, window_for
+from tokenbox.core.model.textsafe import printable
+from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_thread, thread_turns
+from tokenbox.core.sources.readers.claude_truth import visible_tokens
+
+DEFAULT_FORMAT = "ctx {pending}{pct}% · {to_compact} to compact · {biggest} {biggest_tokens}"
+MARKER = "ctx –"
+TAIL_BYTES = 256 * 1024
+TAIL_LIMIT = 8 * 1024 * 1024  # the most it reads back looking for a recorded request
+STDIN_LIMIT = 1024 * 1024
+STDIN_TIMEOUT = 2.0  # seconds to wait for Claude Code's JSON when stdin is not closed after it
+LINE_LIMIT = 400  # characters of the printed line (escapes count)
+_COLORS = ("\x1b[32m", "\x1b[33m", "\x1b[31m")  # below the first level, below the second, above
+_RESET = "\x1b[0m"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """What the status line shows, computed from the transcript's tail."""
+
+    tokens: int
+    window: int
+    pending: bool
+    thread: str
+    biggest: str
+    biggest_tokens: int
+    compact_at: int | None
+
+    @property
+    def percent(self) -> int:
+        return max(0, min(100, 100 * self.tokens // self.window))
+
+
+def short(tokens: int) -> str:
+    """``41k``, ``1.2M``, ``950``: a count that fits a status line."""
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:.1f}M"
+    if tokens >= 10_000:
+        return f"{tokens // 1000}k"
+    if tokens >= 1000:
+        return f"{tokens / 1000:.1f}k"
+    return str(tokens)
+
+
+def read_tail(path: str, size: int) -> tuple[list[str], int]:
+    """The complete lines in the last ``size`` bytes of ``path`` and the 1-based number of the first one
+    (counted from the start of the tail: line numbers are only used in warnings, which are not shown)."""
+    with open(path, "rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        start = max(0, end - size)
+        handle.seek(start)
+        data = handle.read(end - start)
+    if start > 0:
+        cut = data.find(b"\n")
+        data = data[cut + 1 :] if cut >= 0 else b""
+    text = data.decode("utf-8", "replace")
+    return text.split("\n")[:-1], 1  # the last piece is empty or a line still being written
+
+
+def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer: int | None) -> Headline | None:
+    """The headline of the main thread's newest turn, from the tail of the transcript at ``path``."""
+    size = TAIL_BYTES
+    file_size = os.path.getsize(path)
+    while True:
+        lines, first = read_tail(path, size)
+        reader = TranscriptReader(path)
+        for number, line in enumerate(lines, start=first):
+            reader.feed_text(number, line)
+        name = default_thread(reader)
+        recorded = name is not None and any(r.usage is not None for r in reader.threads[name].requests)
+        if recorded or size >= file_size or size >= TAIL_LIMIT:
+            break
+        size *= 4
+    if name is None:
+        return None
+    turns = thread_turns(reader, name)
+    if not len(turns):
+        return None
+    session = turns[-1]
+    if session.context_tokens is None:
+        return None
+    window = window_for(model_id, session.budget.max_ctx)
+    scale = session.calibration.scale if session.calibration is not None else 1.0
+    groups: dict[str, int] = {}
+    for section in session.sections:
+        category = section.meta.get("category")
+        if category == "reply":
+            continue
+        if category == "inferred":
+            key = "system+tools"
+        elif category == "tool_result" or (category == "latest" and section.meta.get("tool")):
+            key = str(section.meta.get("tool") or "tools")
+            if key.startswith("mcp__") and key.count("__") >= 2:
+                key = "mcp:" + key.split("__")[1]
+        else:
+            key = "history"
+        groups[key] = groups.get(key, 0) + visible_tokens((section,), scale)
+    biggest, biggest_tokens = max(groups.items(), key=lambda item: (item[1], item[0])) if groups else ("", 0)
+    return Headline(
+        tokens=session.context_tokens,
+        window=window,
+        pending=session.pending,
+        thread=session.thread,
+        biggest=biggest,
+        biggest_tokens=biggest_tokens,
+        compact_at=compact_threshold(window, environ, buffer),
+    )
+
+
+def render(line: Headline, template: str, model: str, levels: Sequence[int], color: bool) -> str:
+    """The status line for ``line`` (``template`` placeholders: see the module docstring)."""
+    room = None if line.compact_at is None else max(0, line.compact_at - line.tokens)
+    values = {
+        "pct": line.percent,
+        "tokens": short(line.tokens),
+        "window": short(line.window),
+        "to_compact": "no auto-compact" if room is None else short(room),
+        "compact_at": "-" if line.compact_at is None else short(line.compact_at),
+        "biggest": line.biggest,
+        "biggest_tokens": short(line.biggest_tokens),
+        "model": model,
+        "pending": "≈" if line.pending else "",
+        "thread": line.thread,
+    }
+    try:
+        text = template.format(**values)
+    except (KeyError, IndexError, ValueError):
+        text = DEFAULT_FORMAT.format(**values)
+    if room is None:
+        text = text.replace("no auto-compact to compact", "no auto-compact")
+    # one line, whatever the template held; then the TUI's escaping of untrusted text (a tool name, a
+    # model's display name or the template itself may hold escape sequences): nothing raw reaches the terminal
+    text = printable(" ".join(text.split()), LINE_LIMIT)
+    if not color:
+        return text
+    level = 0 if line.percent < levels[0] else 1 if line.percent < levels[1] else 2
+    return f"{_COLORS[level]}{text}{_RESET}"
+
+
+def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, environ: Mapping[str, str]) -> int:
+    """Print one line; always 0 (a broken status line would break Claude Code's screen)."""
+    try:
+        stdout.write(_line(argv, stdin, environ) + "\n")
+        stdout.flush()
+    except Exception:
+        try:
+            stdout.write(MARKER + "\n")
+            stdout.flush()
+        except Exception:
+            pass
+    return 0
+
+
+def _line(argv: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> str:
+    options = _options(argv)
+    color = not options["no_color"] and not environ.get("NO_COLOR")
+    raw = read_stdin(stdin)
+    data = json.loads(raw) if raw.strip() else None
+    if not isinstance(data, dict):
+        return MARKER
+    path = data.get("transcript_path")
+    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    model_id = model.get("id") if isinstance(model.get("id"), str) else None
+    label = model.get("display_name") if isinstance(model.get("display_name"), str) else model_id or ""
+    if not isinstance(path, str) or not os.path.isfile(path):
+        return MARKER
+    levels, buffer = _thresholds(options, environ)
+    line = headline(path, model_id, environ, buffer)
+    if line is None:
+        return MARKER + " (no request yet)"
+    return render(line, options["format"], label, levels, color)
+
+
+def read_stdin(stdin: TextIO, timeout: float = STDIN_TIMEOUT, limit: int = STDIN_LIMIT) -> str:
+    """What Claude Code wrote on stdin: up to its end, a complete JSON object, ``limit`` bytes or ``timeout``
+    seconds, whichever comes first (a caller that never closes stdin must not hang the status line)."""
+    try:
+        fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's StringIO)
+        return stdin.read(limit)
+    data = bytearray()
+    deadline = time.monotonic() + timeout
+    while len(data) < limit:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            break
+        chunk = os.read(fd, min(65536, limit - len(data)))
+        if not chunk:
+            break
+        data += chunk
+        if data.rstrip().endswith(b"}"):
+            try:
+                json.loads(data)
+                break  # the whole object is here: no need to wait for the end of the stream
+            except ValueError:
+                pass
+    return data.decode("utf-8", "replace")
+
+
+def _options(argv: Sequence[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {"format": DEFAULT_FORMAT, "no_color": False, "warn_levels": None, "compact_buffer": None}
+    items = list(argv)
+    while items:
+        item = items.pop(0)
+        key, _, value = item.partition("=")
+        if key in ("--format", "--warn-levels", "--compact-buffer") and not value and items:
+            value = items.pop(0)
+        if key == "--format":
+            options["format"] = value
+        elif key == "--no-color":
+            options["no_color"] = True
+        elif key == "--warn-levels":
+            options["warn_levels"] = value
+        elif key == "--compact-buffer":
+            options["compact_buffer"] = value
+    return options
+
+
+def _thresholds(options: dict[str, Any], environ: Mapping[str, str]) -> tuple[tuple[int, int, int], int | None]:
+    return warn_levels(options["warn_levels"], environ), compact_buffer(options["compact_buffer"], environ)
+
+
+def main() -> int:
+    """``tokenbox statusline`` as a process."""
+    return run(sys.argv[2:], sys.stdin, sys.stdout, os.environ)

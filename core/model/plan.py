@@ -1,0 +1,340 @@
+"""The result of planning one turn: per-section outcome, the step trace, the rendered context.
+
+``Plan.to_dict()`` is the plan JSON (README, "The headless command"); ``Plan.state_at(k)`` is the layout after step k
+(k = 0 is untrimmed), which the TUI scrubs through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from tokenbox.core.model.errors import ConfigError
+from tokenbox.core.model.names import NATIVE_FORMAT, SEPARATOR
+from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
+
+PLAN_SCHEMA = "tokenbox.plan/1"
+# Request bodies whose headline is counted by the provider's rules (framing included), not recorded.
+COUNTED_FORMATS = ("openai-chat", "openai-responses")
+
+
+class HeadlineKind(StrEnum):
+    """What a plan's headline (``tokens_after``) is (see ``Plan.headline_kind``)."""
+
+    EXACT = "exact"  # the tokenizer's own count of the rendered context
+    RECORDED = "recorded"  # what the provider recorded for the request
+    COUNTED = "counted"  # a request body counted by the provider's published rules
+    PREDICTED = "predicted"  # a request about to be sent
+    ESTIMATED = "estimated"
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the figure is shown with ``≈``."""
+        return self not in (HeadlineKind.EXACT, HeadlineKind.RECORDED, HeadlineKind.COUNTED)
+
+
+class PrefixCache(StrEnum):
+    """The state of the prompt prefix cache for a turn (``caches.prefix`` in the plan JSON)."""
+
+    HIT = "hit"
+    MISS = "miss"
+    NONE = "none"  # no prefix section
+
+
+class ContextCache(StrEnum):
+    """The state of the assembled context for a turn (``caches.context`` in the plan JSON)."""
+
+    REUSED = "reused"
+    REBUILT = "rebuilt"
+    SKIPPED = "skipped"  # the sensor skips context assembly
+    NONE = "none"  # no context section
+
+
+class PlanFailure(StrEnum):
+    """``error.kind`` of a plan that is not ``ok`` (the plan JSON's spelling)."""
+
+    CONTEXT_CRITICAL_OVERFLOW = "ContextCriticalOverflow"
+
+
+@dataclass(frozen=True, slots=True)
+class TokenizerInfo:
+    name: str
+    exact: bool
+    version: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "exact": self.exact, "version": self.version}
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The resolved budget: ``available = floor(max_ctx * (1 - headroom)) - reserve_out``."""
+
+    max_ctx: int
+    reserve_out: int
+    headroom: float
+    available: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_ctx": self.max_ctx,
+            "reserve_out": self.reserve_out,
+            "headroom": _number(self.headroom),
+            "available": self.available,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One trimming step: a lens application, a truncation or a drop."""
+
+    index: int
+    section: str
+    op: str  # lens | truncate | drop
+    detail: str
+    tokens_before: int
+    tokens_after: int
+    deficit_after: int
+    total_after: int
+    # the section's text after the step, or a function that rebuilds it (long demote traces)
+    text_source: str | Callable[[], str] = field(repr=False, compare=False)
+    note: str = ""
+
+    @property
+    def text_after(self) -> str:
+        """The section's text after this step."""
+        source = self.text_source
+        return source if isinstance(source, str) else source()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "section": self.section,
+            "op": self.op,
+            "detail": self.detail,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "deficit_after": self.deficit_after,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SectionResult:
+    """How one section came out of the layout."""
+
+    section: Section
+    tokens_before: int
+    tokens_after: int
+    allotment: int
+    action: str  # kept | compressed | truncated | dropped | skipped
+    lenses: tuple[str, ...]
+    text_before: str = field(repr=False)
+    text_after: str = field(repr=False)
+    cut: str = field(default="", repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.section.id
+
+    @property
+    def kind(self) -> str:
+        return self.section.kind
+
+    @property
+    def critical(self) -> bool:
+        return self.section.critical
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.section
+        return {
+            "id": s.id,
+            "kind": s.kind,
+            "critical": s.critical,
+            "priority": s.priority,
+            "shrink": _number(s.shrink),
+            "grow": _number(s.grow),
+            "min": s.min,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "allotment": self.allotment,
+            "action": self.action,
+            "lenses": list(self.lenses),
+            **({"label": s.meta["label"]} if "label" in s.meta else {}),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SectionState:
+    """A section as it stands after some step of the trace."""
+
+    id: str
+    text: str
+    tokens: int
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutState:
+    """The whole layout after step ``step`` (0 = untrimmed)."""
+
+    step: int
+    sections: tuple[SectionState, ...]
+    total: int
+    deficit: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A planned turn. Build it with ``Engine.plan``."""
+
+    session: Session
+    tokenizer: TokenizerInfo
+    budget: Budget
+    sections: tuple[SectionResult, ...]
+    steps: tuple[Step, ...]
+    tokens_before: int
+    tokens_after: int
+    prefix_cache: PrefixCache
+    context_cache: ContextCache
+    trimming: str
+    error: dict[str, str] | None = None
+    fixed_load: int = 0
+    recorded: RecordedUsage | None = None
+    base_max_ctx: int | None = None  # max_ctx before a what-if change (None: no what-if)
+    what_if: int = 0  # what-if steps of ``WHAT_IF_STEP_PERCENT`` % applied to ``base_max_ctx``
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def pending(self) -> bool:
+        """Whether this is a request about to be sent (its headline is a prediction, README, "Real agents")."""
+        return self.session.pending
+
+    @property
+    def thread(self) -> str:
+        """The thread of the log this turn belongs to (``main`` or a sub-agent's)."""
+        return self.session.thread
+
+    @property
+    def calibration(self) -> Calibration | None:
+        """How the estimates of a real agent's turn were fitted to its recorded usage."""
+        return self.session.calibration
+
+    @property
+    def headline_kind(self) -> HeadlineKind:
+        """What ``tokens_after`` is: ``exact`` (the tokenizer's count of the render), ``recorded`` (what the
+        provider recorded), ``counted`` (a request body counted by the provider's published rules),
+        ``predicted`` (a pending request) or ``estimated``."""
+        if self.session.context_tokens is not None:
+            if self.recorded is not None and not self.pending:
+                return HeadlineKind.RECORDED
+            if not self.pending and self.session.source_format in COUNTED_FORMATS:
+                # a request body counted by the provider's published rules (exact unless a warning says)
+                return HeadlineKind.COUNTED if not self.warnings else HeadlineKind.ESTIMATED
+            return HeadlineKind.PREDICTED
+        if self.session.calibration is not None:
+            return HeadlineKind.ESTIMATED
+        return HeadlineKind.EXACT if self.tokenizer.exact else HeadlineKind.ESTIMATED
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def joins(self) -> int:
+        """What the separators (and merges across them) add to the sections' own counts."""
+        return self.tokens_after - sum(s.tokens_after for s in self.sections)
+
+    @property
+    def usage_percent(self) -> int | None:
+        """``floor(100 * tokens.after / max_ctx)`` clamped to 0..100; ``None`` with no sections."""
+        if not self.sections:
+            return None
+        return max(0, min(100, (100 * self.tokens_after) // self.budget.max_ctx))
+
+    @property
+    def deficit(self) -> int:
+        return self.tokens_before - self.budget.available
+
+    def render(self) -> str:
+        """The rendered context: kept texts joined by one blank line, in file order."""
+        return SEPARATOR.join(s.text_after for s in self.sections if s.text_after)
+
+    @property
+    def fingerprint(self) -> str:
+        """``sha256:`` + the hex digest of the rendered context (UTF-8); see ``fingerprint_of``."""
+        return fingerprint_of(s.text_after for s in self.sections)
+
+    def section(self, section_id: str) -> SectionResult:
+        for s in self.sections:
+            if s.id == section_id:
+                return s
+        raise KeyError(section_id)
+
+    def state_at(self, step: int) -> LayoutState:
+        """The layout after the first ``step`` steps (clamped to the trace)."""
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise ConfigError(f"step={step!r} is not a whole number", f"pass 0..{len(self.steps)}")
+        step = max(0, min(step, len(self.steps)))
+        states = {
+            s.id: SectionState(s.id, s.text_before, s.tokens_before, "skipped" if s.action == "skipped" else "kept")
+            for s in self.sections
+        }
+        for entry in self.steps[:step]:
+            old = states[entry.section]
+            if entry.op == "drop" or (entry.op == "lens" and not entry.text_after):
+                action = "dropped"
+            elif entry.op == "truncate":
+                action = "truncated"
+            else:
+                action = "truncated" if old.action == "truncated" else "compressed"
+            states[entry.section] = SectionState(old.id, entry.text_after, entry.tokens_after, action)
+        total = self.steps[step - 1].total_after if step else self.tokens_before
+        return LayoutState(step, tuple(states[s.id] for s in self.sections), total, total - self.budget.available)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan JSON (README, "The headless command")."""
+        data: dict[str, Any] = {
+            "schema": PLAN_SCHEMA,
+            "ok": self.ok,
+            "error": self.error,
+            "tokenizer": self.tokenizer.to_dict(),
+            "budget": self.budget.to_dict(),
+            "tokens": {"before": self.tokens_before, "after": self.tokens_after, "joins": self.joins},
+            "usage_percent": self.usage_percent,
+            "fingerprint": self.fingerprint,
+            "caches": {"prefix": self.prefix_cache, "context": self.context_cache},
+            "sections": [s.to_dict() for s in self.sections],
+            "steps": [s.to_dict() for s in self.steps],
+        }
+        data["pending"] = self.pending
+        data["thread"] = self.thread
+        data["calibration"] = self.calibration.to_dict() if self.calibration is not None else None
+        data["warnings"] = list(self.warnings)
+        if self.session.source_format != NATIVE_FORMAT or self.recorded is not None:
+            data["recorded"] = self.recorded.to_dict() if self.recorded else None
+        return data
+
+
+def fingerprint_of(texts: Iterable[str]) -> str:
+    """``sha256:`` + the digest of the non-empty ``texts`` joined by ``SEPARATOR``, hashed piece by piece
+    so that a large context is never held twice in memory (the plan's and the TUI's one definition)."""
+    digest = hashlib.sha256()
+    separator = SEPARATOR.encode("utf-8")
+    first = True
+    for text in texts:
+        if text:
+            if not first:
+                digest.update(separator)
+            digest.update(text.encode("utf-8", "surrogatepass"))  # an importer's lone surrogate: hashed, not fatal
+            first = False
+    return "sha256:" + digest.hexdigest()
+
+
+def _number(value: float) -> int | float:
+    """Whole numbers as ints, so ``1.0`` prints as ``1`` in JSON."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value

@@ -1,0 +1,98 @@
+"""Formats tokenbox does not read, told apart by their content, so that they are refused by name.
+
+``load_session`` asks here before it reports a file as a broken tokenbox session: a file that parses
+but is another tool's format (``sniff_document`` for one JSON/YAML document, ``sniff_lines`` for a
+JSON-lines file) or that does not parse at all but is recognisably another tool's text
+(``sniff_text``) raises ``UnsupportedFormat`` at 1:1, one line saying what the file looks like and
+which formats tokenbox reads. Nothing here ever claims a document with a ``tokenbox`` key.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tokenbox.core.model.errors import UnsupportedFormat
+from tokenbox.core.parse.nodes import Node
+
+READS = ("tokenbox reads tokenbox sessions, Claude Code transcripts, Codex CLI rollouts, Gemini CLI chats "
+         "and Anthropic/OpenAI request bodies")
+_HEAD = 4096  # text sniffing looks at the start of the file only
+_AIDER_INPUT = re.compile(r"^# \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[.\d]*\n\+", re.MULTILINE)
+
+
+def refuse(what: str, hint: str, path: str) -> UnsupportedFormat:
+    """The one-line refusal: what the file is, what to do instead, and what tokenbox reads."""
+    remedy = f"{hint}; {READS}" if hint else READS
+    return UnsupportedFormat(f"this looks like {what}, which tokenbox does not read", remedy, path, 1, 1)
+
+
+def sniff_text(text: str, path: str, node: Node | None = None) -> UnsupportedFormat | None:
+    """A refusal for another tool's recognisable text (``None`` when it is not recognised).
+
+    Used when the text does not parse, and when it parses (markdown is often valid YAML) into anything
+    but a mapping with a ``tokenbox`` key, which is always read as a session.
+    """
+    if node is not None and "tokenbox" in _keys(node.value):
+        return None
+    head = text[:_HEAD].lstrip("\ufeff")
+    first = head.lstrip().split("\n", 1)[0]
+    if first.startswith("# aider chat started at"):
+        return refuse("an aider chat history (.aider.chat.history.md)", "", path)
+    if _AIDER_INPUT.search(head):
+        return refuse("an aider input history (.aider.input.history)", "", path)
+    if "_Exported on" in head and "from Cursor" in head:
+        return refuse("a Cursor chat export (markdown)", "", path)
+    if head.lstrip().startswith("<!DOCTYPE html") or head.lstrip().lower().startswith("<html"):
+        return refuse("an HTML page (e.g. a claude-trace report)", "open the .jsonl log or a request body instead", path)
+    return None
+
+
+def _plain(node: Node | Any) -> Any:
+    return node.value if isinstance(node, Node) else node
+
+
+def _keys(value: Any) -> set[str]:
+    return set(value) if isinstance(value, dict) else set()
+
+
+def sniff_document(node: Node, path: str) -> UnsupportedFormat | None:
+    """A refusal for one parsed document of another tool's format (``None`` when it is not recognised)."""
+    value = _plain(node)
+    keys = _keys(value)
+    if not keys or "tokenbox" in keys:
+        return None
+    log = _plain(value.get("log"))
+    if "log" in keys and "entries" in _keys(log):
+        return refuse("an HTTP archive (HAR)", "save one request's postData.text as a .json file", path)
+    if {"requesterUsername", "requests"} <= keys or {"responderUsername", "requests"} <= keys:
+        return refuse("a VS Code chat export", "", path)
+    if "request" in keys and "response" in keys:
+        return refuse("a claude-trace record (an HTTP request and response)",
+                      "save its request.body as a .json file", path)
+    if "choices" in keys and _plain(value.get("object")) in ("chat.completion", "chat.completion.chunk"):
+        return refuse("an OpenAI Chat Completions response", "open the request body that was sent instead", path)
+    if "output" in keys and _plain(value.get("object")) == "response":
+        return refuse("an OpenAI Responses API response", "open the request body that was sent instead", path)
+    if _plain(value.get("type")) == "message" and _plain(value.get("role")) == "assistant" and "usage" in keys:
+        return refuse("an Anthropic Messages response", "open the request body that was sent instead", path)
+    return None
+
+
+def sniff_lines(nodes: list[Node], path: str) -> UnsupportedFormat | None:
+    """A refusal for a JSON-lines file of another tool's format (``None`` when it is not recognised)."""
+    values = [_plain(n) for n in nodes[:50]]
+    if not values or any(not isinstance(v, dict) or "tokenbox" in v for v in values):
+        return None
+    if all("request" in v and "response" in v for v in values):
+        return refuse("a claude-trace log (.claude-trace/log-*.jsonl, HTTP request/response pairs)",
+                      "save one line's request.body as a .json file", path)
+    if all("messages" in v and isinstance(_plain(v["messages"]), list) for v in values):
+        return refuse("an OpenAI chat fine-tuning or eval dataset ({\"messages\": [...]} per line)",
+                      "save one line as a .json file to read it as an OpenAI Chat request", path)
+    first = values[0]
+    if {"id", "timestamp"} <= set(first) and "instructions" in first and any("record_type" in v for v in values):
+        return refuse("an early Codex CLI rollout (before session_meta lines)", "", path)
+    if len(values) == 1:
+        return sniff_document(nodes[0], path)
+    return None

@@ -1,0 +1,962 @@
+"""Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``), read incrementally.
+
+Claude Code appends one line per content block: ``user`` lines (prompts, slash-command expansions
+marked ``isMeta``, tool results) and ``assistant`` lines. The lines of one API request share
+``message.id`` and repeat its ``usage``. Each line names its parent (``parentUuid``); 2.x hangs each
+tool result off the line holding its own ``tool_use``, so parallel calls branch the tree.
+
+``TranscriptReader`` rebuilds each request as Claude Code sent it. Lines are contracted into nodes
+first: all lines of one ``message.id`` are one node (the assistant message), and the user lines that
+only answer that message's tool calls are one node after it (its tool results, in call order), so
+parallel calls and their results are never lost on a side branch. The context of a request is the
+chain of nodes above its first line: rewinds take the branch that leads to the request, and a
+``compact_boundary`` (or any root) starts a new context. Contexts are persistent linked lists that
+share their earlier messages, built once per node, so an appended line costs what that line costs.
+
+Corrupt chains never move later lines into an earlier turn: a parent is looked up only among the
+lines before (a dangling parent, a cycle and a self-parent all fall back to the previous line of the
+same thread), a repeated ``uuid`` names its newest line, and each case is a warning naming the line.
+``<synthetic>`` messages (Claude Code's own API-error notes) and ``isVisibleInTranscriptOnly`` lines
+were never sent and stay out; ``toolUseResult`` is Claude Code's own record and is never read.
+
+Threads: the main conversation and each sub-agent (``isSidechain`` lines, by ``agentId`` or by the
+root of their chain; ``<session>/subagents/agent-*.jsonl`` files are read as more threads). Turns of a
+thread: one per request, plus a pending one when the thread ends with input after its last request
+(what the agent is about to send). ``tokenbox.core.sources.readers.claude_truth`` turns them into sessions whose headline is
+the recorded context (or its prediction).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tokenbox.core.model.compaction import LONG_WINDOW
+from tokenbox.core.model.errors import NotYetComplete, SessionError, TokenizerError
+from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
+from tokenbox.core.model.session import RecordedUsage, Session
+from tokenbox.core.sources.files import read_text
+from tokenbox.core.sources.readers.anthropic import plain_block
+from tokenbox.core.sources.readers.claude_truth import Fit, Observation, ScaleFits, recorded_context, with_truth
+from tokenbox.core.sources.readers.common import (
+    CALL,
+    RESULT,
+    THINKING,
+    Block,
+    Conversation,
+    Message,
+    SectionCache,
+    build_session,
+    call_argument,
+    pick_model,
+    reply_sections,
+)
+from tokenbox.core.sources.turns import LazyTurns
+from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate
+
+SOURCE = "claude-code"
+NOT_RECORDED = "the system prompt, the tool definitions and memory files (Claude Code does not write them to transcripts)"
+MAIN = MAIN_THREAD
+_MESSAGE_TYPES = ("user", "assistant")
+_USAGE_MAX = 10**12
+_WARNINGS_KEPT = 200  # warnings past this are counted, not listed
+# What the API's own framing adds to the visible text, in base-estimate units (fitted on real
+# transcripts: a tool call or result carries its random ``toolu_…`` id and JSON structure). It counts
+# toward calibration and predictions; the sections show the text, the ``inferred`` part the rest.
+BLOCK_FRAMING = {CALL: 12.0, RESULT: 12.0}
+MESSAGE_FRAMING = 3.0
+_ROOT = -1  # the node of a line that is not a message and starts a chain (a hook's progress line)
+
+
+# ---------------------------------------------------------------- detection
+
+
+def looks_like_transcript(value: Any) -> bool:
+    """Whether one parsed line is a Claude Code transcript record."""
+    if not isinstance(value, dict) or "tokenbox" in value or not isinstance(value.get("type"), str):
+        return False
+    if "sessionId" in value or "uuid" in value or "leafUuid" in value:
+        return True
+    if value["type"] == "file-history-snapshot" and "snapshot" in value:
+        return True  # Claude Code's first lines of a new session, before any message
+    message = value.get("message")
+    return isinstance(message, dict) and "role" in message
+
+
+# ---------------------------------------------------------------- the persistent context
+
+
+class State:
+    """The context after some node: a persistent list of messages (``prev`` shares the earlier ones).
+
+    ``visible`` is the base estimate of every block so far except thinking; ``thinking`` the base
+    estimate of thinking blocks so far and ``thinking_cut`` its value at the last user text: the API
+    strips thinking before that point, so it does not count toward the context.
+
+    Lines of the same role in a row make one message: a state holds only the blocks its node added and
+    ``run``, the state whose message it continues, so a run of n lines costs n states of their own
+    blocks (not n copies of a growing list); ``message`` puts the run's blocks together when first
+    asked, and is then the same object (section caches are keyed by the message's identity).
+    """
+
+    __slots__ = ("_message", "blocks", "depth", "index", "line", "prev", "role", "run", "thinking", "thinking_cut", "visible")
+
+    def __init__(self, prev: State | None, role: str, blocks: list[Block], visible: float, thinking: float,
+                 thinking_cut: float, run: State | None = None, line: int = 1) -> None:
+        self.prev = prev
+        self.role = role
+        self.blocks = blocks
+        self.run = run
+        self.depth = 1 if prev is None else prev.depth + 1
+        self.index = run.index if run is not None else (prev.depth if prev is not None else 0)
+        self.line = run.line if run is not None else line
+        self.visible = visible
+        self.thinking = thinking
+        self.thinking_cut = thinking_cut
+        self._message: Message | None = None
+
+    @property
+    def estimate(self) -> float:
+        """The base estimate of what this context sends (thinking before the last user text excluded)."""
+        return self.visible + self.thinking - self.thinking_cut
+
+    @property
+    def message(self) -> Message:
+        """The message this state ends with: every block of its run, in order."""
+        if self._message is not None:
+            return self._message
+        parts = []
+        state: State | None = self
+        while state is not None:
+            parts.append(state.blocks)
+            state = state.run
+        blocks = [block for part in reversed(parts) for block in part]
+        self._message = Message(self.role, blocks, self.index, {}, self.line, 1)
+        return self._message
+
+    def messages(self) -> list[Message]:
+        out: list[Message] = []
+        state: State | None = self
+        while state is not None:
+            out.append(state.message)
+            state = state.prev
+        out.reverse()
+        return out
+
+
+_LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<![0-9a-fA-F]{4})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings replaced by U+FFFD (pairs become their character):
+    a lone surrogate cannot be encoded, counted or printed."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_lone_surrogates(v) for v in value]
+    return value
+
+
+def _extend(state: State | None, role: str, blocks: list[Block], line: int) -> State | None:
+    """``state`` with ``blocks`` of ``role`` added (merged into the last message when the role repeats)."""
+    if not blocks:
+        return state
+    visible = think = 0.0
+    user_text = False
+    for block in blocks:
+        size = block.meta.get("estimate")
+        if size is None:
+            fixed = block.meta.get("tokens")
+            size = float(fixed) if isinstance(fixed, int) else base_estimate(block.text) + BLOCK_FRAMING.get(block.role, 0.0)
+            block.meta["estimate"] = size
+        if block.role == THINKING:
+            think += size
+        else:
+            visible += size
+        if role == "user" and block.role != RESULT:
+            user_text = True
+    base_visible = state.visible if state else 0.0
+    base_think = state.thinking if state else 0.0
+    cut = state.thinking_cut if state else 0.0
+    if user_text:
+        cut = base_think  # thinking before this user text is stripped by the API
+    if state is not None and state.role == role:
+        return State(state.prev, role, list(blocks), base_visible + visible, base_think + think, cut, run=state)
+    visible += MESSAGE_FRAMING
+    return State(state, role, list(blocks), base_visible + visible, base_think + think, cut, line=line)
+
+
+# ---------------------------------------------------------------- records
+
+
+@dataclass(slots=True)
+class _Node:
+    """A contracted node: one line, or every line of one request, or the tool results of one request."""
+
+    index: int
+    kind: str  # "line" | "request" | "results" | "boundary"
+    thread: str
+    role: str
+    parent: int | None  # node index
+    lines: list[int] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)  # tool_use ids, in order (request nodes)
+    version: int = 0
+    epoch: int = 0  # compactions of its thread before it
+
+
+@dataclass(slots=True)
+class Request:
+    """One API request of a thread: its lines, recorded usage and the context it was sent with."""
+
+    number: int  # 1-based within the thread
+    key: str  # message.id
+    thread: str
+    first_line: int
+    lines: list[int]
+    model: str | None
+    usage: RecordedUsage | None
+    context: State | None
+    node: int
+    request_id: str | None = None
+    epoch: int = 0  # compactions seen in the thread before this request
+
+
+@dataclass(slots=True)
+class Compaction:
+    """A ``compact_boundary``: where the context restarted, and what it held before (``preTokens``)."""
+
+    line: int
+    thread: str
+    pre_tokens: int | None
+    trigger: str | None
+    after_request: int  # requests of the thread before it
+
+
+@dataclass
+class Thread:
+    """A conversation inside a transcript: the main one or a sub-agent's."""
+
+    name: str
+    requests: list[Request] = field(default_factory=list)
+    last_node: int | None = None  # the newest node of the thread, in file order
+    last_line: int = 0
+    agent_id: str | None = None
+    compactions: list[Compaction] = field(default_factory=list)
+    epoch: int = 0
+    observations: list = field(default_factory=list)  # per request, for calibration (tokenbox.core.sources.readers.claude_truth)
+    peaks: list = field(default_factory=list)  # per request, the largest recorded context so far
+    fits: Any = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.fits is None:
+            self.fits = ScaleFits()
+
+    def pending_state(self, reader: TranscriptReader) -> State | None:
+        """The context about to be sent, when the thread ends with input after its last request."""
+        if self.last_node is None:
+            return None
+        node = reader.nodes[self.last_node]
+        if node.kind in ("request", "boundary") or node.role != "user":
+            return None
+        if self.requests and self.requests[-1].node == self.last_node:
+            return None
+        return reader.state_of(self.last_node)
+
+
+class TranscriptReader:
+    """Reads a transcript line by line (``feed``); keeps every built context for the next lines."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.nodes: list[_Node] = []
+        self.threads: dict[str, Thread] = {}
+        self.warnings: list[str] = []
+        self.warning_count = 0
+        self.summaries: list[str] = []
+        self.others: dict[str, int] = {}
+        self.session_id: str | None = None
+        self.version: str | None = None
+        self.cwd: str | None = None
+        self.lines_read = 0
+        self.bases = BaseEstimates()  # base estimates by text, shared by the contexts and the turns
+        self.section_cache: dict = {}  # (message, latest?, thinking stripped?) -> its sections, for every turn
+        self._uuid_node: dict[str, int] = {}  # uuid -> node of its newest line
+        self._uuid_line: dict[str, int] = {}
+        self._request_node: dict[str, int] = {}  # message.id -> node
+        self._call_request: dict[str, int] = {}  # tool_use id -> request node
+        self._results_node: dict[int, int] = {}  # request node -> its results node
+        self._memo: dict[int, tuple[int, State | None]] = {}  # node -> (version, state)
+        self._sidechains = 0
+        self._last_by_kind: dict[bool, int] = {}  # sidechain? -> newest node, for lines without a usable parent
+        self._line_thread: dict[int, str] = {}
+
+    # -- warnings
+
+    def warn(self, line: int, text: str) -> None:
+        self.warning_count += 1
+        if len(self.warnings) < _WARNINGS_KEPT:
+            self.warnings.append(f"{os.path.basename(self.path)}:{line}: {text}")
+
+    # -- reading
+
+    def feed_text(self, number: int, text: str) -> None:
+        """One complete line of the file (blank lines are skipped; an unreadable one is a warning)."""
+        if not text.strip():
+            return
+        self.lines_read += 1
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            self.warn(number, "not a JSON object; the line is skipped")
+            return
+        if "\\u" in text and _LONE_SURROGATE.search(text):  # Node writes a lone surrogate as a \uD8xx escape
+            fixed = without_lone_surrogates(value)
+            if fixed != value:
+                value = fixed
+                self.warn(number, "a lone surrogate (half of a character) is read as U+FFFD")
+        self.feed(number, value)
+
+    def feed(self, number: int, value: Any) -> None:
+        if not isinstance(value, dict):
+            self.warn(number, "not a JSON object; the line is skipped")
+            return
+        kind = value.get("type")
+        self.session_id = self.session_id or _str(value.get("sessionId"))
+        self.version = _str(value.get("version")) or self.version
+        self.cwd = self.cwd or _str(value.get("cwd"))
+        if kind in _MESSAGE_TYPES and isinstance(value.get("message"), dict):
+            self._message_line(number, value, kind)
+        elif kind in _MESSAGE_TYPES and "message" in value:
+            self.warn(number, "message is not an object; the line is skipped")
+        elif kind == "system" and value.get("subtype") == "compact_boundary":
+            self._boundary(number, value)
+        elif kind == "summary" and isinstance(value.get("summary"), str):
+            self.summaries.append(value["summary"])
+        else:
+            label = kind if isinstance(kind, str) else "untyped"
+            self.others[label] = self.others.get(label, 0) + 1
+            uuid = _str(value.get("uuid"))
+            if uuid is not None and "parentUuid" in value:
+                # other lines (system notes, hook progress, …) can sit in the chain: lines below them
+                # continue from their parent, as if they were not there
+                parent = self._parent_node(number, value, uuid, value.get("isSidechain") is True)
+                self._uuid_node[uuid] = _ROOT if parent is None else parent
+                self._uuid_line[uuid] = number
+
+    def _boundary(self, number: int, value: dict) -> None:
+        sidechain = value.get("isSidechain") is True
+        thread_name = self._thread_for(number, value, sidechain, None)
+        thread = self._thread(thread_name, value)
+        node = self._new_node("boundary", thread_name, "system", None, number)
+        meta = value.get("compactMetadata") if isinstance(value.get("compactMetadata"), dict) else {}
+        pre = meta.get("preTokens")
+        thread.compactions.append(
+            Compaction(number, thread_name, pre if isinstance(pre, int) and not isinstance(pre, bool) else None,
+                       _str(meta.get("trigger")), len(thread.requests))
+        )
+        thread.epoch += 1
+        uuid = _str(value.get("uuid"))
+        if uuid is not None:
+            self._uuid_node[uuid] = node.index
+            self._uuid_line[uuid] = number
+        self._touch(thread, node.index, number, sidechain)
+
+    def _message_line(self, number: int, value: dict, kind: str) -> None:
+        message = value["message"]
+        role = message.get("role") if isinstance(message.get("role"), str) else kind
+        sidechain = value.get("isSidechain") is True
+        uuid = _str(value.get("uuid"))
+        if uuid is not None and uuid in self._uuid_line:
+            self.warn(number, f"uuid {uuid} was already used by line {self._uuid_line[uuid]}; it now names this line")
+        parent = self._parent_node(number, value, uuid, sidechain)
+        thread_name = self._thread_for(number, value, sidechain, parent)
+        thread = self._thread(thread_name, value)
+        blocks = self._blocks(number, message.get("content"))
+        synthetic = kind == "assistant" and message.get("model") == "<synthetic>"
+        unsent = synthetic or value.get("isVisibleInTranscriptOnly") is True or value.get("isApiErrorMessage") is True
+        if value.get("isMeta") is True or value.get("isCompactSummary") is True:
+            flag = "is_meta" if value.get("isMeta") is True else "is_compact_summary"
+            for block in blocks:
+                block.meta[flag] = True
+        if kind == "assistant" and not unsent:
+            key = _str(message.get("id")) or _str(value.get("requestId")) or f"line-{number}"
+            node_index = self._request_line(number, thread, key, parent, role, blocks, message, value)
+        elif kind == "user" and not unsent and blocks and all(b.role == RESULT for b in blocks):
+            node_index = self._results_line(number, thread_name, parent, blocks)
+        else:
+            node = self._new_node("line", thread_name, role, parent, number)
+            if not unsent:
+                node.blocks = blocks
+            node_index = node.index
+        if uuid is not None:
+            self._uuid_node[uuid] = node_index
+            self._uuid_line[uuid] = number
+        self._touch(thread, node_index, number, sidechain)
+
+    def _touch(self, thread: Thread, node: int, number: int, sidechain: bool) -> None:
+        thread.last_node = node
+        thread.last_line = number
+        self._last_by_kind[sidechain] = node
+        self._line_thread[node] = thread.name
+
+    def _parent_node(self, number: int, value: dict, uuid: str | None, sidechain: bool) -> int | None:
+        """The node this line continues (``None``: a root). Only earlier lines can be parents."""
+        if "parentUuid" not in value and "uuid" not in value:
+            return self._last_by_kind.get(sidechain)  # no uuids at all: each line follows the one before
+        parent = value.get("parentUuid")
+        if parent is None:
+            return None
+        if not isinstance(parent, str):
+            self.warn(number, "parentUuid is not a string; the line continues from the line before it")
+            return self._last_by_kind.get(sidechain)
+        if parent == uuid:
+            self.warn(number, "parentUuid names the line itself; it continues from the line before it")
+            return self._last_by_kind.get(sidechain)
+        found = self._uuid_node.get(parent)
+        if found == _ROOT:
+            return None  # a chain of lines that are not messages, from a root
+        if found is None:
+            self.warn(number, f"parentUuid {parent} is on no earlier line (dangling or a cycle); it continues from the line before it")
+            return self._last_by_kind.get(sidechain)
+        return found
+
+    def _thread_for(self, number: int, value: dict, sidechain: bool, parent: int | None) -> str:
+        if not sidechain:
+            return MAIN
+        agent = _str(value.get("agentId"))
+        if agent is not None:
+            return f"agent-{agent}"
+        if parent is not None:
+            inherited = self.nodes[parent].thread
+            if inherited != MAIN:
+                return inherited
+        self._sidechains += 1
+        return f"sidechain-{self._sidechains}"
+
+    def _thread(self, name: str, value: dict) -> Thread:
+        thread = self.threads.get(name)
+        if thread is None:
+            thread = self.threads[name] = Thread(name, agent_id=_str(value.get("agentId")))
+        return thread
+
+    def _thread_epoch(self, name: str) -> int:
+        thread = self.threads.get(name)
+        return thread.epoch if thread is not None else 0
+
+    def _new_node(self, kind: str, thread: str, role: str, parent: int | None, number: int) -> _Node:
+        node = _Node(len(self.nodes), kind, thread, role, parent, [number], epoch=self._thread_epoch(thread))
+        self.nodes.append(node)
+        return node
+
+    def _grow(self, node: _Node, number: int, blocks: list[Block]) -> None:
+        node.lines.append(number)
+        node.blocks.extend(blocks)
+        node.version += 1
+        if node.index in self._memo:
+            # A node whose context was already built grew (a line written after later ones): every
+            # context built since may miss it, so they are rebuilt when next asked for.
+            self._memo.clear()
+
+    def _request_line(
+        self, number: int, thread: Thread, key: str, parent: int | None, role: str, blocks: list[Block], message: dict, value: dict
+    ) -> int:
+        usage = _usage(message.get("usage"))
+        found = self._request_node.get(key)
+        if found is not None:
+            node = self.nodes[found]
+            self._grow(node, number, blocks)
+            request = thread.requests[-1] if thread.requests and thread.requests[-1].key == key else _find(thread, key)
+            if request is not None:
+                request.lines.append(number)
+                if usage is not None:
+                    request.usage = usage  # the last line has the final output count
+        else:
+            node = self._new_node("request", thread.name, role, parent, number)
+            node.blocks = list(blocks)
+            self._request_node[key] = node.index
+            context = self.state_of(parent) if parent is not None else None
+            request = Request(
+                number=len(thread.requests) + 1,
+                key=key,
+                thread=thread.name,
+                first_line=number,
+                lines=[number],
+                model=_str(message.get("model")),
+                usage=usage,
+                context=context,
+                node=node.index,
+                request_id=_str(value.get("requestId")),
+                epoch=thread.epoch,
+            )
+            thread.requests.append(request)
+        for block in blocks:
+            call = block.meta.get("tool_use_id")
+            if block.role == CALL and isinstance(call, str):
+                node.calls.append(call)
+                self._call_request[call] = node.index
+        return node.index
+
+    def _results_line(self, number: int, thread: str, parent: int | None, blocks: list[Block]) -> int:
+        owners = {self._call_request.get(b.meta.get("tool_use_id")) for b in blocks}
+        owner = owners.pop() if len(owners) == 1 else None
+        if owner is not None and self.nodes[owner].epoch != self._thread_epoch(thread):
+            owner = None  # a compaction came between the call and its result: the line's own parent holds
+        if owner is None:
+            node = self._new_node("line", thread, "user", parent, number)
+            node.blocks = blocks
+            return node.index
+        request = self.nodes[owner]
+        for block in blocks:
+            call = _call_block(request, block.meta.get("tool_use_id"))
+            if call is not None:
+                block.tool = block.tool or call.tool
+                argument = call_argument(call.tool, call.meta.get("tool_input"))
+                if argument:
+                    block.meta["call_argument"] = argument
+            if block.tool:
+                block.meta["tool"] = block.tool
+        existing = self._results_node.get(owner)
+        if existing is not None:
+            self._grow(self.nodes[existing], number, blocks)
+            return existing
+        node = self._new_node("results", thread, "user", owner, number)
+        node.blocks = list(blocks)
+        self._results_node[owner] = node.index
+        return node.index
+
+    def _blocks(self, number: int, content: Any) -> list[Block]:
+        if isinstance(content, str):
+            values: list[Any] = [{"type": "text", "text": content}]
+        elif isinstance(content, list):
+            values = content
+        else:
+            self.warn(number, "message.content is neither text nor a list of blocks; the line is empty")
+            return []
+        blocks = []
+        for index, item in enumerate(values):
+            if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+                self.warn(number, f"content block {index} has no type; it is kept as written")
+                item = {"type": "unknown", "value": item}
+            block = plain_block(item, number, 1)
+            block.meta["line"] = number
+            if block.meta.get("unknown"):
+                self.warn(number, f"unknown block type {item['type']!r}; it is kept as its JSON (≈)")
+            blocks.append(block)
+        return blocks
+
+    # -- contexts
+
+    def state_of(self, index: int | None) -> State | None:
+        """The context after node ``index`` (every node above it, contributions as read so far)."""
+        if index is None:
+            return None
+        chain = []
+        current: int | None = index
+        state: State | None = None
+        while current is not None:
+            memo = self._memo.get(current)
+            node = self.nodes[current]
+            if memo is not None and memo[0] == node.version:
+                state = memo[1]
+                break
+            chain.append(current)
+            current = node.parent
+        for i in reversed(chain):
+            node = self.nodes[i]
+            state = self._contribute(state, node)
+            self._memo[i] = (node.version, state)
+        return state
+
+    def _contribute(self, state: State | None, node: _Node) -> State | None:
+        if node.kind == "boundary":
+            return None  # a compaction starts a new context (the summary comes on the next line)
+        if node.kind == "results":
+            order = {call: i for i, call in enumerate(self.nodes[node.parent].calls)} if node.parent is not None else {}
+            blocks = sorted(node.blocks, key=lambda b: order.get(b.meta.get("tool_use_id"), len(order)))
+            return _extend(state, "user", blocks, node.lines[0])
+        return _extend(state, node.role, node.blocks, node.lines[0])
+
+    def request_output(self, request: Request) -> list[Block]:
+        """The blocks of a request's reply (what becomes context on the next request)."""
+        return list(self.nodes[request.node].blocks)
+
+    # -- turns (a ``formats.ThreadedLog``)
+
+    def main_turns(self) -> LazyTurns:
+        """The default thread's turns; before the main thread records a request, the hidden part is
+        borrowed from another session of the same project."""
+        name = default_thread(self)
+        if name is None:
+            raise no_request_error(self.path)
+        borrowed = None
+        if name == MAIN and not any(r.usage is not None for r in self.threads[name].requests):
+            borrowed = project_hidden(self.path, self.session_id)
+        return thread_turns(self, name, borrowed=borrowed)
+
+    def all_threads(self, max_bytes: int) -> dict[str, Sequence[Session]]:
+        """Every thread with a turn, by name in file order, with the sub-agents' files beside the transcript
+        (``<session>/subagents/agent-*.jsonl``, each read within ``max_bytes``; one that cannot be read
+        leaves its thread out, not the session)."""
+        threads: dict[str, Sequence[Session]] = {}
+        readers = [self]
+        for extra in subagent_files(self.path):
+            try:
+                readers.append(read_transcript(extra, read_text(extra, max_bytes)))
+            except (OSError, SessionError):
+                continue
+        for each in readers:
+            for name, thread in each.threads.items():
+                if name in threads or not (thread.requests or thread.pending_state(each) is not None):
+                    continue
+                threads[name] = thread_turns(each, name)
+        if not threads:
+            raise no_request_error(self.path)
+        return threads
+
+
+def _find(thread: Thread, key: str) -> Request | None:
+    for request in reversed(thread.requests):
+        if request.key == key:
+            return request
+    return None
+
+
+def _call_block(request: _Node, call: Any) -> Block | None:
+    for block in request.blocks:
+        if block.role == CALL and block.meta.get("tool_use_id") == call:
+            return block
+    return None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _usage(value: Any) -> RecordedUsage | None:
+    """The usage numbers, or ``None`` when ``input_tokens`` is missing or any number is malformed."""
+    if not isinstance(value, dict) or "input_tokens" not in value:
+        return None
+    numbers = {}
+    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"):
+        raw = value.get(key)
+        number = 0 if raw is None else raw
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= _USAGE_MAX:
+            return None
+        numbers[key] = number
+    context = numbers["input_tokens"] + numbers["cache_creation_input_tokens"] + numbers["cache_read_input_tokens"]
+    return RecordedUsage(context_tokens=context, **numbers)
+
+
+def no_request_error(path: str) -> SessionError:
+    """The state of a transcript without a message yet (an agent has just started)."""
+    return NotYetComplete(
+        "the Claude Code transcript has no message yet",
+        "wait until the agent has written its first message",
+        path,
+        1,
+        1,
+        awaiting="the agent's first message",
+    )
+
+
+# ---------------------------------------------------------------- turns as sessions
+
+
+def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[int, str] | None = None):
+    """The turns of one thread as a lazy sequence of sessions (see ``tokenbox.core.sources.readers.claude_truth``).
+
+    ``borrowed``: the hidden part (and the file it came from) of another session of the project,
+    used before this thread has recorded any request.
+    """
+    thread = reader.threads[thread_name]
+    requests = thread.requests  # grows in place as the reader is fed; the count below is fixed
+    observations = thread.observations
+    peaks = thread.peaks  # the largest recorded context up to each request (for the window)
+    for r in requests[max(0, len(observations) - 1):]:  # only the new requests (and the last one, still growing)
+        observation = Observation(recorded_context(r.usage), r.context.estimate if r.context else 0.0, r.epoch)
+        before = peaks[r.number - 2] if r.number >= 2 else 0
+        peak_here = max(before, observation.recorded or 0)
+        if r.number <= len(observations):
+            observations[r.number - 1] = observation
+            peaks[r.number - 1] = peak_here
+        else:
+            observations.append(observation)
+            peaks.append(peak_here)
+    scales = thread.fits.update(observations)
+    requests = requests[: len(observations)] if len(requests) == len(observations) else list(requests)
+    pending = thread.pending_state(reader)
+    count = len(requests) + (1 if pending is not None else 0)
+    cache: SectionCache = reader.section_cache  # sections of a message are built once per reader
+    path = reader.path
+    name = reader.summaries[-1] if reader.summaries else f"Claude Code session {reader.session_id or os.path.basename(path)}"
+    base_meta: dict[str, Any] = {"source": {"format": SOURCE, "file": os.path.basename(path)}, "not_recorded": NOT_RECORDED}
+    for key, value in (("session_id", reader.session_id), ("version", reader.version), ("cwd", reader.cwd)):
+        if value:
+            base_meta[key] = value
+    if reader.summaries:
+        base_meta["summaries"] = list(reader.summaries)
+    if reader.others:
+        base_meta["other_records"] = {k: reader.others[k] for k in sorted(reader.others)}
+    warnings = tuple(reader.warnings)
+    if reader.warning_count > len(reader.warnings):
+        warnings += (f"… and {reader.warning_count - len(reader.warnings)} more warnings like these",)
+    hidden_label = "system prompt + tools + memory (not in the transcript)"
+
+    def prediction(index: int, visible: float) -> tuple[int | None, Fit]:
+        """The predicted context of request ``index`` (or the pending one) from the requests before it."""
+        last = next((j for j in range(min(index, len(requests)) - 1, -1, -1) if requests[j].usage is not None), None)
+        epoch = thread.epoch if index >= len(requests) else requests[index].epoch
+        if last is None:
+            if borrowed is not None:
+                hidden, source = borrowed
+                fit = Fit(1.0, hidden, (), f"predicted: hidden part {hidden} borrowed from {source} (no request of this "
+                          "session recorded yet), visible parts estimated", source)
+                return hidden + round(visible), fit
+            fit = Fit(1.0, None, (), "estimated: no request of this thread recorded its usage yet; the hidden part is unknown")
+            return None, fit
+        scale, used = scales[last]
+        recorded = requests[last].usage.context_tokens  # type: ignore[union-attr]
+        base = observations[last].visible
+        hidden = recorded - round(scale * base)
+        if requests[last].epoch == epoch and visible >= base:
+            target = recorded + round(scale * (visible - base))
+            how = f"predicted: request {last + 1}'s recorded {recorded} plus what was added since, ×{scale:.3f}"
+        else:
+            target = hidden + round(scale * visible)
+            how = f"predicted: hidden part {hidden} (from request {last + 1}) plus the visible parts ×{scale:.3f} (context restarted)"
+        return target, Fit(scale, hidden, used or (last + 1,), how)
+
+    pending_line = thread.last_line
+
+    def infos(index: int) -> dict:
+        if index < len(requests):
+            request = requests[index]
+            return {"thread": thread_name, "pending": False, "line": request.first_line, "request": request.key,
+                    "recorded": request.usage, "model": request.model}
+        return {"thread": thread_name, "pending": True, "line": pending_line, "request": None, "recorded": None,
+                "model": requests[-1].model if requests else None}
+
+    def build(index: int) -> Session:
+        if index < len(requests):
+            request = requests[index]
+            state = request.context
+            visible = observations[index].visible
+            usage = request.usage
+            model_name = request.model
+            is_pending = False
+        else:
+            request = None
+            state = pending
+            visible = pending.estimate if pending is not None else 0.0
+            usage = None
+            model_name = requests[-1].model if requests else None
+            is_pending = True
+        if usage is not None:
+            scale, used = scales[index]
+            target: int | None = usage.context_tokens
+            hidden = target - round(scale * visible)
+            how = (f"recorded context; visible parts ×{scale:.3f} fitted on requests {used[0]}–{used[-1]} of the thread"
+                   if used else "recorded context; visible parts at scale 1 (no earlier request to fit)")
+            fit = Fit(scale, hidden, used, how)
+        else:
+            target, fit = prediction(index, visible)
+        messages = state.messages() if state is not None else []
+        model, _ = pick_model(model_name)
+        meta = dict(base_meta)
+        meta["thread"] = thread_name
+        if request is not None:
+            meta["message_id"] = request.key
+            meta["line"] = request.first_line
+            meta["lines"] = list(request.lines)
+            if request.request_id:
+                meta["request_id"] = request.request_id
+        else:
+            meta["pending"] = True
+            meta["line"] = thread.last_line
+        if model_name and model is None:
+            meta["model"] = model_name
+        if thread.compactions:
+            meta["compactions"] = [
+                {"line": c.line, "pre_tokens": c.pre_tokens, "trigger": c.trigger, "after_request": c.after_request}
+                for c in thread.compactions
+                if c.after_request <= (index if request is not None else len(requests))
+            ]
+        conv = Conversation(
+            source_format=SOURCE,
+            messages=messages,
+            name=name,
+            model=model,
+            tokenizer=ESTIMATE,
+            meta=meta,
+            recorded=usage,
+            line=request.first_line if request is not None else thread.last_line,
+        )
+        session = build_session(conv, path, cache)
+        turn_warnings = warnings
+        if target is None:
+            turn_warnings += ("the system prompt, tools and memory files are not in the transcript and no request has recorded "
+                              "their size yet: the context is larger than shown",)
+        session = with_truth(session, target=target, fit=fit, pending=is_pending, thread=thread_name,
+                             warnings=turn_warnings, hidden_label=hidden_label, bases=reader.bases)
+        sections = session.sections
+        if request is not None:
+            # the request's own reply, shown with it at 0 context tokens (it is context from the next request on)
+            sections += tuple(reply_sections(conv, reader.request_output(request), len(messages)))
+        window = _window(model_name, peak(index))
+        budget = session.budget if window is None else replace(session.budget, max_ctx=window)
+        return replace(session, sections=sections, turn=index + 1, turn_count=count, budget=budget)
+
+    def peak(index: int) -> int:
+        """The largest context the thread recorded up to request ``index``."""
+        return peaks[min(index, len(peaks) - 1)] if peaks else 0
+
+    return LazyTurns(count, build, infos)
+
+
+
+
+def _window(model: str | None, peak: int) -> int | None:
+    """The window when the thread shows it is not the model's default: a recorded context beyond 200k
+    means the request ran with the 1M window (Claude Code does not write the variant to transcripts)."""
+    if not model:
+        return None
+    name = model.removesuffix("[1m]")
+    try:
+        window = lookup_model(name).max_ctx
+    except TokenizerError:
+        return None
+    if model.endswith("[1m]") or peak > window:
+        return LONG_WINDOW
+    return None
+
+
+def transcript_turns(text: str, path: str) -> LazyTurns:
+    """The default thread's turns of the transcript ``text`` read from ``path`` (a whole read, not followed)."""
+    return read_transcript(path, text).main_turns()
+
+
+def read_transcript(path: str, text: str) -> TranscriptReader:
+    """A reader fed with every complete line of ``text`` (a partial last line is left for later)."""
+    reader = TranscriptReader(path)
+    lines = text.split("\n")
+    complete = lines if text.endswith("\n") else lines[:-1]
+    for number, line in enumerate(complete, start=1):
+        reader.feed_text(number, line)
+    if not text.endswith("\n") and lines[-1].strip():
+        # the last line has no newline yet; read it if it is already whole
+        try:
+            value = json.loads(lines[-1])
+        except ValueError:
+            value = None
+        if value is not None:
+            reader.lines_read += 1
+            reader.feed(len(lines), value)
+    return reader
+
+
+def subagent_files(path: str) -> list[str]:
+    """``<session>/subagents/agent-*.jsonl`` beside a transcript (Claude Code's newer sub-agent layout)."""
+    stem = os.path.splitext(path)[0]
+    folder = os.path.join(stem, "subagents")
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names]
+
+
+def default_thread(reader: TranscriptReader) -> str | None:
+    """The main thread when it has turns; otherwise the thread with the newest line (a sub-agent file)."""
+    main = reader.threads.get(MAIN)
+    if main is not None and (main.requests or main.pending_state(reader) is not None):
+        return MAIN
+    best = None
+    for name, thread in reader.threads.items():
+        if thread.requests or thread.pending_state(reader) is not None:
+            if best is None or thread.last_line > reader.threads[best].last_line:
+                best = name
+    return best
+
+
+class TranscriptFollower:
+    """Follows a transcript as an agent appends to it: each ``read`` feeds only the new complete lines.
+
+    ``sources.tail.FileTail`` finds them (it remembers the file's identity, offset and last line); a
+    truncated, rotated or replaced file is read again from the start with a fresh reader. An
+    unterminated last line is left until its newline arrives. ``lines_parsed`` counts the lines
+    parsed since the follower was made (each appended line is parsed once); ``resets`` the re-reads.
+    """
+
+    def __init__(self, path: str, max_bytes: int) -> None:
+        # start-up: FileTail's hashlib loads OpenSSL (≈ 3.5 MiB): only a followed transcript needs it, not the status line
+        from tokenbox.core.sources.tail import FileTail
+
+        self.path = path
+        self.reader = TranscriptReader(path)
+        self.lines_parsed = 0
+        self._tail = FileTail(path, max_bytes=max_bytes)
+
+    @property
+    def resets(self) -> int:
+        """Reads that had to start again from the top (the first read is not one)."""
+        return max(0, self._tail.resets - 1)
+
+    def read(self) -> TranscriptReader:
+        """Feed what was appended since the last read (everything after a reset); the reader, updated."""
+        chunk = self._tail.read()
+        if chunk.reset and self.reader.lines_read:
+            self.reader = TranscriptReader(self.path)
+        for number, line in chunk.numbered():
+            if line.strip():
+                self.lines_parsed += 1
+            self.reader.feed_text(number, line)
+        return self.reader
+
+
+def project_hidden(path: str, exclude_session: str | None, limit_files: int = 5, limit_lines: int = 2000) -> tuple[int, str] | None:
+    """The hidden part of the newest other session of the same project folder that records one.
+
+    Reads at most ``limit_files`` other transcripts, each only until its first main-thread request with
+    usage (and at most ``limit_lines`` lines): the system prompt and tools of one project change rarely.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".jsonl")]
+    except OSError:
+        return None
+    own = os.path.basename(path)
+    candidates = []
+    for name in names:
+        if name == own:
+            continue
+        try:
+            candidates.append((os.stat(os.path.join(folder, name)).st_mtime_ns, name))
+        except OSError:
+            continue
+    for _, name in sorted(candidates, reverse=True)[:limit_files]:
+        other = os.path.join(folder, name)
+        reader = TranscriptReader(other)
+        try:
+            with open(other, encoding="utf-8", errors="replace") as handle:
+                for number, line in enumerate(handle, start=1):
+                    if number > limit_lines:
+                        break
+                    reader.feed_text(number, line)
+                    main = reader.threads.get(MAIN)
+                    if main and main.requests and main.requests[0].usage is not None:
+                        first = main.requests[0]
+                        if reader.session_id == exclude_session:
+                            break
+                        visible = first.context.estimate if first.context else 0.0
+                        return max(0, first.usage.context_tokens - round(visible)), name
+        except OSError:
+            continue
+    return None

@@ -1,0 +1,636 @@
+"""What every importer shares: positioned-node helpers, a neutral conversation model and the layout rules.
+
+An importer reads its format into a ``Conversation`` (system blocks, tool definitions, messages made
+of content blocks); ``build_session`` turns that into a tokenbox ``Session`` with the same layout rules
+for every format:
+
+* tool definitions and system blocks: critical prefix sections (``shrink: 0``), one section per tool;
+* earlier messages: history sections whose ``priority`` is the message's position (older = lower =
+  trimmed first); tool results carry a head/tail-lines lens pipeline and thinking a ``drop`` lens, and
+  the session uses the ``progressive`` policy, so every lens runs before any whole block is cut;
+* the latest input (the trailing run of user/tool messages): critical.
+
+Each section's ``meta`` says where it came from: ``category`` (see ``CATEGORIES``), ``role``, ``block``
+(the block type as written), ``message`` (index in the file's message list), ``tool``, ``tool_use_id``,
+``cache_control`` and ``cache_breakpoint``, and a ``path``/``line`` locating it in the source file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tokenbox.core.model.errors import SessionError, TokenizerError
+from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
+from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session, Trimming
+from tokenbox.core.parse.nodes import Node
+
+SectionCache = dict[tuple[int, bool], tuple[list[Section], list[str]]]
+
+# Section categories (``section.meta["category"]``): what the file does not hold (``inferred``), the
+# prefix (tools and system; Anthropic puts tools first, OpenAI the system messages), then history, tool
+# results, unknown blocks, the latest input, and a request's own reply (0 context tokens).
+CATEGORIES = ("inferred", "tool", "system", "history", "tool_result", "other", "latest", "reply")
+
+# Block roles in the layout.
+TEXT, CALL, RESULT, THINKING, MEDIA, OTHER = "text", "call", "result", "thinking", "media", "other"
+
+# Lens pipelines: tool results shrink in two steps before anything is truncated or dropped.
+RESULT_LINES = (40, 10)
+# Output of tools whose name contains one of these keeps its end (errors and summaries come last).
+TAIL_TOOL_WORDS = ("bash", "shell", "terminal", "exec", "command", "test", "lint", "build")
+HEURISTIC = "heuristic"
+# Formats whose provider strips earlier turns' thinking blocks from the context (Anthropic's API).
+THINKING_STRIPPED = ("claude-code", "anthropic-messages")
+TRIMMING = Trimming.PROGRESSIVE.value
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_ID_MAX = 80
+
+
+# ---------------------------------------------------------------- positioned nodes
+
+
+def fail(node: Node | None, path: str, problem: str, remedy: str) -> SessionError:
+    """A ``SessionError`` at ``node``'s position."""
+    if node is None:
+        return SessionError(problem, remedy, path)
+    return SessionError(problem, remedy, path, node.line, node.col)
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def as_dict(node: Node, path: str, what: str) -> dict[str, Node]:
+    if not isinstance(node.value, dict):
+        raise fail(node, path, f"{what} must be an object, not {type_name(node.value)}", "check the file's structure")
+    return node.value
+
+
+def as_list(node: Node, path: str, what: str) -> list[Node]:
+    if not isinstance(node.value, list):
+        raise fail(node, path, f"{what} must be a list, not {type_name(node.value)}", "check the file's structure")
+    return node.value
+
+
+def as_str(node: Node, path: str, what: str) -> str:
+    if not isinstance(node.value, str):
+        raise fail(node, path, f"{what} must be a string, not {type_name(node.value)}", "check the file's structure")
+    return node.value
+
+
+def opt_str(fields: dict[str, Node], key: str) -> str | None:
+    """``fields[key]`` when it is a string, else ``None`` (for optional, informative fields)."""
+    node = fields.get(key)
+    return node.value if node is not None and isinstance(node.value, str) else None
+
+
+def opt_int(fields: dict[str, Node], key: str) -> int | None:
+    node = fields.get(key)
+    if node is None or isinstance(node.value, bool) or not isinstance(node.value, int):
+        return None
+    return node.value
+
+
+def compact(value: Any) -> str:
+    """Compact JSON in the file's own key order (what was sent, deterministically)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def is_mapping_with(node: Any, *keys: str) -> bool:
+    value = node.value if isinstance(node, Node) else node
+    return isinstance(value, dict) and all(k in value for k in keys)
+
+
+# ---------------------------------------------------------------- the neutral model
+
+
+@dataclass
+class Block:
+    """One content block, already rendered to the text that stands for it."""
+
+    type: str  # the block type as written (text, tool_use, tool_result, image, …, or an unknown one)
+    role: str  # layout role: TEXT | CALL | RESULT | THINKING | MEDIA | OTHER
+    text: str
+    tool: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    cache_control: Any = None
+    line: int = 0
+    col: int = 0
+
+
+@dataclass
+class Message:
+    """One provider message (consecutive transcript lines of one role are merged into one)."""
+
+    role: str
+    blocks: list[Block]
+    index: int
+    meta: dict[str, Any] = field(default_factory=dict)
+    line: int = 0
+    col: int = 0
+
+
+@dataclass
+class ToolDef:
+    """One tool definition."""
+
+    name: str
+    text: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    cache_control: Any = None
+    line: int = 0
+    col: int = 0
+
+
+@dataclass
+class Conversation:
+    """A request (or one request of a transcript) in provider-neutral form."""
+
+    source_format: str
+    system: list[Block] = field(default_factory=list)
+    tools: list[ToolDef] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    tools_first: bool = False  # Anthropic builds its cache prefix as tools, system, messages
+    name: str | None = None
+    model: str | None = None
+    tokenizer: str | None = None
+    reserve_out: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    recorded: RecordedUsage | None = None
+    line: int = 1
+
+
+def link_tool_names(messages: list[Message]) -> None:
+    """Give each tool result the name of the call it answers (matched by ``tool_use_id``)."""
+    names: dict[str, str] = {}
+    arguments: dict[str, str] = {}
+    for message in messages:
+        for block in message.blocks:
+            call_id = block.meta.get("tool_use_id")
+            if not isinstance(call_id, str):
+                continue
+            if block.role == CALL and block.tool:
+                names[call_id] = block.tool
+                arguments[call_id] = call_argument(block.tool, block.meta.get("tool_input"))
+            elif block.role == RESULT and call_id in names:
+                if block.tool is None:
+                    block.tool = names[call_id]
+                    block.meta["tool"] = block.tool
+                if arguments.get(call_id):
+                    block.meta["call_argument"] = arguments[call_id]
+
+
+# ---------------------------------------------------------------- sections
+
+
+class IdMaker:
+    """Section ids matching ``[A-Za-z0-9_.-]+``, unique within a session (``-2``, ``-3`` on repeats)."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        # (base, cache) -> the number the last probe for it ended on: every smaller one is taken already
+        # (``used`` only grows), so a base repeated n times costs n probes in all, not n² / 2
+        self._next: dict[tuple[str, bool], int] = {}
+
+    def make(self, *parts: str | None, cache: bool = False) -> str:
+        pieces = [_ID_UNSAFE.sub("_", p).strip("_.-") for p in parts if p]
+        base = ".".join(p for p in pieces if p)[:_ID_MAX] or "section"
+        number = self._next.get((base, cache), 1)
+        candidate = base if number == 1 else f"{base}-{number}"
+        while (candidate + ".cache" if cache else candidate) in self.used:
+            number = max(number + 1, 2)
+            candidate = f"{base}-{number}"
+        self._next[(base, cache)] = number
+        result = candidate + ".cache" if cache else candidate
+        self.used.add(result)
+        return result
+
+
+def result_lenses(block: Block) -> tuple[tuple[str, ...], str]:
+    """The lens pipeline and kept end of a tool result: command output keeps its tail, the rest its head."""
+    name = (block.tool or "").lower()
+    tail = block.meta.get("is_error") is True or any(word in name for word in TAIL_TOOL_WORDS)
+    word = "tail_lines" if tail else "head_lines"
+    return tuple(f"{word}:{n}" for n in RESULT_LINES), "tail" if tail else "head"
+
+
+def _latest_start(messages: list[Message]) -> int:
+    """Index of the first message of the latest input: the last run of non-assistant messages."""
+    last = max((i for i, m in enumerate(messages) if m.role != "assistant"), default=-1)
+    if last < 0:
+        return len(messages)
+    start = last
+    while start > 0 and messages[start - 1].role != "assistant":
+        start -= 1
+    return start
+
+
+def _origin(conv: Conversation, extra: dict[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"source": conv.source_format}
+    meta.update(extra)
+    return meta
+
+
+def _with_cache(meta: dict[str, Any], cache_control: Any) -> dict[str, Any]:
+    if cache_control is not None:
+        meta["cache_control"] = cache_control
+        meta["cache_breakpoint"] = True
+    return meta
+
+
+def build_session(conv: Conversation, path: str, cache: SectionCache | None = None) -> Session:
+    """The tokenbox session for one request, with the layout rules of this module.
+
+    ``cache`` lets the turns of one transcript share the sections of the messages they have in common
+    (keyed by the ``Message`` object, which the caller keeps alive and never changes).
+    """
+    ids = IdMaker()
+    prefix: list[Section] = []
+    tools: list[Section] = []
+    for block in conv.system:
+        cached = block.cache_control is not None
+        suffix = None if len(conv.system) == 1 else str(len(prefix) + 1)
+        meta = _with_cache(
+            _origin(conv, {"category": "system", "role": "system", "block": block.type, **block.meta}), block.cache_control
+        )
+        prefix.append(
+            Section(
+                id=ids.make("system", suffix, cache=cached),
+                kind="text",
+                priority=0,
+                shrink=0,
+                text=block.text,
+                meta=meta,
+                line=block.line,
+                col=block.col,
+            )
+        )
+    for tool in conv.tools:
+        meta = _with_cache(
+            _origin(conv, {"category": "tool", "role": "tool_definition", "tool": tool.name, **tool.meta}), tool.cache_control
+        )
+        tools.append(
+            Section(
+                id=ids.make("tool", tool.name, cache=tool.cache_control is not None),
+                kind="text",
+                priority=0,
+                shrink=0,
+                text=tool.text,
+                meta=meta,
+                line=tool.line,
+                col=tool.col,
+            )
+        )
+    sections = tools + prefix if conv.tools_first else prefix + tools
+    breakpoints = [s.id for s in sections if s.meta.get("cache_breakpoint")]
+    cache = {} if cache is None else cache
+    latest = _latest_start(conv.messages)
+    strip_before = _thinking_cut(conv) if conv.source_format in THINKING_STRIPPED else 0
+    stripped = 0
+    for position, message in enumerate(conv.messages):
+        strip = position < strip_before and message.role == "assistant"
+        key = (id(message), position >= latest, strip)
+        entry = cache.get(key)
+        if entry is None:
+            entry = cache[key] = _message_sections(conv, message, position >= latest, strip)
+        sections.extend(entry[0])
+        breakpoints.extend(entry[1])
+        if strip:
+            stripped += sum(1 for b in message.blocks if b.role == THINKING)
+    meta = dict(conv.meta)
+    if stripped:
+        meta["stripped_thinking"] = stripped
+    if breakpoints:
+        meta["cache_breakpoints"] = breakpoints
+    latest_results = any(b.role == RESULT for m in conv.messages[latest:] for b in m.blocks)
+    return Session(
+        sections=tuple(sections),
+        path=path,
+        name=conv.name,
+        model=conv.model,
+        tokenizer=conv.tokenizer,
+        budget=BudgetSpec(reserve_out=conv.reserve_out),
+        sensor="tool-output" if latest_results else "user-input",
+        trimming=TRIMMING,
+        meta=meta,
+        line=conv.line,
+        recorded=conv.recorded,
+        source_format=conv.source_format,
+    )
+
+
+def _thinking_cut(conv: Conversation) -> int:
+    """Index of the last user message with content other than tool results: Anthropic's API strips the
+    thinking blocks of assistant messages before it (they do not count toward the context)."""
+    for position in range(len(conv.messages) - 1, -1, -1):
+        message = conv.messages[position]
+        if message.role == "user" and any(b.role != RESULT for b in message.blocks):
+            return position
+    return 0
+
+
+def _message_sections(
+    conv: Conversation, message: Message, is_latest: bool, strip_thinking: bool = False
+) -> tuple[list[Section], list[str]]:
+    """A message's sections and the ids of those with a cache mark. Ids start with ``m<index>.``, so
+    they are unique across messages and need deduplicating only within one message."""
+    ids = IdMaker()
+    blocks = [b for b in message.blocks if not (strip_thinking and b.role == THINKING)]
+    sections = [_block_section(conv, ids, message, block, is_latest) for block in blocks]
+    return sections, [s.id for s in sections if s.meta.get("cache_breakpoint")]
+
+
+def reply_sections(conv: Conversation, blocks: list[Block], index: int) -> list[Section]:
+    """A request's own reply, shown with its turn: it is output, not part of the request's context, so
+    each part counts 0 context tokens (it becomes context on the next request)."""
+    ids = IdMaker()
+    message = Message("assistant", blocks, index)
+    out = []
+    for block in blocks:
+        section = _block_section(conv, ids, message, block, False)
+        meta = dict(section.meta)
+        meta["category"] = "reply"
+        meta["label"] = "reply " + meta.get("label", "")
+        out.append(
+            # ``m<index>`` becomes ``reply``; the rest of the id (unique within the message) is kept, and
+            # may be empty when a block has neither a type nor a tool name
+            Section(id="reply" + section.id.removeprefix(f"m{index:02d}"), kind="text", priority=0, shrink=0, tokens=0,
+                    text=section.text, meta=meta, line=section.line, col=section.col)
+        )
+    return out
+
+
+_ROLE_WORDS = {CALL: "call", RESULT: "result", THINKING: "thinking"}
+_LABEL_CHARS = 60
+
+
+def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Block, is_latest: bool) -> Section:
+    if is_latest:
+        category = "latest"
+    elif block.role == RESULT:
+        category = "tool_result"
+    elif block.role == OTHER:
+        category = "other"
+    else:
+        category = "history"
+    meta: dict[str, Any] = _origin(
+        conv, {"category": category, "role": message.role, "block": block.type, "message": message.index}
+    )
+    if block.tool:
+        meta["tool"] = block.tool
+        if block.tool.startswith("mcp__") and block.tool.count("__") >= 2:
+            meta["mcp_server"] = block.tool.split("__")[1]
+    meta.update(block.meta)
+    meta.update(message.meta)
+    meta.pop("estimate", None)
+    meta["label"] = block_label(message.role, block)
+    _with_cache(meta, block.cache_control)
+    if block.role in (TEXT,):
+        word = message.role
+    elif block.role == MEDIA:
+        word = block.type
+    else:
+        word = _ROLE_WORDS.get(block.role, block.type)
+    tool = block.tool if block.role in (CALL, RESULT) else None
+    sid = ids.make(f"m{message.index:02d}", word, tool, cache=block.cache_control is not None)
+    common = dict(id=sid, kind="text", priority=message.index + 1, text=block.text, meta=meta, line=block.line, col=block.col)
+    fixed = block.meta.get("tokens") if block.role == MEDIA else None
+    if isinstance(fixed, int):
+        # an image costs what the provider's size rule says, not what its placeholder text would
+        return Section(shrink=0 if is_latest else 1, tokens=fixed, **{**common, "text": ""})
+    if is_latest:
+        return Section(shrink=0, **common)
+    if block.role == RESULT:
+        strategy, keep = result_lenses(block)
+        return Section(shrink=1, strategy=strategy, keep=keep, **common)
+    if block.role == THINKING:
+        return Section(shrink=1, strategy=("drop",), **common)
+    return Section(shrink=1, **common)
+
+
+def _first_line(text: str, limit: int = _LABEL_CHARS) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def call_argument(tool: str | None, arguments: Any) -> str:
+    """The argument that says what a tool call does (a command, a file, a pattern), shortened."""
+    if not isinstance(arguments, dict):
+        return ""
+    for key in ("command", "file_path", "notebook_path", "pattern", "url", "query", "description", "prompt", "path"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            if key in ("file_path", "path", "notebook_path"):
+                value = value.rstrip("/").rsplit("/", 1)[-1] or value
+            return _first_line(value, 48)
+    if tool == "TodoWrite" and isinstance(arguments.get("todos"), list):
+        return f"{len(arguments['todos'])} todos"
+    first = next((v for v in arguments.values() if isinstance(v, str) and v.strip()), "")
+    return _first_line(first, 48)
+
+
+def block_label(role: str, block: Block) -> str:
+    """A label a person recognises: ``user: /init …``, ``assistant → Bash(git status)``,
+    ``tool result · Read app.py (42 lines)``, ``thinking``, ``image 1024×768``."""
+    if block.role == CALL:
+        return f"{role} → {block.tool or block.type}({call_argument(block.tool, block.meta.get('tool_input'))})"
+    if block.role == RESULT:
+        lines = block.text.count("\n") + 1 if block.text else 0
+        argument = block.meta.get("call_argument") or ""
+        error = " error" if block.meta.get("is_error") else ""
+        return f"tool result{error} · {block.tool or block.type}{' ' + argument if argument else ''} ({lines} lines)"
+    if block.role == THINKING:
+        return "thinking"
+    if block.role == MEDIA:
+        if "width" in block.meta:
+            return f"{block.type} {block.meta['width']}×{block.meta['height']}"
+        return block.type
+    if block.role == OTHER:
+        return f"{block.type} block"
+    if block.meta.get("is_compact_summary"):
+        return f"compaction summary: {_first_line(block.text)}"
+    if block.meta.get("is_meta"):
+        return f"{role} (expanded command): {_first_line(block.text)}"
+    return f"{role}: {_first_line(block.text)}"
+
+
+def pick_model(model: str | None) -> tuple[str | None, str | None]:
+    """``(session.model, session.tokenizer)`` for a request's model name.
+
+    Models in the table keep their exact tokenizer; Claude's tokenizer is not public, so Claude models
+    get the calibrated approximation ``claude-estimate`` and models the table does not know the named
+    approximation ``heuristic``, either of which
+    a ``--tokenizer`` flag or ``TOKENBOX_TOKENIZER`` still overrides. Unknown models are not set as
+    ``model`` (the table would refuse them); the importer keeps the name in the session's meta.
+    """
+    fallback = ESTIMATE if model and model.startswith("claude") else HEURISTIC
+    if not model:
+        return None, HEURISTIC
+    try:
+        info = lookup_model(model)
+    except TokenizerError:
+        return None, fallback
+    return model, None if info.tokenizer else fallback
+
+
+def reserve_for(model: str | None, max_tokens: int | None) -> int | None:
+    """``budget.reserve_out`` from a request's reply limit, when the model's window is known and larger.
+
+    With an unknown window the default ``max_ctx`` could be smaller than the reply limit, which would
+    leave no room at all; the limit then stays in the session meta (``request``) only.
+    """
+    if model is None or max_tokens is None or max_tokens < 0:
+        return None
+    try:
+        window = lookup_model(model).max_ctx
+    except TokenizerError:
+        return None
+    return max_tokens if max_tokens < window else None
+
+
+def tool_text(name: str, description: str | None, extra: list[tuple[str, Any]]) -> str:
+    """A tool definition as text: its name, its description, then each other field as compact JSON."""
+    lines = [name]
+    if description:
+        lines.append(description)
+    lines.extend(f"{key}: {compact(value)}" for key, value in extra)
+    return "\n".join(lines)
+
+
+def request_settings(fields: dict[str, Node]) -> dict[str, Any]:
+    """The request's scalar parameters (model, max_tokens, temperature, stream, …) for the session meta."""
+    return {
+        key: node.value
+        for key, node in fields.items()
+        if key not in ("messages", "system", "tools") and (node.value is None or isinstance(node.value, (str, int, float, bool)))
+    }
+
+
+# ---------------------------------------------------------------- telling request formats apart
+
+_OPENAI_ROLES = ("system", "developer", "tool", "function")
+_OPENAI_PARTS = ("image_url", "input_audio", "file", "refusal")
+_ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "document", "image", "search_result")
+_OPENAI_KEYS = (
+    "max_completion_tokens",
+    "n",
+    "response_format",
+    "stream_options",
+    "logprobs",
+    "frequency_penalty",
+    "presence_penalty",
+    "seed",
+    "parallel_tool_calls",
+    "modalities",
+    "reasoning_effort",
+    "functions",
+    "store",
+    "prediction",
+    "logit_bias",
+    "user",
+)
+_ANTHROPIC_KEYS = ("system", "anthropic_version", "stop_sequences", "top_k", "thinking", "container", "mcp_servers")
+_SCAN_LIMIT = 500
+
+
+def request_format(node: Any) -> str | None:
+    """``anthropic-messages``, ``openai-chat`` or ``None`` for a parsed document, judged by its content.
+
+    A document with a ``messages`` key and no ``tokenbox`` key is a request body; the two formats are
+    told apart by the signs only one of them has (``system``/``input_schema``/typed blocks with a
+    ``source`` vs ``developer``/``tool`` roles, ``tool_calls``, ``function`` tools, ``image_url`` parts).
+    A request with no distinguishing sign is read as OpenAI's, unless its model is a Claude model.
+    """
+    value = node.value if isinstance(node, Node) else None
+    if not isinstance(value, dict) or "tokenbox" in value or "messages" not in value:
+        return None
+    plain = {k: v.value for k, v in value.items() if not isinstance(v.value, (dict, list))}
+    anthropic = sum(2 for k in _ANTHROPIC_KEYS if k in value)
+    openai = sum(1 for k in _OPENAI_KEYS if k in value)
+    model = plain.get("model")
+    tools = value.get("tools")
+    if tools is not None and isinstance(tools.value, list):
+        for tool in tools.value[:_SCAN_LIMIT]:
+            if is_mapping_with(tool, "input_schema"):
+                anthropic += 2
+            if is_mapping_with(tool, "function") or is_mapping_with(tool, "custom"):
+                openai += 2
+    messages = value["messages"].value
+    for item in messages[:_SCAN_LIMIT] if isinstance(messages, list) else ():
+        if not isinstance(item.value, dict):
+            continue
+        fields = item.value
+        role = fields.get("role")
+        if role is not None and role.value in _OPENAI_ROLES:
+            openai += 2
+        if "tool_calls" in fields or "tool_call_id" in fields or "function_call" in fields:
+            openai += 2
+        content = fields.get("content")
+        for part in content.value[:_SCAN_LIMIT] if content is not None and isinstance(content.value, list) else ():
+            kind = part.value.get("type") if isinstance(part.value, dict) else None
+            kind = kind.value if isinstance(kind, Node) else None
+            if kind in _ANTHROPIC_BLOCKS or (isinstance(part.value, dict) and "cache_control" in part.value):
+                anthropic += 2
+            elif kind in _OPENAI_PARTS:
+                openai += 2
+    if anthropic == openai:
+        return "anthropic-messages" if isinstance(model, str) and model.startswith("claude") else "openai-chat"
+    return "anthropic-messages" if anthropic > openai else "openai-chat"
+
+
+def with_recorded_headline(session: Session, hidden_label: str, warnings: list[str]) -> Session:
+    """A foreign log's turn with the fields of README, "Real agents": ``pending``, ``thread``, ``warnings`` from its meta,
+    and, when its usage was recorded, that context as the headline with an ``inferred`` part for what
+    the file does not hold (the engine sizes it to what the counted sections leave of the total)."""
+    fields: dict[str, Any] = dict(
+        pending=bool(session.meta.get("pending")),
+        thread=str(session.meta.get("thread", MAIN_THREAD)),
+        warnings=tuple(warnings),
+    )
+    if session.recorded is not None:
+        fields["sections"] = (inferred_section(0, hidden_label), *session.sections)
+        fields["context_tokens"] = session.recorded.context_tokens
+    return replace(session, **fields)
+
+
+INFERRED_ID = "inferred"
+
+
+def inferred_section(tokens: int, label: str, known: bool = True) -> Section:
+    """The critical part a request held that its file does not."""
+    return Section(
+        id=INFERRED_ID,
+        kind="inferred",
+        priority=0,
+        shrink=0,
+        tokens=max(0, tokens),
+        meta={"category": "inferred", "label": label, "known": known},
+    )
+
+
+def content_parts(node: Node, path: str, where: str, part: Callable[[Node, str], Block]) -> list[Block]:
+    """A list of content parts (an API message's ``content``) as blocks, each read by ``part`` and
+    marked with its place in the request (``where[i]``)."""
+    blocks = []
+    for index, item in enumerate(as_list(node, path, where)):
+        block = part(item, path)
+        block.meta["path"] = f"{where}[{index}]"
+        blocks.append(block)
+    return blocks

@@ -1,0 +1,291 @@
+"""Gemini CLI chat logs (``~/.gemini/tmp/<project_hash>/chats/session-*.json`` or ``.jsonl``).
+
+Two layouts of one record: a JSON document ``{sessionId, projectHash, startTime, lastUpdated,
+messages: [...]}``, and the JSON-lines form (a first line with the session fields, then one message
+record per line, ``{"$set": {...}}`` updates of the session fields, and a message written again under
+the same ``id`` once its tool calls finished: the last copy wins, in the first copy's place).
+
+Messages are ``user`` (content a string or parts), ``gemini`` (the reply text, ``toolCalls`` with
+their ``args`` and ``result`` parts, ``thoughts``, ``tokens`` {input, output, cached, thoughts, tool,
+total} and ``model``), and ``info``/``error``/``warning`` notes of the UI, which are never sent.
+One turn per ``gemini`` reply: its context is every earlier user message, reply and tool result
+(thoughts are not sent back); ``Session.recorded`` is its ``tokens`` (context ``input``, cached
+included). User input after the last reply is a pending turn. Gemini's tokenizer is not public: the
+sessions use the ``heuristic`` approximation (``≈``), and the window is the model's.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.names import MAIN_THREAD
+from tokenbox.core.model.session import RecordedUsage, Session
+from tokenbox.core.parse.nodes import Node
+from tokenbox.core.sources.readers.common import (
+    CALL,
+    MEDIA,
+    OTHER,
+    RESULT,
+    TEXT,
+    Block,
+    Conversation,
+    Message,
+    SectionCache,
+    build_session,
+    compact,
+    link_tool_names,
+    pick_model,
+    with_recorded_headline,
+)
+from tokenbox.core.sources.readers.openai_responses import append_merged
+
+SOURCE = "gemini-cli"
+THREAD = MAIN_THREAD
+NOT_RECORDED = "the system prompt and the tool definitions (Gemini CLI does not write them to chat logs)"
+HIDDEN_LABEL = "system prompt and tool definitions (not in the chat log)"
+_SESSION_KEYS = ("sessionId", "projectHash")
+_SENT = ("user", "gemini")
+_USAGE_MAX = 10**12
+
+
+def detect_document(node: Node) -> bool:
+    """A JSON chat log: an object with ``sessionId``, ``projectHash`` and a ``messages`` list."""
+    value = node.value if isinstance(node, Node) else None
+    return (isinstance(value, dict) and "tokenbox" not in value and all(k in value for k in _SESSION_KEYS)
+            and "messages" in value and isinstance(value["messages"].value, list))
+
+
+def is_gemini_record(value: Any) -> bool:
+    """Whether one parsed (plain) JSON-lines record is a Gemini CLI chat record: the session line
+    (``sessionId`` + ``projectHash``), a ``gemini`` reply or a ``$set`` update."""
+    if not isinstance(value, dict):
+        return False
+    if all(k in value for k in _SESSION_KEYS) and "type" not in value:
+        return True
+    return value.get("type") == "gemini" or ("$set" in value and len(value) == 1)
+
+
+def detect_lines(nodes: list[Node]) -> bool:
+    """A JSON-lines chat log: a session line (``sessionId`` + ``projectHash``) or Gemini message records."""
+    for node in nodes[:20]:
+        value = node.value
+        if not isinstance(value, dict) or "tokenbox" in value:
+            return False
+        if all(k in value for k in _SESSION_KEYS) and "type" not in value:
+            return True
+        kind = value.get("type")
+        if kind is not None and kind.value == "gemini" and "id" in value and "content" in value:
+            return True
+    return False
+
+
+def convert_document(node: Node, path: str) -> list[Session]:
+    """The turns of a JSON chat log."""
+    fields = node.value
+    records = list(fields["messages"].value)
+    return _turns(records, {k: v.value for k, v in fields.items() if k != "messages"}, path, [])
+
+
+def convert_lines(nodes: list[Node], path: str) -> list[Session]:
+    """The turns of a JSON-lines chat log (updates applied, re-written messages replaced)."""
+    header: dict[str, Any] = {}
+    order: list[str] = []
+    by_id: dict[str, Node] = {}
+    anonymous = 0
+    warnings: list[str] = []
+    for node in nodes:
+        value = node.value
+        if not isinstance(value, dict):
+            warnings.append(f"line {node.line}: not an object, skipped")
+            continue
+        if "$set" in value:
+            update = value["$set"].value
+            if isinstance(update, dict):
+                header.update({k: v.value for k, v in update.items() if not isinstance(v.value, (dict, list))})
+            continue
+        if "type" not in value:
+            header.update({k: v.value for k, v in value.items() if not isinstance(v.value, (dict, list))})
+            continue
+        ident = value.get("id")
+        key = ident.value if ident is not None and isinstance(ident.value, str) else f"#{anonymous}"
+        anonymous += ident is None
+        if key not in by_id:
+            order.append(key)
+        by_id[key] = node
+    return _turns([by_id[key] for key in order], header, path, warnings)
+
+
+def _turns(records: list[Node], header: dict[str, Any], path: str, warnings: list[str]) -> list[Session]:
+    history: list[Message] = []
+    turns: list[tuple[list[Message], RecordedUsage | None, dict[str, Any], str | None]] = []
+    notes = 0
+    since_reply = False
+    for record in records:
+        value = record.value
+        kind = value.get("type").value if isinstance(value, dict) and value.get("type") is not None else None
+        if kind not in _SENT:
+            if kind in ("info", "error", "warning"):
+                notes += 1
+            else:
+                warnings.append(f"line {record.line}: a record of type {kind!r} was not placed")
+            continue
+        if kind == "user":
+            append_merged(history, Message("user", _content(value.get("content"), record), 0, {}, record.line, record.col))
+            since_reply = True
+            continue
+        model = value["model"].value if "model" in value and isinstance(value["model"].value, str) else None
+        turns.append((list(history), _usage(value.get("tokens")), {"line": record.line, "message_id": _id(value)}, model))
+        reply = _content(value.get("content"), record)
+        reply = [b for b in reply if b.text or b.role != TEXT]
+        results: list[Block] = []
+        calls = value.get("toolCalls")
+        for index, call in enumerate(calls.value if calls is not None and isinstance(calls.value, list) else []):
+            call_block, result_blocks = _tool_call(call, index)
+            if call_block is not None:
+                reply.append(call_block)
+                results.extend(result_blocks)
+        if reply:
+            append_merged(history, Message("assistant", reply, 0, {}, record.line, record.col))
+        if results:
+            append_merged(history, Message("tool", results, 0, {}, record.line, record.col))
+        since_reply = bool(results)
+    if since_reply and history:
+        turns.append((list(history), None, {"line": records[-1].line, "pending": True}, None))
+    if not turns:
+        raise SessionError(
+            "the Gemini CLI chat has no message yet", "import it again once the chat has a message", path, 1, 1
+        )
+    meta: dict[str, Any] = {"source": {"format": SOURCE, "file": os.path.basename(path)}, "thread": THREAD,
+                            "not_recorded": NOT_RECORDED}
+    for key, label in (("sessionId", "session_id"), ("projectHash", "project_hash"), ("kind", "kind")):
+        if isinstance(header.get(key), str):
+            meta[label] = header[key]
+    if notes:
+        meta["ui_notes"] = notes
+    name = f"Gemini CLI session {meta.get('session_id', os.path.basename(path))}"
+    link_tool_names(list({id(m): m for turn in turns for m in turn[0]}.values()))  # each message once
+    cache: SectionCache = {}
+    sessions = []
+    last_model = None
+    for messages, usage, extra, model in turns:
+        last_model = model or last_model
+        session_model, tokenizer = pick_model(last_model)
+        turn_meta = dict(meta)
+        turn_meta.update(extra)
+        turn_meta["pending"] = bool(extra.get("pending"))
+        turn_meta["warnings"] = list(warnings)
+        if last_model and session_model is None:
+            turn_meta["model"] = last_model
+        conv = Conversation(SOURCE, messages=messages, name=name, model=session_model, tokenizer=tokenizer,
+                            meta=turn_meta, recorded=usage, line=extra["line"])
+        sessions.append(with_recorded_headline(build_session(conv, path, cache), HIDDEN_LABEL, warnings))
+    return sessions
+
+
+def _id(value: dict[str, Node]) -> str | None:
+    node = value.get("id")
+    return node.value if node is not None and isinstance(node.value, str) else None
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _USAGE_MAX:
+        return None
+    return value
+
+
+def _usage(node: Node | None) -> RecordedUsage | None:
+    """``tokens`` as recorded usage: ``input`` is the prompt (cached included), ``cached`` its cache read."""
+    if node is None or not isinstance(node.value, dict):
+        return None
+    plain = node.plain()
+    numbers = {key: _count(plain.get(key, 0)) for key in ("input", "output", "cached")}
+    if "input" not in plain or any(v is None for v in numbers.values()):
+        return None
+    return RecordedUsage(
+        context_tokens=numbers["input"],  # type: ignore[arg-type]
+        input_tokens=numbers["input"],  # type: ignore[arg-type]
+        cache_creation_input_tokens=0,
+        cache_read_input_tokens=numbers["cached"],  # type: ignore[arg-type]
+        output_tokens=numbers["output"],  # type: ignore[arg-type]
+    )
+
+
+def _content(node: Node | None, record: Node) -> list[Block]:
+    """A message's content: a string, or Gemini parts (text, inline data, function calls/responses)."""
+    meta = {"line": record.line}
+    if node is None or node.value is None:
+        return [Block("text", TEXT, "", meta=dict(meta), line=record.line, col=record.col)]
+    if isinstance(node.value, str):
+        return [Block("text", TEXT, node.value, meta=dict(meta), line=node.line, col=node.col)]
+    parts = node.value if isinstance(node.value, list) else [node]
+    blocks = []
+    for part in parts:
+        value = part.plain() if isinstance(part, Node) else part
+        pos = dict(line=part.line, col=part.col)
+        if isinstance(value, dict) and isinstance(value.get("text"), str):
+            if value.get("thought") is True:
+                continue  # thought parts are not sent back to the model
+            blocks.append(Block("text", TEXT, value["text"], meta=dict(meta), **pos))
+        elif isinstance(value, dict) and ("inlineData" in value or "fileData" in value):
+            data = value.get("inlineData") or value.get("fileData") or {}
+            mime = data.get("mimeType", "unknown type") if isinstance(data, dict) else "unknown type"
+            blocks.append(Block("media", MEDIA, f"[media: {mime}]", meta=dict(meta), **pos))
+        elif isinstance(value, dict) and isinstance(value.get("functionResponse"), dict):
+            blocks.append(_response_block(value["functionResponse"], part))
+        elif isinstance(value, dict) and isinstance(value.get("functionCall"), dict):
+            call = value["functionCall"]
+            name = call.get("name") if isinstance(call.get("name"), str) else "function"
+            block_meta = dict(meta)
+            if isinstance(call.get("id"), str):
+                block_meta["tool_use_id"] = call["id"]
+            blocks.append(Block("functionCall", CALL, f"[tool_call {name}]\n{compact(call.get('args', {}))}", name,
+                                block_meta, **pos))
+        else:
+            blocks.append(Block("part", OTHER, compact(value), meta={**meta, "unknown": True}, **pos))
+    return blocks
+
+
+def _response_block(response: dict[str, Any], where: Node) -> Block:
+    name = response.get("name") if isinstance(response.get("name"), str) else None
+    body = response.get("response")
+    if isinstance(body, dict) and isinstance(body.get("output"), str) and len(body) == 1:
+        text = body["output"]
+    elif isinstance(body, dict) and isinstance(body.get("error"), str) and len(body) == 1:
+        text = body["error"]
+    else:
+        text = compact(body) if body is not None else ""
+    meta: dict[str, Any] = {"line": where.line}
+    if isinstance(response.get("id"), str):
+        meta["tool_use_id"] = response["id"]
+    if isinstance(body, dict) and "error" in body:
+        meta["is_error"] = True
+    return Block("functionResponse", RESULT, text, name, meta, None, where.line, where.col)
+
+
+def _tool_call(call: Node, index: int) -> tuple[Block | None, list[Block]]:
+    """A ``toolCalls`` entry: the call the reply made and the result parts sent back after it."""
+    value = call.plain() if isinstance(call, Node) else None
+    if not isinstance(value, dict):
+        return None, []
+    name = value.get("name") if isinstance(value.get("name"), str) else "function"
+    meta: dict[str, Any] = {"line": call.line, "tool_call": index}
+    if isinstance(value.get("id"), str):
+        meta["tool_use_id"] = value["id"]
+    block = Block("toolCall", CALL, f"[tool_call {name}]\n{compact(value.get('args', {}))}", name, meta, None,
+                  call.line, call.col)
+    results: list[Block] = []
+    result = call.value.get("result")
+    parts = result.value if result is not None and isinstance(result.value, list) else []
+    for part in parts:
+        plain = part.plain()
+        if isinstance(plain, dict) and isinstance(plain.get("functionResponse"), dict):
+            results.append(_response_block(plain["functionResponse"], part))
+        elif isinstance(plain, dict) and isinstance(plain.get("text"), str):
+            results.append(Block("text", RESULT, plain["text"], name, {"line": part.line}, None, part.line, part.col))
+    if not results and value.get("status") in ("success", "error", "cancelled"):
+        text = value.get("error") if isinstance(value.get("error"), str) else ""
+        extra = {"tool_use_id": meta["tool_use_id"]} if "tool_use_id" in meta else {}
+        results.append(Block("functionResponse", RESULT, text, name, {"line": call.line, **extra}, None, call.line, call.col))
+    return block, results

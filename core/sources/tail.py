@@ -1,0 +1,222 @@
+"""Incremental reading of a file that an agent appends lines to (a turn log, a transcript).
+
+``FileTail(path).read()`` returns only what was appended since the previous read, as complete lines
+with their 1-based line numbers, plus the unterminated text after the last newline (an agent may
+still be writing it). Between reads it remembers the file's identity (``st_dev``, ``st_ino``), the
+byte offset just past the last complete line and a digest of that line. When any of them no longer
+holds — the file was truncated, rotated, replaced (an editor's atomic save) or rewritten in place —
+the next read starts again from the top and says so (``reset=True``): the caller drops what it built
+from earlier reads. Files that are not regular (pipes, devices) are read whole every time.
+
+Memory is bounded by what is new: a read holds the new bytes only (plus the last complete line, to
+check its digest), never the whole file again. The size limit works as ``files.read_text``'s does
+for what one read takes in: a file read from the top over ``max_bytes`` is refused with
+``FileTooLarge``, and so is more than ``max_bytes`` appended between two reads; a log followed from
+its start may grow past the limit (the limit is for one-shot reads, not for a tail). Decoding follows
+``files.decode_text`` (UTF-8, a leading BOM skipped; NUL bytes and invalid UTF-8 are errors with
+their line and column; a last line cut inside a character is left for later).
+
+Typical use (a follower that is told the file changed)::
+
+    tail = FileTail(path)
+    while waiting_for_changes():
+        chunk = tail.read()
+        if chunk.reset:
+            records.clear()
+        for number, line in chunk.numbered():
+            records.append(parse(number, line))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+
+from tokenbox.core.model.errors import FileTooLarge, SessionError
+from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, decode_text, open_read_only, read_text
+
+_BOM = b"\xef\xbb\xbf"
+_CHECKED = 4096  # bytes before the offset whose digest must match for a read to go on from there
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class TailRead:
+    """What one ``FileTail.read`` found.
+
+    ``lines`` are the new complete lines (without their ``"\\n"``), the first numbered
+    ``first_line``; ``partial`` is the text after the last newline (``""`` when the file ends with
+    one). ``reset`` is true when the file was read from the top: ``lines`` then start at line 1 and
+    replace everything read before.
+    """
+
+    lines: list[str]
+    first_line: int
+    partial: str
+    reset: bool
+
+    def numbered(self) -> list[tuple[int, str]]:
+        """``(line number, text)`` of each new complete line, 1-based."""
+        return list(enumerate(self.lines, start=self.first_line))
+
+
+class FileTail:
+    """Reads the lines appended to ``path`` since the previous ``read`` (see the module docstring).
+
+    Public state, for callers and statistics: ``offset`` (bytes of complete lines consumed),
+    ``line_count`` (complete lines so far), ``reads`` and ``resets`` (how many reads started from
+    the top, the first one included), ``bytes_read`` (bytes read from the file in total).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+        self.path = os.fspath(path)
+        self.max_bytes = max_bytes
+        self.offset = 0
+        self.line_count = 0
+        self.reads = 0
+        self.resets = 0
+        self.bytes_read = 0
+        self._identity: tuple[int, int] | None = None
+        self._last_start = 0  # byte offset of the last complete line
+        self._last_digest = b""
+
+    def forget(self) -> None:
+        """Start from the top on the next read (as after a rotation)."""
+        self._identity = None
+        self.offset = self.line_count = self._last_start = 0
+        self._last_digest = b""
+
+    def read(self) -> TailRead:
+        """The complete lines appended since the last read (all of them after a reset)."""
+        self.reads += 1
+        path = self.path
+        try:
+            info = os.stat(path)
+        except OSError:
+            self.forget()
+            read_text(path, self.max_bytes)  # raises the error a cold load gives
+            raise  # pragma: no cover  (read_text raised)
+        if not stat.S_ISREG(info.st_mode):
+            self.forget()
+            self.resets += 1
+            text = read_text(path, self.max_bytes)  # directories, pipes, devices: as a cold load
+            self.bytes_read += len(text)
+            lines = text.split("\n")
+            return TailRead(lines[:-1], 1, lines[-1], True)
+        identity = (info.st_dev, info.st_ino)
+        following = self._identity == identity and self.offset > 0 and info.st_size >= self.offset
+        # The limit is for what one read takes in: a file read from the top, or what was appended since
+        # the last read. A log followed from its start may grow past it (a tail is not a one-shot read).
+        if info.st_size - (self.offset if following else 0) > self.max_bytes:
+            self.forget()
+            size = f"{info.st_size - self.offset} bytes appended since the last read are" if following else f"file is {info.st_size} bytes,"
+            raise FileTooLarge(
+                f"{size} over the {self.max_bytes}-byte limit",
+                "raise the limit with --max-file-size or TOKENBOX_MAX_FILE_SIZE",
+                path,
+            )
+        try:
+            fd = open_read_only(path)
+        except OSError as exc:
+            self.forget()
+            raise SessionError(f"cannot read: {exc.strerror}", "check the path and permissions", path) from None
+        try:
+            opened = os.fstat(fd)
+            if (opened.st_dev, opened.st_ino) != identity:  # replaced between stat and open
+                identity = (opened.st_dev, opened.st_ino)
+                info = opened
+            data, start, reset = self._new_bytes(fd, identity, info.st_size)
+            result = self._consume(data, start, reset, identity)
+            if result.lines:
+                # What is checked next time: the last complete line and at least _CHECKED bytes
+                # before the offset (a short last line alone is too easily the same after a rewrite).
+                self._last_start = min(self._last_start, max(0, self.offset - _CHECKED))
+                self._last_digest = _digest(_pread_all(fd, self._last_start, self.offset - self._last_start))
+        except OSError as exc:
+            self.forget()
+            raise SessionError(f"cannot read: {exc.strerror}", "check the path and permissions", path) from None
+        finally:
+            os.close(fd)
+        return result
+
+    def _new_bytes(self, fd: int, identity: tuple[int, int], size: int) -> tuple[bytes, int, bool]:
+        """The bytes to look at, where they start and whether this is a reset: from the last complete
+        line (read again to check its digest) when the file is the same and did not shrink, else from
+        the top (no reset when nothing had been consumed from this very file yet)."""
+        same = self._identity == identity and size >= self.offset
+        if same and self.offset > 0:
+            data = _pread_all(fd, self._last_start, self.offset - self._last_start + self.max_bytes + 1)
+            self.bytes_read += len(data)
+            if _digest(data[: self.offset - self._last_start]) == self._last_digest:
+                return data, self._last_start, False
+        data = _pread_all(fd, 0, self.max_bytes + 1)
+        self.bytes_read += len(data)
+        return data, 0, not (same and self.offset == 0 and self.reads > 1)
+
+    def _consume(self, data: bytes, start: int, reset: bool, identity: tuple[int, int]) -> TailRead:
+        path = self.path
+        if len(data) - (self.offset - start if not reset and self.offset else 0) > self.max_bytes:
+            self.forget()
+            raise FileTooLarge(
+                f"more than {self.max_bytes} bytes (the file grew while being read)",
+                "raise the limit with --max-file-size or TOKENBOX_MAX_FILE_SIZE",
+                path,
+            )
+        if reset:
+            self.resets += 1
+            self.forget()
+        if not self.offset:  # from the top
+            if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+                decode_text(data[:4], path)  # raises the byte-order-mark error
+            base = len(_BOM) if data.startswith(_BOM) else 0
+            body = data[base:]
+        else:
+            base = self.offset
+            body = data[self.offset - start :]
+        end = body.rfind(b"\n") + 1  # bytes of complete lines
+        first_line = self.line_count + 1
+        complete = _decode(body[:end], path, first_line)
+        lines = complete.split("\n")[:-1] if end else []
+        partial = _decode(body[end:], path, first_line + len(lines), partial=True)
+        if end:
+            self._last_start = base + body.rfind(b"\n", 0, end - 1) + 1  # read() digests from there
+            self.offset = base + end
+            self.line_count += len(lines)
+        self._identity = identity
+        return TailRead(lines, first_line, partial, reset)
+
+
+def _pread_all(fd: int, offset: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``fd`` from ``offset`` (to the end of the file)."""
+    chunks: list[bytes] = []
+    total = 0
+    while total < limit:
+        chunk = os.pread(fd, min(limit - total, 1 << 24), offset + total)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _decode(data: bytes, path: str, first_line: int, *, partial: bool = False) -> str:
+    """``decode_text`` of bytes that start at line ``first_line`` (errors placed in the file)."""
+    if not data:
+        return ""
+    if b"\x00" not in data:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if partial and exc.end == len(data) and exc.reason == "unexpected end of data":
+                return data[: exc.start].decode("utf-8")  # a character still being written
+    try:
+        return decode_text(data, path, partial_tail=partial)
+    except SessionError as exc:
+        if exc.line is None or type(exc) is not SessionError:
+            raise
+        raise SessionError(exc.problem, exc.remedy, path, exc.line + first_line - 1, exc.col) from None

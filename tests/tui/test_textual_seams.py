@@ -1,0 +1,84 @@
+"""The Textual private parts ``tokenbox.tui.textual_seams`` relies on are still there, as it uses them, in
+the Textual version pinned; moving the pin past the version they were checked against fails here first."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import re
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+import textual
+from textual.app import App
+from textual.drivers.linux_driver import LinuxDriver
+from textual.widgets import Static
+from tokenbox.tui import textual_seams
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_pin_is_the_version_the_seams_were_checked_against():
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    (pin,) = [d for d in dependencies if d.startswith("textual")]
+    assert pin == f"textual=={textual_seams.TEXTUAL_CHECKED}"
+    assert metadata.version("textual") == textual_seams.TEXTUAL_CHECKED, (
+        "Textual moved: read every seam in tui/textual_seams.py against the new version, then update TEXTUAL_CHECKED"
+    )
+
+
+# sha256 (first 16 hex digits) of ``LinuxDriver.run_input_thread``'s source in the version checked
+INPUT_LOOP_DIGEST = "d796af6d69db337d"
+
+
+def test_the_driver_copies_the_input_loop_of_this_version():
+    """The copied loop is Textual's own (``LinuxDriver.run_input_thread``) but for its ending: the same
+    parser, reads, ticks and exit event; Textual's loop is the one that was read."""
+    from textual._xterm_parser import XTermParser  # noqa: F401 - the private parser the loop uses
+
+    source = inspect.getsource(LinuxDriver.run_input_thread)
+    assert hashlib.sha256(source.encode()).hexdigest()[:16] == INPUT_LOOP_DIGEST, "Textual's input loop changed: read it again"
+    for part in ("XTermParser(self._debug)", "selector.select(0.1)", "read(fileno, 1024 * 4)", "feed(", "tick()",
+                 "self.process_message(event)", "self.exit_event"):
+        assert part in source, part
+    assert "_app" in inspect.getsource(textual_seams.driver_class())  # the driver's app, set by Driver.__init__
+    assert re.search(r"self\._app\s*=\s*app", inspect.getsource(textual.driver.Driver.__init__))
+
+
+async def test_style_generation_moves_when_textual_invalidates_styles():
+    app = App()
+    async with app.run_test():
+        before = textual_seams.style_generation(app)
+        assert isinstance(before, int)
+        app.theme = "textual-light" if app.theme != "textual-light" else "nord"
+        assert textual_seams.style_generation(app) != before
+
+
+def test_called_by_textual_tells_textual_frames_from_ours():
+    def asks() -> bool:
+        return textual_seams.called_by_textual()
+
+    assert asks() is False  # called from this test module
+    namespace = {"__name__": "textual.fake", "asks": asks}
+    exec("def call():\n    return asks()\n", namespace)  # a caller whose module is Textual's
+    assert namespace["call"]() is True
+
+
+async def test_one_toast_at_a_time_through_the_public_notify_message():
+    """``TokenboxApp.on_notify`` clears before ``App``'s own handler adds the toast (Textual calls the
+    handlers of the class and of its bases in turn)."""
+    from tokenbox.tui.app import TokenboxApp
+
+    class Toasts(App):
+        on_notify = TokenboxApp.on_notify
+
+        def compose(self):
+            yield Static("x")
+
+    app = Toasts()
+    async with app.run_test() as pilot:
+        for text in ("one", "two", "three"):
+            app.notify(text)
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == ["three"]

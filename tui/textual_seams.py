@@ -1,0 +1,85 @@
+"""Every use of Textual's private parts, in one place, checked against Textual ``TEXTUAL_CHECKED``.
+
+Textual is pinned exactly (pyproject.toml); ``tests/tui/test_textual_seams.py`` fails when the pin
+moves past the version these were checked against, and checks each part is still what is used here:
+
+* ``driver_class``: the terminal driver, Textual's ``LinuxDriver`` plus an exit when the terminal
+  disappears. Started under ``su`` or ``setsid``, the app can lose its terminal without a hang-up
+  signal: reads of the tty then return end of file (or fail with EIO) at once, forever, and Textual's
+  input thread spins on them at full CPU. This driver posts ``TerminalGone`` instead, and the app
+  quits. It copies the driver's input loop, which uses ``textual._xterm_parser.XTermParser`` and the
+  driver's ``_debug`` and ``_app``.
+* ``style_generation``: the app's ``_css_update_count``, which moves whenever Textual invalidates its
+  styles; widgets that bake styles into their content remember them until it moves.
+* ``called_by_textual``: whether a call came from Textual's own code (``sys._getframe``), for the
+  notifications Textual writes itself with markup.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from textual.app import App
+from textual.driver import Driver
+from textual.message import Message
+
+TEXTUAL_CHECKED = "8.2.8"  # the Textual version every seam below was read against
+
+
+class TerminalGone(Message):
+    """The terminal's input reached end of file or failed: nobody can see or answer the app any more."""
+
+
+def driver_class() -> type[Driver] | None:
+    """The driver for this platform (``None``: Textual's default, e.g. on Windows)."""
+    if sys.platform == "win32":
+        return None
+    from textual.drivers.linux_driver import LinuxDriver
+
+    class FollowingDriver(LinuxDriver):
+        """``LinuxDriver`` whose input thread ends, and tells the app, when the terminal is gone."""
+
+        def run_input_thread(self) -> None:
+            """Textual's input loop (``LinuxDriver.run_input_thread``, 8.x), ending on end of file or EIO."""
+            import selectors
+            from codecs import getincrementaldecoder
+
+            from textual._xterm_parser import XTermParser
+
+            selector = selectors.SelectSelector()
+            selector.register(self.fileno, selectors.EVENT_READ)
+            parser = XTermParser(self._debug)
+            decode = getincrementaldecoder("utf-8")().decode
+            try:
+                while not self.exit_event.is_set():
+                    for _key, mask in selector.select(0.1):
+                        if not mask & selectors.EVENT_READ:
+                            continue
+                        try:
+                            data = os.read(self.fileno, 1024 * 4)
+                        except OSError:
+                            data = b""
+                        if not data:  # readable yet empty: end of file, the terminal is gone
+                            self._app.post_message(TerminalGone())
+                            return
+                        for event in parser.feed(decode(data)):
+                            self.process_message(event)
+                    for event in parser.tick():
+                        self.process_message(event)
+            finally:
+                selector.close()
+
+    return FollowingDriver
+
+
+def style_generation(app: App) -> object:
+    """A value that changes whenever Textual invalidates the app's styles (a theme, the ANSI theme, CSS)."""
+    return getattr(app, "_css_update_count", None)
+
+
+def called_by_textual(depth: int = 2) -> bool:
+    """Whether the code ``depth`` frames up runs in a Textual module (1: the function that asks; 2, the
+    default: its caller)."""
+    frame = sys._getframe(depth)
+    return str(frame.f_globals.get("__name__", "")).startswith("textual.")
