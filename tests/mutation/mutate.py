@@ -72,7 +72,7 @@ TARGETS: tuple[Target, ...] = (
     Target("usage sums (gemini)", "gemini", ("tests/importers/test_usage_sums.py", "tests/importers/test_import_agents.py"), ("_usage",)),
     Target("usage sums (capture)", "usage", ("tests/importers/test_usage_sums.py", "tests/record/test_usage_reader.py"),
            ("context_tokens", "UsageReader._merge")),
-    Target("proxy headers", "proxy", ("tests/record/test_proxy_contract.py", "tests/record/test_proxy.py"),
+    Target("proxy headers", "proxy", ("tests/record/test_proxy_contract.py", "tests/record/test_proxy.py", "tests/record/test_pipe.py"),
            ("_accept_encoding", "Proxy._upstream_headers", "Proxy._forward", "Proxy._error")),
 )
 
@@ -124,6 +124,8 @@ _CONSTRAINTS_STAY = ("group 0 holds the constraints, which are never demoted (De
                      "moves a behaviour of group 0")
 _UNLINKED = "an omitted behaviour's own links are never read again: tiers only move down"
 _EMPTY_GROUP = "the range then also holds group g itself, whose size is 0 at that point: the search skips it"
+_READ_CHUNKS = ("how much read_stdin asks os.read for at a time, and whether it tries once more at the limit or at "
+                "the deadline (it then reads nothing): the text read is the same")
 _SAME_LINES = "with exactly N lines, keeping N of them is the same text"
 _EMPTY_SUMMARY = "the layout applies no lens to an empty text, so summary() never sees one"
 _LENGTH_NONE = ("the mutant also sets the content length of a response that has none (None: no change) or of a "
@@ -131,6 +133,17 @@ _LENGTH_NONE = ("the mutant also sets the content length of a response that has 
 _API_UNUSED = "UsageReader keeps the API name but reads usage by content type and event shape: the name is unused"
 _LENS_ARG = "parse_lens refuses a line lens without a count of at least 1: the `or` never applies"
 EQUIVALENT: dict[tuple[str, str, str, str, str, int], str] = {
+    ('statusline', '', "STDIN_TIMEOUT = 2.0  # seconds to wait for Claude Code's JSON when stdin is not closed after it", '2.0', '2.01', 0):
+        _TUNING,
+    ('statusline', 'read_stdin', 'while len(data) < limit:', '<', '<=', 0):
+        _READ_CHUNKS,
+    ('statusline', 'read_stdin', 'if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:', '<=', '<', 0):
+        _READ_CHUNKS,
+    ('statusline', 'read_stdin', 'chunk = os.read(fd, min(65536, limit - len(data)))', 'min', 'max', 0):
+        _READ_CHUNKS,
+    ('statusline', 'read_stdin', 'chunk = os.read(fd, min(65536, limit - len(data)))', '65536', '65537', 0):
+        _READ_CHUNKS,
+
     ('behaviors', 'BlockCount._piece', 'follow = "\\n" if self.next[i] >= 0 else self._tail(self.group[i])', '>=', '>', 0):
         _NEXT_LINK,
     ('behaviors', 'BlockCount._piece', 'follow = "\\n" if self.next[i] >= 0 else self._tail(self.group[i])', '0', '1', 0):
