@@ -302,8 +302,9 @@ class TokenboxApp(App[None]):
         if first is not None and handed is not None:
             self._adopt(first, request)
         if outcome.plan is not None and not outcome.timeline_complete:
-            # recorded usage is on screen already; the estimates of uncached turns follow
-            filled = planner.fill_timeline(outcome)
+            # recorded usage is on screen already; the estimates of uncached turns follow, newest first,
+            # shown as they come; a newer request (an append, a key) interrupts the fill and takes it up
+            filled = planner.fill_timeline(outcome, progress=lambda partial: self.post_message(TimelineFilled(partial)))
             if filled is not None:
                 self.post_message(TimelineFilled(filled))
 

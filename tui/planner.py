@@ -7,7 +7,9 @@ never by its text). The last good turns are kept: a broken file reports its erro
 good plan stays on screen, and what-if changes still work on it. What-if budgets are core's
 (``Engine.plan(what_if=k)``); the timeline's per-turn points are cached by turn identity and
 settings (a completed turn never changes) and estimates of uncached turns are filled in by
-``Planner.fill_timeline`` after the newest plan is on screen.
+``Planner.fill_timeline`` after the newest plan is on screen: newest turn first, one turn per hold of
+the planner's lock, so that a newer request (an append, a key) waits for one turn's plan at most and
+the fill it interrupts is taken up again, from its cached points, after that request's plan is shown.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from tokenbox.core.sources.turns import turn_facts, turn_identity
 
 MAX_TIMELINE = 200
 TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)
+FILL_PROGRESS_SECONDS = 0.25  # a partly filled timeline is handed to the screen this often while the fill runs
 
 
 @dataclass(frozen=True)
@@ -134,12 +137,15 @@ class Planner:
         self._warnings: tuple[str, ...] = ()  # lines of the last load that were skipped, and why
         self._points: dict[tuple, TurnPoint] = {}  # timeline points by (turn identity, settings)
         # the engine is used by one thread at a time: a follow-up run can start while the worker
-        # before it still fills in its timeline
+        # before it still fills in its timeline (the fill holds the lock for one turn at a time)
         self._lock = threading.Lock()
+        self._generation = 0  # runs started: a fill stops as soon as a newer run has started
+        self.fill_plans = 0  # past turns planned by fills (tests pin the fill's work with it)
 
     def run(self, request: PlanRequest) -> Outcome:
         """Plan ``request`` (never raises: failures come back as ``Outcome.failure``)."""
         started = time.perf_counter()
+        self._generation += 1  # a fill in progress stops after its current turn and lets this run in
         try:
             with self._lock:
                 outcome = self._run(request)
@@ -209,10 +215,17 @@ class Planner:
             warnings=warnings + plan.warnings,
         )
 
-    def fill_timeline(self, outcome: Outcome) -> Outcome | None:
-        """``outcome`` with every timeline point estimated (``None`` when there was nothing to fill)."""
+    def fill_timeline(self, outcome: Outcome, progress: Callable[[Outcome], None] | None = None) -> Outcome | None:
+        """``outcome`` with every timeline point estimated (``None`` when there was nothing to fill, or
+        when a newer request started meanwhile: its own fill takes up from the points cached so far).
+
+        The turns are planned newest first, each under the planner's lock on its own, so a request made
+        meanwhile waits for one turn's plan at most. ``progress`` is handed the partly filled outcome
+        every ``FILL_PROGRESS_SECONDS`` (from this thread), so the screen fills in as the work goes.
+        """
         if outcome.timeline_complete or outcome.plan is None or self._turns is None or self._engine is None:
             return None
+        generation = self._generation
         request = outcome.request
         turns = self._turns
         index = len(turns) - 1 if request.turn is None else max(0, min(request.turn, len(turns)) - 1)
@@ -220,13 +233,45 @@ class Planner:
         options = dict(budget=request.budget, trimming=request.trimming, reserve_out=request.reserve_out,
                        what_if=request.what_if, tokenizer=tokenizer)
         engine = self._engine
+        settings = tuple(sorted(options.items()))
+        shown = time.monotonic()
         try:
+            for number in reversed(range(max(0, len(turns) - MAX_TIMELINE), len(turns))):
+                if number == index:
+                    continue  # the plan on screen
+                with self._lock:
+                    if self._generation != generation or self._turns is not turns or self._engine is not engine:
+                        return None  # a newer request: its run has the lock next, its fill goes on from here
+                    key = self._point_key(turns, number, settings)
+                    if key in self._points:
+                        continue
+                    point = _point(number, engine.plan(turns[number], **options))
+                    self.fill_plans += 1
+                    if number != len(turns) - 1:  # the newest turn may still grow
+                        self._remember(key, point)
+                if progress is not None and time.monotonic() - shown >= FILL_PROGRESS_SECONDS:
+                    with self._lock:
+                        if self._generation != generation:
+                            return None
+                        timeline, _ = self._timeline(turns, index, outcome.plan, options, estimate=None)
+                    progress(replace(outcome, timeline=timeline, timeline_complete=False))
+                    shown = time.monotonic()
+                time.sleep(0)  # the GIL to the screen's thread between two turns
             with self._lock:
+                if self._generation != generation:
+                    return None
                 timeline, _ = self._timeline(turns, index, outcome.plan, options,
                                              estimate=lambda turn: engine.plan(turn, **options))
         except BadInput:
             return None
         return replace(outcome, timeline=timeline, timeline_complete=True)
+
+    @staticmethod
+    def _point_key(turns: Sequence[Session], number: int, settings: tuple) -> tuple:
+        """The cache key of turn ``number``'s point: its place, what it holds and the plan's settings
+        (a lazy transcript's turn is known by its request without being built)."""
+        facts = turn_facts(turns, number)
+        return (number, facts.identity if facts else turn_identity(turns[number]), settings)
 
     def _timeline(
         self,
@@ -244,7 +289,7 @@ class Planner:
             # a completed turn never changes: its identity is its place and what it holds (a lazy
             # transcript's turn is known by its request without being built: a cached point costs nothing)
             facts = turn_facts(turns, number)
-            key = (number, facts.identity if facts else turn_identity(turns[number]), settings)
+            key = (number, facts.identity if facts else turn_identity(turns[number]), settings)  # as _point_key
             point = self._points.get(key) if number != index else None
             if point is None and facts and number != index and estimate is None:
                 complete = False  # recorded usage only, from the facts: the turn is not built

@@ -65,6 +65,43 @@ class TailRead:
         return list(enumerate(self.lines, start=self.first_line))
 
 
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The first lines of a file as ``FileTail.head`` read them (``length`` bytes, digested)."""
+
+    text: str
+    identity: tuple[int, int]
+    length: int
+    digest: bytes
+
+
+def _head_lines(data: bytes, wanted: int, *, at_end: bool) -> tuple[int, str] | None:
+    """``(bytes used, text)`` of the first ``wanted`` non-blank lines of ``data`` (the whole of it when
+    ``at_end`` and it has fewer), or ``None`` when ``data`` is too short to tell or does not decode."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data:
+        return None
+    base = len(_BOM) if data.startswith(_BOM) else 0
+    seen = 0
+    pos = base
+    while seen < wanted:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            if not at_end:
+                return None  # the line goes on past what was read
+            end = len(data)
+        if data[pos:end].strip():
+            seen += 1
+        pos = end + 1
+        if end >= len(data):
+            break
+    used = min(pos, len(data))
+    try:
+        text = data[base:used].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return used, text.removesuffix("\n")
+
+
 class FileTail:
     """Reads the lines appended to ``path`` since the previous ``read`` (see the module docstring).
 
@@ -143,6 +180,53 @@ class FileTail:
         finally:
             os.close(fd)
         return result
+
+    def head(self, lines: int, *, first_block: int = 1 << 16, limit: int = 1 << 23) -> Head | None:
+        """The file's first ``lines`` non-blank lines (all of them, the unterminated last one included,
+        when the file has fewer), read without consuming anything; with what identifies them (``Head.same``).
+
+        ``None`` when they cannot be had cheaply and exactly as a whole read would give them: not a
+        regular file, a UTF-16 byte-order mark, bytes that do not decode, or more than ``limit`` bytes
+        before the last of them. The caller then reads the file as usual.
+        """
+        try:
+            fd = open_read_only(self.path)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_bytes:
+                return None
+            size = first_block
+            while True:
+                data = _pread_all(fd, 0, min(size, limit))
+                found = _head_lines(data, lines, at_end=len(data) < min(size, limit))
+                if found is not None:
+                    used, text = found
+                    return Head(text, (info.st_dev, info.st_ino), used, _digest(data[:used]))
+                if size >= limit:
+                    return None
+                size *= 4
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def unchanged(self, head: Head) -> bool:
+        """Whether the file is still the one ``head`` was read from, with the same first bytes."""
+        try:
+            fd = open_read_only(self.path)
+        except OSError:
+            return False
+        try:
+            info = os.fstat(fd)
+            if (info.st_dev, info.st_ino) != head.identity or info.st_size < head.length:
+                return False
+            return _digest(_pread_all(fd, 0, head.length)) == head.digest
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
 
     def _new_bytes(self, fd: int, identity: tuple[int, int], size: int) -> tuple[bytes, int, bool]:
         """The bytes to look at, where they start and whether this is a reset: from the last complete

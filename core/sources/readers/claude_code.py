@@ -28,7 +28,6 @@ the recorded context (or its prediction).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -40,6 +39,7 @@ from tokenbox.core.model.errors import NotYetComplete, SessionError, TokenizerEr
 from tokenbox.core.model.llms import lookup_model
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage, Session
+from tokenbox.core.parse.fastjson import loads
 from tokenbox.core.sources.files import read_text
 from tokenbox.core.sources.readers.anthropic import plain_block
 from tokenbox.core.sources.readers.claude_truth import Fit, Observation, ScaleFits, recorded_context, with_truth
@@ -313,7 +313,7 @@ class TranscriptReader:
             return
         self.lines_read += 1
         try:
-            value = json.loads(text)
+            value = loads(text)
         except (ValueError, RecursionError):
             self.warn(number, "not a JSON object; the line is skipped")
             return
@@ -853,7 +853,7 @@ def read_transcript(path: str, text: str) -> TranscriptReader:
     if not text.endswith("\n") and lines[-1].strip():
         # the last line has no newline yet; read it if it is already whole
         try:
-            value = json.loads(lines[-1])
+            value = loads(lines[-1])
         except ValueError:
             value = None
         if value is not None:
