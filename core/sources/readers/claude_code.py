@@ -910,14 +910,32 @@ class TranscriptFollower:
         return max(0, self._tail.resets - 1)
 
     def read(self) -> TranscriptReader:
-        """Feed what was appended since the last read (everything after a reset); the reader, updated."""
-        chunk = self._tail.read()
-        if chunk.reset and self.reader.lines_read:
-            self.reader = TranscriptReader(self.path)
-        for number, line in chunk.numbered():
+        """Feed what was appended since the last read (everything after a reset); the reader, updated.
+
+        The lines are fed as they are decoded (``FileTail.read(each)``): a big transcript is never held
+        as text whole beside what the reader keeps of it."""
+        resets = self._tail.resets
+        fed = False
+
+        def feed(number: int, line: str) -> None:
+            nonlocal fed
+            if not fed:
+                fed = True
+                if self._tail.resets != resets and self.reader.lines_read:
+                    self.reader = TranscriptReader(self.path)
             if line.strip():
                 self.lines_parsed += 1
             self.reader.feed_text(number, line)
+
+        try:
+            chunk = self._tail.read(feed)
+        except BaseException:
+            if fed:  # lines were fed before the read failed further on: the next read starts afresh
+                self._tail.forget()
+                self.reader = TranscriptReader(self.path)
+            raise
+        if chunk.reset and not fed and self.reader.lines_read:
+            self.reader = TranscriptReader(self.path)
         return self.reader
 
 
