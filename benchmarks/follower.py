@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import random
@@ -174,6 +175,120 @@ def tmux_run(path: str, edits: list[tuple[bytes, str]], waits: list[float], env:
                 handle.write(data)
             latencies.append(output.wait(lambda screen, marker=marker: marker in screen) - started)
         return first, latencies
+    finally:
+        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
+        with contextlib.suppress(OSError):
+            os.remove(output.path)
+
+
+def _rss(pid: int) -> int:
+    """Resident memory of process ``pid`` in bytes (``/proc``; 0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _app_pid(server: str) -> int:
+    out = subprocess.run(["tmux", "-L", server, "list-panes", "-F", "#{pane_pid}"], capture_output=True, text=True, check=False)
+    return int(out.stdout.split()[0]) if out.stdout.split() else 0
+
+
+_TURN = re.compile(r"turn (\d+)/(\d+)")
+
+
+def tmux_start_append(path: str, append: str, env: dict[str, str], size: tuple[int, int] = (140, 42)) -> tuple[float, float]:
+    """The app started on ``path`` in tmux; ``append`` (one more main-thread request) is written the moment
+    the first plan is on screen. Seconds from the start to the first plan, and from the write to the
+    request on screen (the top bar's ``turn N/N`` counts it)."""
+    server = f"tokenbox-bench-{os.getpid()}"
+    output = _PaneOutput(f"{path}.pane-{os.getpid()}")
+    started = time.perf_counter()
+    subprocess.run(["tmux", "-L", server, "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), _command(path, env)],
+                   check=True)
+    try:
+        subprocess.run(["tmux", "-L", server, "pipe-pane", "-o", f"cat >> {shlex.quote(output.path)}"], check=True)
+        count: list[int] = []
+
+        def first_turn(screen: str) -> bool:
+            found = _TURN.findall(screen)
+            if found:
+                count.append(int(found[-1][1]))
+            return bool(found)
+
+        first = output.wait(first_turn) - started
+        output.skip()
+        written = time.perf_counter()
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(append)
+        shown = output.wait(lambda screen: any(int(total) > count[-1] for _, total in _TURN.findall(screen)))
+        return first, shown - written
+    finally:
+        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
+        with contextlib.suppress(OSError):
+            os.remove(output.path)
+
+
+def _command(path: str, env: dict[str, str]) -> str:
+    return shlex.join(["env", *(f"{k}={v}" for k, v in env.items() if k.startswith(("PYTHON", "XDG_", "TOKENBOX"))),
+                       sys.executable, "-m", "tokenbox.tui", path])
+
+
+def tmux_follow(path: str, requests: list[str], rate: float, env: dict[str, str], settle: float = 60.0,
+                size: tuple[int, int] = (140, 42)) -> dict:
+    """The app following ``path`` in tmux while ``requests`` are appended ``rate`` a second: its RSS
+    (``/proc``) every second, the longest time without anything drawn (the pane's output, read as
+    written) and the lag of the last request. RSS growth is taken from ``settle`` seconds on (the
+    caches fill in the first minute), per 1000 requests."""
+    server = f"tokenbox-bench-{os.getpid()}"
+    output = _PaneOutput(f"{path}.pane-{os.getpid()}")
+    subprocess.run(["tmux", "-L", server, "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), _command(path, env)],
+                   check=True)
+    try:
+        subprocess.run(["tmux", "-L", server, "pipe-pane", "-o", f"cat >> {shlex.quote(output.path)}"], check=True)
+        output.wait(lambda screen: _TURN.search(screen) is not None)
+        pid = _app_pid(server)
+        started = time.perf_counter()
+        samples: list[tuple[float, int, int]] = []  # (seconds, requests written, rss)
+        drawn_at = [started]
+        size_seen = os.path.getsize(output.path)
+        written = 0
+        next_sample = started
+        while written < len(requests):
+            now = time.perf_counter()
+            due = started + written / rate
+            if now >= due:
+                with open(path, "a", encoding="utf-8") as handle:
+                    handle.write(requests[written])
+                written += 1
+            if now >= next_sample:
+                samples.append((now - started, written, _rss(pid)))
+                next_sample += 1.0
+            grown = os.path.getsize(output.path)
+            if grown != size_seen:
+                size_seen = grown
+                drawn_at.append(time.perf_counter())
+            time.sleep(0.002)
+        ended = time.perf_counter()
+        # the last request on screen: the pane stops changing once it is drawn (at most 30 s)
+        while time.perf_counter() - drawn_at[-1] < 1.5 and time.perf_counter() - ended < 30:
+            grown = os.path.getsize(output.path)
+            if grown != size_seen:
+                size_seen = grown
+                drawn_at.append(time.perf_counter())
+            time.sleep(0.002)
+        samples.append((time.perf_counter() - started, written, _rss(pid)))
+        gaps = [b - a for a, b in itertools.pairwise(drawn_at) if a < ended]
+        late = [s for s in samples if s[0] >= settle] or samples[-2:]
+        first, last = late[0], samples[-1]
+        per_1000 = (last[2] - first[2]) * 1000 / max(1, last[1] - first[1])
+        return {"rss_start": samples[0][2], "rss_settled": first[2], "rss_end": last[2], "growth_per_1000": per_1000,
+                "requests": written, "seconds": ended - started, "max_gap": max(gaps, default=0.0),
+                "last_drawn_after": drawn_at[-1] - ended, "samples": samples}
     finally:
         subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
         with contextlib.suppress(OSError):

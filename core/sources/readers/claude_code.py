@@ -461,9 +461,12 @@ class TranscriptReader:
         node.blocks.extend(blocks)
         node.version += 1
         if node.index in self._memo:
-            # A node whose context was already built grew (a line written after later ones): every
-            # context built since may miss it, so they are rebuilt when next asked for.
-            self._memo.clear()
+            # A node whose context was already built grew (a line written after later ones): the
+            # contexts built through it may miss the line, so they are rebuilt when next asked for.
+            # Only nodes after it can descend from it (a parent is always an earlier line): the
+            # contexts before it stay, shared, so a long chain is not rebuilt (and held twice) whole.
+            for index in [index for index in self._memo if index >= node.index]:
+                del self._memo[index]
 
     def _request_line(
         self, number: int, thread: Thread, key: str, parent: int | None, role: str, blocks: list[Block], message: dict, value: dict
