@@ -214,10 +214,10 @@ class Engine:
         if assembler is None:
             additive = counter.tokenizer.anchors("a\nb") is not None
             assembler = self._assemblers[counter_key] = Assembler(counter.count, additive=additive)
-            if len(self._assemblers) > _SCALED_COUNTERS + 8:
-                # a scale fitted for an earlier request: its assembler goes, and what it last assembled
-                # with it (a followed thread refits at every request: kept, they would pile up)
-                old = next(k for k in self._assemblers if k.startswith(ESTIMATE + "×"))
+            # scales fitted for earlier requests: their assemblers go, with what each last assembled (a
+            # followed thread refits at every request: kept, they would pile up, each holding a turn)
+            scaled = [k for k in self._assemblers if k.startswith(ESTIMATE + "×")]
+            for old in scaled[: max(0, len(scaled) - _SCALED_COUNTERS)]:
                 self._assemblers.pop(old, None)
                 self._assembled.pop(old, None)
         assembly, parts_key, notes, base = self._assemble(session, assembler, counter, counter_key)

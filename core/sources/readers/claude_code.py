@@ -287,7 +287,7 @@ class TranscriptReader:
         self.cwd: str | None = None
         self.lines_read = 0
         self.bases = BaseEstimates()  # base estimates by text, shared by the contexts and the turns
-        self.section_cache: dict = {}  # (message, latest?, thinking stripped?) -> its sections, for every turn
+        self.section_cache: SectionCache = {}  # each message's sections, shared by every turn that holds it
         self._uuid_node: dict[str, int] = {}  # uuid -> node of its newest line
         self._uuid_line: dict[str, int] = {}
         self._request_node: dict[str, int] = {}  # message.id -> node
