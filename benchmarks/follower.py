@@ -282,12 +282,13 @@ def tmux_follow(path: str, requests: list[str], rate: float, env: dict[str, str]
                 drawn_at.append(time.perf_counter())
             time.sleep(0.002)
         samples.append((time.perf_counter() - started, written, _rss(pid)))
-        gaps = [b - a for a, b in itertools.pairwise(drawn_at) if a < ended]
+        gaps = [(b - a, a - started) for a, b in itertools.pairwise(drawn_at) if a < ended]
+        widest = max(gaps, default=(0.0, 0.0))
         late = [s for s in samples if s[0] >= settle] or samples[-2:]
         first, last = late[0], samples[-1]
         per_1000 = (last[2] - first[2]) * 1000 / max(1, last[1] - first[1])
         return {"rss_start": samples[0][2], "rss_settled": first[2], "rss_end": last[2], "growth_per_1000": per_1000,
-                "requests": written, "seconds": ended - started, "max_gap": max(gaps, default=0.0),
+                "requests": written, "seconds": ended - started, "max_gap": widest[0], "max_gap_at": widest[1],
                 "last_drawn_after": drawn_at[-1] - ended, "samples": samples}
     finally:
         subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)

@@ -14,6 +14,7 @@ the fill it interrupts is taken up again, from its cached points, after that req
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -32,6 +33,7 @@ from tokenbox.core.sources.turns import turn_facts, turn_identity
 MAX_TIMELINE = 200
 TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)
 FILL_PROGRESS_SECONDS = 0.25  # a partly filled timeline is handed to the screen this often while the fill runs
+FREEZE_BYTES = 4 << 20  # a file this big loaded (and each doubling since): what it built is moved out of the collector's sight
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ class Planner:
         self._lock = threading.Lock()
         self._generation = 0  # runs started: a fill stops as soon as a newer run has started
         self.fill_plans = 0  # past turns planned by fills (tests pin the fill's work with it)
+        self._frozen_at = 0  # the file's size when what was loaded was last frozen (``_freeze``)
 
     def run(self, request: PlanRequest) -> Outcome:
         """Plan ``request`` (never raises: failures come back as ``Outcome.failure``)."""
@@ -152,6 +155,16 @@ class Planner:
         except Exception as exc:  # the app must never die of a planning problem
             outcome = Outcome(request, None, PlanError.of(exc, loading=False))
         return replace(outcome, plan_seconds=time.perf_counter() - started)
+
+    def _freeze_if_big(self, path: str) -> None:
+        """``_freeze`` after the first load of a big file, and again each time it has doubled since."""
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            return
+        if size >= FREEZE_BYTES and size >= 2 * self._frozen_at:
+            self._frozen_at = size
+            _freeze()
 
     def _engine_for(self, config_stamp: object) -> Engine:
         """The engine; a new one when the config file changed (a broken config recovers once fixed)."""
@@ -175,6 +188,7 @@ class Planner:
             try:
                 self._turns, warnings = self._loader.load_turns_skipping(request.path, max_bytes=engine.settings.max_file_size)
                 loaded = True
+                self._freeze_if_big(request.path)
             except BadInput as exc:
                 load_error = PlanError.of(exc, loading=True)
             except (OSError, RecursionError, MemoryError, ValueError) as exc:
@@ -337,6 +351,17 @@ def _point(number: int, plan: Plan) -> TurnPoint:
     recorded = plan.recorded.context_tokens if plan.recorded is not None else None
     return TurnPoint(number + 1, plan.usage_percent, plan.tokens_before, plan.tokens_after, plan.prefix_cache, plan.ok,
                      recorded, plan.session.meta.get("sidechain") is True)
+
+
+def _freeze() -> None:
+    """Move every object alive now out of the cyclic collector's sight (``gc.freeze``).
+
+    A followed 20 MB transcript is millions of objects that live as long as the app follows it; each of
+    the collector's full passes walked them all (≈150 ms, every few appends: most of an append's cost).
+    They are freed as usual by reference counting; a cycle among them is left for good (a file
+    followed before ``follow_file``: little, and only on a switch)."""
+    gc.collect()
+    gc.freeze()
 
 
 def config_stamp() -> object:
