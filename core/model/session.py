@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, overload
 
+from tokenbox.core.model.llms import Window
 from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
 
 SENSORS = ("user-input", "tool-output", "heartbeat", "delegation")
@@ -152,6 +153,9 @@ class Session:
     calibration: Calibration | None = None
     warnings: tuple[str, ...] = ()
     positions: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, hash=False)
+    # CONTRACT §11: a foreign log's (or request body's) context window and where it came from; ``None``
+    # for a tokenbox session, whose window is its budget (or the 16384 default)
+    window: Window | None = None
 
     def position(self, key: str) -> tuple[int | None, int | None]:
         """Line and column of a top-level key as written (``None`` when unknown)."""

@@ -140,7 +140,8 @@ def test_codex_session_start_is_a_pending_turn_without_duplicated_instructions()
     # session_meta.instructions is the AGENTS.md text the first user message already carries: once only.
     agents = [s for s in turn.sections if "AGENTS.md instructions" in (s.text or "")]
     assert len(agents) == 1 and not any(s.meta.get("category") == "system" for s in turn.sections)
-    assert turn.model == "gpt-5.2-codex" and turn.budget.max_ctx is None  # no window in the file yet
+    # no window in the file yet: the model table's (CONTRACT §11), said to come from there
+    assert turn.model == "gpt-5.2-codex" and turn.budget.max_ctx == 400_000 and turn.window.source == "model"
     plan = Engine(settings=Settings()).plan(turn)
     assert plan.budget.max_ctx == 400_000 and plan.tokenizer.exact
 

@@ -20,6 +20,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
+from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.session import Section, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers import images
@@ -129,7 +130,8 @@ def conversation(node: Node, path: str) -> Conversation:
     session_model, tokenizer = pick_model(model)
     if "messages" not in fields:
         raise fail(node, path, "the request has no `messages`", "an Anthropic Messages request lists its messages")
-    conv = Conversation(SOURCE, tools_first=True, model=session_model, tokenizer=tokenizer, line=node.line)
+    conv = Conversation(SOURCE, tools_first=True, model=session_model, tokenizer=tokenizer, line=node.line,
+                        window=resolve_window(model))
     if "system" in fields:
         conv.system = system_blocks(fields["system"], path)
     if "tools" in fields and fields["tools"].value is not None:

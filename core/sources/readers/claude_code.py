@@ -35,9 +35,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tokenbox.core.model.compaction import LONG_WINDOW
-from tokenbox.core.model.errors import NotYetComplete, SessionError, TokenizerError
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.compaction import DEFAULT_WINDOW, LONG_WINDOW
+from tokenbox.core.model.errors import NotYetComplete, SessionError
+from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.sources.files import read_text
@@ -810,9 +810,9 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
         if request is not None:
             # the request's own reply, shown with it at 0 context tokens (it is context from the next request on)
             sections += tuple(reply_sections(conv, reader.request_output(request), len(messages)))
-        window = _window(model_name, peak(index))
-        budget = session.budget if window is None else replace(session.budget, max_ctx=window)
-        return replace(session, sections=sections, turn=index + 1, turn_count=count, budget=budget)
+        window = claude_code_window(model_name, peak(index))
+        budget = replace(session.budget, max_ctx=window.tokens)
+        return replace(session, sections=sections, turn=index + 1, turn_count=count, budget=budget, window=window)
 
     def peak(index: int) -> int:
         """The largest context the thread recorded up to request ``index``."""
@@ -823,19 +823,19 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
 
 
 
-def _window(model: str | None, peak: int) -> int | None:
-    """The window when the thread shows it is not the model's default: a recorded context beyond 200k
-    means the request ran with the 1M window (Claude Code does not write the variant to transcripts)."""
-    if not model:
-        return None
-    name = model.removesuffix("[1m]")
-    try:
-        window = lookup_model(name).max_ctx
-    except TokenizerError:
-        return None
-    if model.endswith("[1m]") or peak > window:
-        return LONG_WINDOW
-    return None
+def claude_code_window(model: str | None, peak: int) -> Window:
+    """The window Claude Code ran a thread's request with (CONTRACT §11).
+
+    Claude Code runs every model with its 200K window unless the model id ends in ``[1m]`` (which the
+    status line's ``model.id`` carries, a transcript never); a thread that recorded more than 200K ran
+    the 1M variant. The model table's API window is not Claude Code's: Opus 4.6 takes 1M on the API,
+    and Claude Code 2.1.39 still compacted it at 167K of a 200K window (``tests/importers/fixtures``).
+    """
+    if model and model.lower().endswith("[1m]"):
+        return Window(LONG_WINDOW, WindowSource.RECORDED)
+    if peak > DEFAULT_WINDOW:
+        return Window(LONG_WINDOW, WindowSource.RECORDED)
+    return Window(DEFAULT_WINDOW, WindowSource.MODEL)
 
 
 def transcript_turns(text: str, path: str) -> LazyTurns:

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.llms import lookup_model, resolve_window
 from tokenbox.core.model.names import MAIN_THREAD
-from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Session
+from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (
     TEXT,
@@ -308,8 +308,6 @@ def _sessions(
     meta = dict(base_meta)
     meta["thread"] = THREAD
     meta["not_recorded"] = NOT_RECORDED if state.instructions else "the instructions and " + NOT_RECORDED
-    if state.window is None:
-        state.warnings.append("no model_context_window in the file: the window is the model's or the default")
     link_tool_names(list({id(m): m for turn in turns for m in turn[0]}.values()))  # each message once
     name = f"Codex session {meta.get('session_id', os.path.basename(path))}"
     cache: SectionCache = {}
@@ -337,10 +335,9 @@ def _sessions(
             meta=turn_meta,
             recorded=usage,
             line=extra.get("line", 1),
+            window=resolve_window(model, window),
         )
         session = build_session(conv, path, cache)
-        if window is not None:
-            session = replace(session, budget=BudgetSpec(max_ctx=window, reserve_out=session.budget.reserve_out))
         session = with_recorded_headline(session, HIDDEN_LABEL, state.warnings)
         if usage is None and previous is not None and previous[2] == epoch:
             session = _predicted(session, messages, *previous[:2])

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.llms import Window, lookup_model, resolve_window
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session, Trimming
 from tokenbox.core.parse.nodes import Node
@@ -175,6 +175,8 @@ class Conversation:
     meta: dict[str, Any] = field(default_factory=dict)
     recorded: RecordedUsage | None = None
     line: int = 1
+    # the request's context window (CONTRACT §11); ``None``: resolved from ``model`` by the model table
+    window: Window | None = None
 
 
 def link_tool_names(messages: list[Message]) -> None:
@@ -320,13 +322,15 @@ def build_session(conv: Conversation, path: str, cache: SectionCache | None = No
     if breakpoints:
         meta["cache_breakpoints"] = breakpoints
     latest_results = any(b.role == RESULT for m in conv.messages[latest:] for b in m.blocks)
+    window = conv.window if conv.window is not None else resolve_window(conv.model)
     return Session(
         sections=tuple(sections),
         path=path,
         name=conv.name,
         model=conv.model,
         tokenizer=conv.tokenizer,
-        budget=BudgetSpec(reserve_out=conv.reserve_out),
+        budget=BudgetSpec(max_ctx=window.tokens, reserve_out=conv.reserve_out),
+        window=window,
         sensor="tool-output" if latest_results else "user-input",
         trimming=TRIMMING,
         meta=meta,

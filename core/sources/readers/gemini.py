@@ -20,6 +20,7 @@ import os
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.parse.nodes import Node
@@ -179,7 +180,7 @@ def _turns(records: list[Node], header: dict[str, Any], path: str, warnings: lis
         if last_model and session_model is None:
             turn_meta["model"] = last_model
         conv = Conversation(SOURCE, messages=messages, name=name, model=session_model, tokenizer=tokenizer,
-                            meta=turn_meta, recorded=usage, line=extra["line"])
+                            meta=turn_meta, recorded=usage, line=extra["line"], window=resolve_window(last_model))
         sessions.append(with_recorded_headline(build_session(conv, path, cache), HIDDEN_LABEL, warnings))
     return sessions
 

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from tokenbox.core.model.errors import TokenizerError
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.llms import lookup_model, resolve_window
 from tokenbox.core.model.session import Calibration, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (
@@ -97,7 +97,8 @@ def conversation(node: Node, path: str) -> Conversation:
     fields = as_dict(node, path, "the request body")
     model = opt_str(fields, "model")
     session_model, tokenizer = pick_model(model)
-    conv = Conversation(SOURCE, model=session_model, tokenizer=tokenizer, line=node.line)
+    conv = Conversation(SOURCE, model=session_model, tokenizer=tokenizer, line=node.line,
+                        window=resolve_window(model))
     items = as_list(fields["messages"], path, "messages")
     leading = True
     for index, item in enumerate(items):

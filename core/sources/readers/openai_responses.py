@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (
@@ -76,7 +77,8 @@ def conversation(node: Node, path: str) -> Conversation:
     fields = as_dict(node, path, "the request body")
     model = opt_str(fields, "model")
     session_model, tokenizer = pick_model(model)
-    conv = Conversation(SOURCE, model=session_model, tokenizer=tokenizer, line=node.line)
+    conv = Conversation(SOURCE, model=session_model, tokenizer=tokenizer, line=node.line,
+                        window=resolve_window(model))
     instructions = fields.get("instructions")
     if instructions is not None and isinstance(instructions.value, str) and instructions.value:
         conv.system.append(Block("instructions", TEXT, instructions.value, meta={"path": "instructions", "role": "system"},
