@@ -107,7 +107,10 @@ class Calibration:
 
     ``scale`` multiplies the base estimate of each visible part; ``hidden`` is the part of the request
     the file does not hold (the ``inferred`` section) as the fit implies it; ``turns`` are the requests
-    of the thread the fit used (1-based, within the thread); ``method`` says in words how.
+    of the thread the fit used (1-based, within the thread); ``method`` says in words how. ``residual``
+    (a recorded request) is what it recorded less what the requests before it predicted: a jump the
+    file does not show (plan mode, an attachment, a model switch) is shown, not hidden, and the next
+    prediction starts from the recorded figure.
     """
 
     method: str
@@ -115,15 +118,19 @@ class Calibration:
     hidden: int | None
     turns: tuple[int, ...] = ()
     source: str = ""
+    residual: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "method": self.method,
             "scale": round(self.scale, 4),
             "hidden": self.hidden,
             "turns": list(self.turns),
             "source": self.source,
         }
+        if self.residual is not None:
+            data["residual"] = self.residual
+        return data
 
 
 @dataclass(frozen=True, slots=True)
