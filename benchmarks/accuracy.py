@@ -317,9 +317,12 @@ def measure_bodies(manifest: Path, corpus: Path, tallies: dict[str, Tally]) -> N
         server = usage.get("server_tool_use") or {}
         response = json.loads((corpus / entry["response"]).read_text(encoding="utf-8"))
         ran = any(isinstance(b, dict) and b.get("type") == "server_tool_use" for b in response.get("content") or [])
+        body = json.loads((corpus / entry["file"]).read_text(encoding="utf-8"))
+        hosted = any(isinstance(i, dict) and i.get("type") in ("web_search_call", "code_interpreter_call")
+                     for i in body.get("input") or [])  # results the provider keeps, not in the body
         agent = "Anthropic bodies" if "anthropic" in entry["file"] else "OpenAI Responses bodies"
-        if ran or any(server.get(k) for k in ("web_search_requests", "web_fetch_requests")):
-            agent += " (server tool ran in the call)"
+        if ran or hosted or any(server.get(k) for k in ("web_search_requests", "web_fetch_requests")):
+            agent += " (server tool results not in the body)"
         tally = tallies[agent]
         tally.error("body", plan.tokens_after, recorded, os.path.basename(entry["file"]))
         if any("reasoning" in w for w in plan.warnings):

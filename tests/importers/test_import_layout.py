@@ -175,7 +175,7 @@ def test_anthropic_prefix_tools_system_and_cache_marks():
 def test_category_totals_follow_prompt_order():
     plan = Engine().plan(load_session(ANTHROPIC))
     keys = [t.key for t in category_totals(plan)]
-    assert keys == ["tool", "system", "history", "tool_result", "latest"]
+    assert keys == ["inferred", "tool", "system", "history", "tool_result", "latest"]  # call framing: not in the file
     assert category(plan.sections[0].section) == "tool"
 
 
@@ -262,7 +262,9 @@ def test_thinking_and_images_in_a_transcript(tmp_path):
     assert turns[1].recorded.context_tokens == 1530
     assert turns[1].name == "Fix the flaky test"
     by_block = {s.meta.get("block"): s for s in turns[1].sections}
-    assert by_block["image"].text == "[image: image/png, base64, 1100 characters]"
+    # an image whose payload does not decode: a typical image's cost, said so (README, "Real agents")
+    assert by_block["image"].tokens == 320 and by_block["image"].meta["size_from"] == "typical, not read"
+    assert any("its size cannot be read" in w for w in turns[1].warnings)
     # The thinking of the first reply comes before the user's "Why?": the API strips it, so it is no
     # part of the second request's context.
     assert "thinking" not in by_block and turns[1].meta["stripped_thinking"] == 1

@@ -43,7 +43,7 @@ from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.sources.files import read_text
-from tokenbox.core.sources.readers.anthropic import plain_block
+from tokenbox.core.sources.readers.anthropic import plain_block, result_images
 from tokenbox.core.sources.readers.claude_truth import (
     PRIOR_SCALE,
     RESIDUAL_NOTED,
@@ -410,7 +410,7 @@ class TranscriptReader:
         if kind == "assistant" and not unsent:
             key = _str(message.get("id")) or _str(value.get("requestId")) or f"line-{number}"
             node_index = self._request_line(number, thread, key, parent, role, blocks, message, value)
-        elif kind == "user" and not unsent and blocks and all(b.role == RESULT for b in blocks):
+        elif kind == "user" and not unsent and blocks and all(b.role == RESULT or b.meta.get("in_tool_result") for b in blocks):
             node_index = self._results_line(number, thread_name, parent, blocks)
         else:
             node = self._new_node("line", thread_name, role, parent, number)
@@ -586,6 +586,10 @@ class TranscriptReader:
             if block.meta.get("unknown"):
                 self.warn(number, f"unknown block type {item['type']!r}; it is kept as its JSON (≈)")
             blocks.append(block)
+            if block.role == RESULT:  # an image inside a tool result (an MCP screenshot) is a part of its own
+                for image in result_images(item, number, 1):
+                    image.meta["line"] = number
+                    blocks.append(image)
         return blocks
 
     # -- contexts

@@ -211,7 +211,7 @@ def with_truth(
     """
     bases = bases if bases is not None else BaseEstimates()
     visible = visible_tokens(session.sections, fit.scale, bases)
-    notes = list(warnings)
+    notes = [*warnings, *session.warnings]  # the reader's, then what the turn's blocks could not measure
     if target is not None and visible > target and session.calibration is None:
         # The recorded context is smaller than the visible parts' estimate (a placeholder usage, or
         # content the provider counts for less): scale the estimates down so that they fit it.

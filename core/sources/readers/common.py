@@ -44,8 +44,10 @@ RESULT_LINES = (40, 10)
 # Output of tools whose name contains one of these keeps its end (errors and summaries come last).
 TAIL_TOOL_WORDS = ("bash", "shell", "terminal", "exec", "command", "test", "lint", "build")
 HEURISTIC = "heuristic"
-# Formats whose provider strips earlier turns' thinking blocks from the context (Anthropic's API).
-THINKING_STRIPPED = ("claude-code", "anthropic-messages")
+# Formats whose provider strips earlier turns' thinking blocks from the context: Anthropic's API, and
+# OpenAI's for reasoning items before the last user input (a recorded Responses request with 1 920
+# reasoning tokens before a new user message counted 314 in all; inside a tool loop they are counted).
+THINKING_STRIPPED = ("claude-code", "anthropic-messages", "openai-responses", "codex-rollout")
 TRIMMING = Trimming.PROGRESSIVE.value
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _ID_MAX = 80
@@ -317,6 +319,8 @@ def build_session(conv: Conversation, path: str, cache: SectionCache | None = No
         if strip:
             stripped += sum(1 for b in message.blocks if b.role == THINKING)
     meta = dict(conv.meta)
+    # what a block could not measure (an image of unknown size): one warning each, in order
+    notes = tuple(dict.fromkeys(b.meta["note"] for m in conv.messages for b in m.blocks if "note" in b.meta))
     if stripped:
         meta["stripped_thinking"] = stripped
     if breakpoints:
@@ -337,6 +341,7 @@ def build_session(conv: Conversation, path: str, cache: SectionCache | None = No
         line=conv.line,
         recorded=conv.recorded,
         source_format=conv.source_format,
+        warnings=notes,
     )
 
 
@@ -415,9 +420,10 @@ def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Bl
     tool = block.tool if block.role in (CALL, RESULT) else None
     sid = ids.make(f"m{message.index:02d}", word, tool, cache=block.cache_control is not None)
     common = dict(id=sid, kind="text", priority=message.index + 1, text=block.text, meta=meta, line=block.line, col=block.col)
-    fixed = block.meta.get("tokens") if block.role == MEDIA else None
+    fixed = block.meta.get("tokens") if block.role in (MEDIA, THINKING) else None
     if isinstance(fixed, int):
-        # an image costs what the provider's size rule says, not what its placeholder text would
+        # an image costs what the provider's size rule says, not what its placeholder text would; encrypted
+        # reasoning what its request recorded (or its length implies), not its summary's text
         return Section(shrink=0 if is_latest else 1, tokens=fixed, **{**common, "text": ""})
     if is_latest:
         return Section(shrink=0, **common)
@@ -606,7 +612,7 @@ def with_recorded_headline(session: Session, hidden_label: str, warnings: list[s
     fields: dict[str, Any] = dict(
         pending=bool(session.meta.get("pending")),
         thread=str(session.meta.get("thread", MAIN_THREAD)),
-        warnings=tuple(warnings),
+        warnings=(*warnings, *(w for w in session.warnings if w not in warnings)),
     )
     if session.recorded is not None:
         fields["sections"] = (inferred_section(0, hidden_label), *session.sections)
