@@ -12,7 +12,7 @@ from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT
 from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
-from tokenbox.tui.view import View, bar_class, fmt, gauge_cells, level
+from tokenbox.tui.view import View, bar_class, fmt, gauge_cells
 
 CELLS = {"section": "█", "joins": "▒", "free": "·", "reserve": "▓", "headroom": "▚", "over": "▞"}
 
@@ -92,11 +92,11 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
     plan, approx = view.plan, view.approx
     percent = view.percent
     # over budget at the shown step is red whatever the percentage of max_ctx says
-    headline = styles["gauge--" + ("crit" if view.state.deficit > 0 or not plan.ok else level(percent, view.levels))] + Style(bold=True)
+    headline = styles["gauge--" + view.level] + Style(bold=True)
     crit, warn = styles["gauge--crit"] + Style(bold=True), styles["gauge--warn"]
     pending = bool(getattr(plan, "pending", False))  # the lead's transcript path: a turn not sent yet
     out.append("Context ", "bold")
-    out.append(f"{view.headline_approx}{percent}%", headline)
+    out.append(f"{view.headline_approx}{percent}%" if view.window else f"{view.headline_approx}{fmt(view.total)}", headline)
     if pending:
         out.append(" ")
         out.append("pending", "italic")
@@ -114,8 +114,13 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
             out.append(CELLS[kind], _cell_style(kind, styles))
     out.append("\n")
     b = plan.budget
-    used = Text(f"{fmt(view.total, view.headline_approx)} / {fmt(b.max_ctx)}", headline)
+    window = view.window
+    used = Text(f"{fmt(view.total, view.headline_approx)} / {fmt(window) if window else 'window unknown'}", headline)
     _row(out, "used", used, swatch="section", styles=styles, width=width)
+    if plan.exceeds_window and not plan.what_if:
+        # a prediction above the window is not an overflow: it is what the agent would send, and it compacts first
+        _row(out, "window", f"would exceed by {fmt(view.total - (window or 0), view.headline_approx)} "
+             "(the agent will compact first)", warn, width=width)
     free = b.available - view.total
     room = f"free {fmt(free, approx)}" if free >= 0 else f"over {fmt(-free, approx)}"
     swatch = "free" if free >= 0 else "over"
