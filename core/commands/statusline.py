@@ -146,6 +146,9 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
     if tokens is None:
         return None
     window = size_given or window_for(model_id, session.budget.max_ctx)
+    pending = session.pending and current is None
+    if tokens > window and not pending:
+        window = tokens  # a recorded context larger than the window: the request ran with a larger one (CONTRACT §11)
     scale = session.calibration.scale if session.calibration is not None else 1.0
     groups: dict[str, int] = {}
     for section in session.sections:
@@ -173,7 +176,7 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
     return Headline(
         tokens=tokens,
         window=window,
-        pending=session.pending and current is None,
+        pending=pending,
         thread=session.thread,
         biggest=biggest,
         biggest_tokens=biggest_tokens,

@@ -163,7 +163,7 @@ def test_anthropic_prefix_tools_system_and_cache_marks():
     assert cache_breakpoints(session) == marks
     assert session.meta["cache_breakpoints"] == list(marks)
     latest = [s.id for s in session.sections if category(s) == "latest"]
-    assert latest == ["m06.result.Bash.cache"]
+    assert latest == ["m06.framing", "m06.result.Bash.cache"]  # the result's id and structure (≈), then its text
     assert session.sensor == "tool-output"
     plan = Engine().plan(session)
     assert cached_prefix_tokens(plan) == sum(r.tokens_before for r in plan.sections)
@@ -175,7 +175,7 @@ def test_anthropic_prefix_tools_system_and_cache_marks():
 def test_category_totals_follow_prompt_order():
     plan = Engine().plan(load_session(ANTHROPIC))
     keys = [t.key for t in category_totals(plan)]
-    assert keys == ["inferred", "tool", "system", "history", "tool_result", "latest"]  # call framing: not in the file
+    assert keys == ["tool", "system", "history", "tool_result", "latest"]
     assert category(plan.sections[0].section) == "tool"
 
 

@@ -256,6 +256,7 @@ def thread_turns(log: AgentLog, thread: str) -> LazyTurns:
     def _exact_truth(session: Session, index: int, tokenizer: str, notes: tuple[str, ...]) -> Session:
         """The headline of a request whose visible parts are counted exactly (the engine sizes the rest)."""
         request = requests[index]
+        hidden: int | None = None
         if request.usage is not None:
             target: int | None = request.usage.context_tokens
             how = f"recorded context; the visible parts counted with {tokenizer}, the hidden part is the rest"
@@ -269,7 +270,7 @@ def thread_turns(log: AgentLog, thread: str) -> LazyTurns:
                 notes += (FLOOR_NOTE,)
         return replace(session, sections=(inferred_section(0, log.hidden_label, target is not None), *session.sections),
                        context_tokens=target, pending=request.pending, thread=thread, warnings=notes,
-                       calibration=Calibration(how, 1.0, None, ()))
+                       calibration=Calibration(how, 1.0, hidden, ()))
 
     def build_plain(index: int) -> Session:
         """Request ``index``'s visible sections alone (for counting what an earlier request showed)."""

@@ -153,15 +153,7 @@ def with_tool_prompt(session: Session, body: dict[str, Any]) -> Session:
     if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive"):
         added.append(_api_part("thinking_prompt", THINKING_PROMPT, f"extended-thinking instructions (added by the API: "
                                f"≈{THINKING_PROMPT} tokens, fitted on recorded requests: not published)"))
-    blocks = [b for m in body.get("messages") or [] if isinstance(m, dict) and isinstance(m.get("content"), list)
-              for b in m["content"] if isinstance(b, dict)]
-    framing = sum(CALL_FRAMING for b in blocks if b.get("type") == "tool_use") \
-        + sum(RESULT_FRAMING for b in blocks if b.get("type") == "tool_result")
-    tail: list[Section] = []
-    if framing:
-        part = _api_part("block_framing", framing, f"tool call and result framing (ids and structure: ≈{CALL_FRAMING} a "
-                         f"call, ≈{RESULT_FRAMING} a result, fitted on recorded requests)")
-        tail.append(replace(part, meta={**part.meta, "category": "inferred"}))  # spread over the messages, not in the file
+    session = _with_block_framing(session)
     if output_schema(body) is not None:
         added.append(_api_part("structured_output_prompt", STRUCTURED_OUTPUT_PROMPT,
                                f"structured-output instructions (added by the API: ≈{STRUCTURED_OUTPUT_PROMPT} tokens, fitted on "
@@ -177,11 +169,38 @@ def with_tool_prompt(session: Session, body: dict[str, Any]) -> Session:
         notes.append(f"server tools ({', '.join(server)}) run inside the request: what they return there (search results, "
                      "fetched pages, code output) is counted by the provider as input of this same request and is not in "
                      "the body; a definition's size is counted where it was fitted on recorded requests, and is not otherwise")
-    if added or notes or tail:
+    if added or notes:
         count = sum(1 for x in session.sections if x.meta.get("category") in ("tool", "system"))
-        session = replace(session, sections=(*session.sections[:count], *added, *tail, *session.sections[count:]),
+        session = replace(session, sections=(*session.sections[:count], *added, *session.sections[count:]),
                           warnings=(*session.warnings, *notes))
     return session
+
+
+def _with_block_framing(session: Session) -> Session:
+    """Each message's tool calls and results carry an id and JSON structure beyond their text: a part of
+    that size before the message's first part, of its priority (trimmed first of the message: a layout
+    that keeps a call never drops less than its framing), critical when the message is."""
+    sizes: dict[int, int] = {}
+    for section in session.sections:
+        message = section.meta.get("message")
+        if message is not None and section.meta.get("block") in ("tool_use", "tool_result") \
+                and section.meta.get("category") != "reply":
+            sizes[message] = sizes.get(message, 0) + (CALL_FRAMING if section.meta["block"] == "tool_use" else RESULT_FRAMING)
+    if not sizes:
+        return session
+    out: list[Section] = []
+    for section in session.sections:
+        message = section.meta.get("message")
+        if message in sizes and section.meta.get("category") != "reply":
+            size = sizes.pop(message)
+            out.append(Section(id=f"m{message:02d}.framing", kind="text", priority=section.priority, shrink=section.shrink,
+                               tokens=size, text="",
+                               meta={"category": section.meta.get("category"), "role": section.meta.get("role"),
+                                     "message": message, "source": SOURCE, "approximate": True,
+                                     "label": f"tool call and result framing (ids and structure: ≈{CALL_FRAMING} a call, "
+                                              f"≈{RESULT_FRAMING} a result, fitted on recorded requests)"}))
+        out.append(section)
+    return replace(session, sections=tuple(out))
 
 
 def _api_part(section_id: str, tokens: int, label: str) -> Section:
