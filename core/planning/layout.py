@@ -301,6 +301,8 @@ class _Layout:
                 self.fixed -= before
                 self._record(index, "drop", "drop", before)
             return
+        if not piece.text:
+            return
         before = piece.tokens
         piece.text = ""
         piece.tokens = 0

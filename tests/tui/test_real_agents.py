@@ -639,7 +639,7 @@ def test_snapshot_anthropic_request_trimmed(snap_compare, tmp_path):
     async def run_before(pilot):
         await wait_plan(pilot)
         await pilot.press("v")  # the trim trace in the sidebar
-        await pilot.press(*["down"] * 21)  # m00.user (after the tools, the API's tool prompt and the call framing), truncated
+        await pilot.press(*["down"] * 20)  # m00.user (after the tools and the API's tool prompt), truncated
         await wait_idle(pilot)
         assert pilot.app.plan.sections[pilot.app.selected].id == "m00.user"
 
