@@ -214,6 +214,9 @@ def _server_class() -> type:
         def initialize_logging(self) -> None:
             """Warnings and errors only, one plain line each, on stderr (no access log, no banner)."""
             logging.basicConfig(level=logging.WARNING, format="tokenbox-tui: %(message)s", stream=sys.stderr)
+            # a tab's app that exits just after the server's loop closed was still reaped (by asyncio's
+            # child watcher thread); only its callback finds the loop gone and would say so
+            logging.getLogger("asyncio").setLevel(logging.ERROR)
 
         def serve(self, debug: bool = False) -> None:
             self.debug = debug
