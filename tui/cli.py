@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from tokenbox.core.commands.cliargs import Parser, UsageError, non_negative_int, package_version, positive_int
+from tokenbox.core.commands.completion import add_completion_flag
 from tokenbox.core.model.session import TRIMMING_POLICIES
 from tokenbox.core.model.textsafe import printable
 
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"serve the app to web browsers instead (default {DEFAULT_SERVE}; each tab runs its own; "
                              "another address than this machine's is seen by whoever can reach it)")
     parser.add_argument("--version", action=_Version, help="show program's version number and exit")
+    add_completion_flag(parser)
     return parser
 
 
