@@ -147,12 +147,38 @@ def foreign(host: str, origin: str | None, *, loopback_only: bool) -> bool:
     return origin is not None and urlsplit(origin).netloc.lower() != host.lower()
 
 
+def discovery_error(options: Options) -> str | None:
+    """Why a tab's app would stop before it draws: no session to follow for ``--claude``, ``--codex`` or
+    ``--agent`` (``None``: nothing known wrong). Asked once before serving, so that it is one line in the
+    terminal and exit 2 rather than an empty page in every tab; each tab's app still finds its session
+    itself, the newest when it opens."""
+    from tokenbox.tui.claude import DiscoveryError, discover  # start-up: discovery only when serving
+
+    try:
+        if options.claude:
+            discover(options.claude_project, fallback=options.claude_project is None)
+        elif options.codex:
+            from tokenbox.tui.codex import discover as discover_codex
+
+            discover_codex()
+        elif options.agent:
+            from tokenbox.core.sources.discovery import newest
+
+            newest(options.agent)
+    except DiscoveryError as exc:
+        return str(exc)
+    return None
+
+
 def serve(options: Options, argv: Sequence[str]) -> int:
     """Serve the app ``argv`` describes until Ctrl-C (or SIGTERM); 0, or 2 with one error line."""
     from tokenbox.core.model.textsafe import printable  # start-up: the server's parts only when serving
     from tokenbox.core.record.run import is_loopback
     from tokenbox.tui.cli import fail
 
+    problem = discovery_error(options)
+    if problem is not None:
+        return fail(problem)
     host, port = options.serve or serve_address(DEFAULT_SERVE)
     try:
         listening = listen(host, port)

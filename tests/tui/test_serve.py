@@ -61,6 +61,13 @@ def test_an_address_in_use_is_one_line_exit_2(capsys):
     assert err == f"tokenbox: error: cannot serve on 127.0.0.1:{port}: Address already in use (pick another --serve address)\n"
 
 
+def test_no_session_to_follow_is_one_line_exit_2_before_serving(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no codex here"))
+    assert main(["--codex", "--serve", "127.0.0.1:0"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("tokenbox: error: no Codex sessions in ") and err.count("\n") == 1
+
+
 @pytest.mark.parametrize("argv", [
     ["--serve"],
     ["f.yaml", "--serve"],
