@@ -176,8 +176,8 @@ def claude_files(roots: Iterable[Path]) -> list[Path]:
     found = []
     for root in roots:
         for path in sorted(root.rglob("*.jsonl")):
-            if "fixture_" in str(path) or "sidechain-integrated" in path.name:
-                continue  # hand-written usage, or a trimmed fixture
+            if "fixture_" in str(path) or "sidechain-integrated" in path.name or "spliced" in path.name:
+                continue  # hand-written usage, a trimmed fixture, or a spliced one (its cut is no real jump)
             head = path.read_text(encoding="utf-8", errors="replace")[:20000]
             if '"sessionId"' in head and '"uuid"' in head and '"payload"' not in head:
                 found.append(path)

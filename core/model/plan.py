@@ -277,8 +277,9 @@ class Plan:
 
     @property
     def usage_percent(self) -> int | None:
-        """``floor(100 * tokens.after / max_ctx)`` clamped to 0..100; ``None`` with no sections."""
-        if not self.sections:
+        """``floor(100 * tokens.after / max_ctx)`` clamped to 0..100; ``None`` with no sections, or when a
+        foreign file's window is unknown (its budget is only the room its headline takes)."""
+        if not self.sections or (self.window is not None and not self.window.known):
             return None
         return max(0, min(100, (100 * self.tokens_after) // self.budget.max_ctx))
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tokenbox.core.model.errors import NotYetComplete, TokenizerError
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.llms import Window, WindowSource, lookup_model, resolve_window
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import BudgetSpec, Calibration, RecordedUsage, Session
 from tokenbox.core.sources.readers.claude_truth import Fit, Observation, ScaleFits, with_truth
@@ -251,7 +251,7 @@ def thread_turns(log: AgentLog, thread: str) -> LazyTurns:
         if request.reply and not request.pending:
             sections += tuple(reply_sections(conv, request.reply, len(messages)))
         return replace(session, sections=sections, turn=index + 1, turn_count=count,
-                       budget=_budget(session, request, peaks[index]))
+                       budget=_budget(session, request, peaks[index]), window=_window(request))
 
     def _exact_truth(session: Session, index: int, tokenizer: str, notes: tuple[str, ...]) -> Session:
         """The headline of a request whose visible parts are counted exactly (the engine sizes the rest)."""
@@ -348,6 +348,15 @@ def _budget(session: Session, request: Request, peak: int) -> BudgetSpec:
         largest = max(peak, session.context_tokens or 0)
         window = largest if largest > DEFAULT_WINDOW else None
     return replace(session.budget, max_ctx=window) if window is not None else session.budget
+
+
+def _window(request: Request) -> Window:
+    """The request's window for the plan (CONTRACT §11): recorded, else the model table or its family
+    (said so), else unknown (``window_note`` says why): a recorded or predicted context is never trimmed."""
+    if request.window:
+        return Window(request.window, WindowSource.RECORDED)
+    window = resolve_window(short_model(request.model))
+    return window if window.known else Window(None, WindowSource.UNKNOWN)
 
 
 def window_note(request: Request) -> str | None:
