@@ -68,7 +68,10 @@ class View:
 
     @property
     def approx(self) -> str:
-        return "" if self.plan.tokenizer.exact else "≈"
+        """``≈`` unless the parts are counted exactly: the tokenizer's own count, or a request body counted
+        by the provider's published rules (its text parts exact, its framing the rule's)."""
+        exact = self.plan.tokenizer.exact or self.plan.headline_kind == HeadlineKind.COUNTED
+        return "" if exact else "≈"
 
     @property
     def headline_approx(self) -> str:

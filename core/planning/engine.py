@@ -235,9 +235,9 @@ class Engine:
             resolved = _room_for(resolved, outcome.tokens_before)
         tokenizer_obj = counter.tokenizer
         # "exact" says whether tokens.after is the tokenizer's own count of the rendered context: parts
-        # of a fixed size (a transcript's hidden part, images) make it another figure, unless a published
-        # rule sizes them exactly (OpenAI Chat's message framing without tools: ``meta["exact"]``).
-        exact = bool(tokenizer_obj.exact) and not any(p.section.tokens and not p.section.meta.get("exact") for p in assembly.parts)
+        # of a fixed size (a transcript's hidden part, an API's framing, images) make it another figure
+        # (whether that figure is exact is the headline's kind: a body counted by a published rule is).
+        exact = bool(tokenizer_obj.exact) and not any(p.section.tokens for p in assembly.parts)
         info = TokenizerInfo(resolved.tokenizer, exact, str(tokenizer_obj.version))
         plan_budget = Budget(resolved.max_ctx, resolved.reserve_out, resolved.headroom, resolved.available)
         common = dict(

@@ -223,7 +223,11 @@ def test_openai_chat_bodies_without_tools_are_exact(tmp_path):
     path.write_text(json.dumps({"model": "gpt-4o", "messages": [{"role": "system", "content": "Be brief."},
                                                                 {"role": "user", "content": "Hello there"}]}))
     result = plan(load_session(path))
-    assert result.tokenizer.exact and not result.headline_kind.approximate
+    assert result.headline_kind == "counted" and not result.headline_kind.approximate and not result.warnings
+    from tokenbox.tui.view import View  # the TUI marks neither the headline nor the exactly counted parts ≈
+
+    view = View.at(result, 0)
+    assert view.headline_approx == "" and view.approx == ""
     # 3 per message + role + content, 3 priming the reply (o200k: "system" 1, "Be brief." 3, "user" 1, "Hello there" 2)
     assert result.tokens_after == (3 + 1 + 3) + (3 + 1 + 2) + 3
 

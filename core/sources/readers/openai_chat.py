@@ -48,7 +48,7 @@ from tokenbox.core.sources.readers.common import (
     reserve_for,
     tool_text,
 )
-from tokenbox.core.sources.readers.openai_framing import functions, functions_text, prompt_tokens
+from tokenbox.core.sources.readers.openai_framing import functions_text, prompt_tokens
 from tokenbox.core.tokens.tokenizers import default_registry
 
 SOURCE = "openai-chat"
@@ -82,10 +82,6 @@ def with_framing(session: Session, body: dict[str, Any]) -> Session:
     target, warnings = prompt_tokens(body, tokenizer.count)
     target += sum(s.tokens for s in session.sections if s.tokens)  # parts of a fixed size (reasoning items)
     framing = inferred_section(0, "message and tool framing (as the API counts it)")
-    # without tools (and images of unknown size) the rule is the API's exact count; a tool namespace is
-    # written as the community has verified it, which is not published
-    if not warnings and not functions(body) and not session.warnings:
-        framing = replace(framing, meta={**framing.meta, "exact": True})
     method = ("OpenAI Chat framing: 3 tokens per message and 1 per name, 3 priming the reply, tools written as a "
               "TypeScript namespace plus 9; the framing part is what the sections' exact counts leave of that total")
     return replace(
