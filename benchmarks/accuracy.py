@@ -53,6 +53,14 @@ class Tally:
     overflow: int = 0  # pending plans that came out as an overflow (never allowed)
     rows: list[dict] = field(default_factory=list)
 
+    def headline(self, shown: int, recorded: int, where: str) -> None:
+        """A recorded request's headline against its recorded context."""
+        self.recorded += 1
+        if shown == recorded:
+            self.equal += 1
+        else:
+            self.misses.append(f"{where}: {shown} != {recorded}")
+
     def error(self, moment: str, predicted: int, recorded: int, where: str) -> None:
         value = abs(predicted - recorded) / recorded
         self.errors[moment].append(value)
@@ -164,12 +172,7 @@ def measure_claude(path: Path, tally: Tally, work: str) -> None:
             else:
                 moment = "next request"
             tally.error(moment, plan.tokens_after, request["recorded"], f"{name} request {number}")
-        plan = follower.upto(lines, request["last"] + 1)
-        tally.recorded += 1
-        if plan.tokens_after == request["recorded"]:
-            tally.equal += 1
-        else:
-            tally.misses.append(f"{name} request {number}: {plan.tokens_after} != {request['recorded']}")
+        tally.headline(follower.upto(lines, request["last"] + 1).tokens_after, request["recorded"], f"{name} request {number}")
 
 
 def claude_files(roots: Iterable[Path]) -> list[Path]:
@@ -235,12 +238,7 @@ def measure_codex(path: Path, tally: Tally, work: str) -> None:
                 text = "".join(lines[requests[number - 2]["index"] : request["cut"]])
                 moment = "after a new user turn" if '"role":"user"' in text.replace(" ", "") else "next request"
                 tally.error(moment, plan.tokens_after, request["recorded"], f"{name} request {number}")
-        plan = follower.upto(lines, request["index"] + 1)
-        tally.recorded += 1
-        if plan.tokens_after == request["recorded"]:
-            tally.equal += 1
-        else:
-            tally.misses.append(f"{name} request {number}: {plan.tokens_after} != {request['recorded']}")
+        tally.headline(follower.upto(lines, request["index"] + 1).tokens_after, request["recorded"], f"{name} request {number}")
 
 
 def codex_files(roots: Iterable[Path]) -> list[Path]:
@@ -272,12 +270,7 @@ def measure_gemini(path: Path, tally: Tally, work: str) -> None:
         from tokenbox.core import Engine, load_turns  # start-up: only when measuring
 
         replies = [t for t in load_turns(done) if not t.pending]
-        plan = Engine().plan(replies[-1])
-        tally.recorded += 1
-        if plan.tokens_after == recorded:
-            tally.equal += 1
-        else:
-            tally.misses.append(f"{name} message {index}: {plan.tokens_after} != {recorded}")
+        tally.headline(Engine().plan(replies[-1]).tokens_after, recorded, f"{name} message {index}")
         pending = _write(folder, "pending.json", [json.dumps({**document, "messages": messages[:index]})])
         try:
             plan = _plan(pending)
