@@ -24,7 +24,10 @@ from tokenbox.core.analysis.breakdown import (
     sum_by,
     tool_totals,
 )
+from tokenbox.tui.agentview import PART_CLASSES
+from tokenbox.tui.categories import category_lines
 from tokenbox.tui.lines import LineView
+from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import plain
 from tokenbox.tui.styles import PLAIN, Styles, Themed
 from tokenbox.tui.view import View, fmt
@@ -211,21 +214,30 @@ class BreakdownTitle(Static):
 
 
 class BreakdownView(Themed, LineView, inherit_bindings=False, can_focus=False):
-    """The breakdown panel of the sidebar (scrolls when the tool list is long)."""
+    """The breakdown panel of the sidebar (scrolls when the tool list is long); for an agent's request,
+    its categories as ``/context`` shows them and the ledger of its compactions (``tui/categories.py``)."""
 
     ELLIPSIS = True
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"breakdown--trimmed", "breakdown--recorded"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"breakdown--trimmed", "breakdown--recorded", "gauge--free", "gauge--buffer",
+                                             "gauge--crit", *PART_CLASSES}
     _view: View | None = None
+    _facts: AgentFacts | None = None
+    _agent = False
 
-    def show(self, view: View | None) -> None:
-        self._view = view
+    def show(self, view: View | None, facts: AgentFacts | None = None, *, agent: bool = False) -> None:
+        self._view, self._facts, self._agent = view, facts, agent
         width = self.scrollable_content_region.width or None  # none before the first layout
-        lines = breakdown_lines(view, self.component_styles(), width) if view is not None else [Text("no plan", "dim")]
+        if view is None:
+            lines = [Text("no plan", "dim")]
+        elif agent:
+            lines = category_lines(view, facts, self.component_styles(), width)
+        else:
+            lines = breakdown_lines(view, self.component_styles(), width)
         self.set_lines(lines)
 
     def on_lines_resized(self) -> None:
         """The label column is as wide as the panel allows."""
-        self.show(self._view)
+        self.show(self._view, self._facts, agent=self._agent)
 
     def restyle(self) -> None:
-        self.show(self._view)
+        self.show(self._view, self._facts, agent=self._agent)

@@ -19,6 +19,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from tokenbox.core.model.names import NATIVE_FORMAT
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.safe import ESCAPE_STYLE, FIELD_LIMIT, escaped_before, plain, safe_line
 from tokenbox.tui.styles import Themed
@@ -41,17 +42,30 @@ def detail_blocks(view: View, index: int) -> list[tuple[str, str | Text]]:
     result, state = plan.sections[index], view.state.sections[index]
     approx = view.approx
     section = result.section
-    info = (f"{plain(result.id, FIELD_LIMIT)} · {plain(result.kind, FIELD_LIMIT)} · {plain(state.action)} · "
-            f"{fmt(state.tokens, approx)} of {fmt(result.tokens_before, approx)} tokens · keep {plain(section.keep)}"
-            + (" · critical" if result.critical else ""))
+    agent = plan.session.source_format != NATIVE_FORMAT and not plan.what_if
+    if agent:  # an agent's request as it was sent: its size and share (the title holds its label)
+        where = section.meta.get("line")
+        info = (f"{fmt(state.tokens, approx)} tokens · {100 * state.tokens / max(1, view.total):.1f}% of the request"
+                + (f" · line {where}" if isinstance(where, int) else "") + f" · id {plain(result.id, FIELD_LIMIT)}")
+    else:
+        info = (f"{plain(result.id, FIELD_LIMIT)} · {plain(result.kind, FIELD_LIMIT)} · {plain(state.action)} · "
+                f"{fmt(state.tokens, approx)} of {fmt(result.tokens_before, approx)} tokens · keep {plain(section.keep)}"
+                + (" · critical" if result.critical else ""))
     blocks: list[tuple[str, str | Text]] = [("info", info)]
     label = section.meta.get("label")
     if isinstance(label, str) and label:
-        blocks.append(("info", plain(label, FIELD_LIMIT)))  # what a person calls this part
+        # what a person calls this part; for an agent's request whole, first (the table cuts it where narrow)
+        blocks.insert(0 if agent else 1, ("info", plain(label) if agent else plain(label, FIELD_LIMIT)))
     if section.tokens is not None and not section.text:
-        what = ("what the request held that the file does not: sized from the recorded usage, so that the parts add "
-                "up to it" if section.kind == "inferred" else "a part with a fixed size and no text of its own")
-        blocks.append(("info", what))
+        if section.kind == "inferred":
+            what = ("what the request held that the file does not: sized from the recorded usage, so that the parts add "
+                    "up to it" if section.meta.get("known", True) else
+                    "what the request held that the file does not: no request has recorded its size yet")
+            blocks.append(("info", what))
+            if plan.calibration is not None:
+                blocks.append(("info", "how: " + plain(plan.calibration.method)))
+        else:
+            blocks.append(("info", "a part with a fixed size and no text of its own"))
         return blocks
     applied = [s for s in plan.steps[: view.step] if s.section == result.id]
     if applied:

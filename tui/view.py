@@ -148,6 +148,8 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
     """What changed between two plans: sections added/removed/edited, budget, tokenizer, policy, turn."""
     if old is None:
         return "first plan"
+    if old.session.thread != new.session.thread:
+        return f"thread {new.session.thread}"  # another thread of the log: nothing of the one before is compared
     parts: list[str] = []
     if old.session.turn != new.session.turn or old.session.turn_count != new.session.turn_count:
         parts.append(f"turn {new.session.turn}/{new.session.turn_count}")
