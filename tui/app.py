@@ -504,17 +504,18 @@ class TokenboxApp(App[None]):
         else:
             widget.display = False
 
-    def _draw_sections(self, plan: Plan | None, step: int, levels: Levels, selected: int, agent: bool) -> None:
+    def _draw_sections(self, plan: Plan | None, step: int, levels: Levels, selected: int, agent: bool,
+                       trimming: bool) -> None:
         view = self._view(plan, step, levels)
-        self.query_one(SectionBars).show(view, selected if view else None, agent=agent,
-                                         trimmed=plan is not None and plan.what_if != 0)
+        self.query_one(SectionBars).show(view, selected if view else None, agent=agent, trimmed=trimming)
         # one row, fixed by the stylesheet: no layout pass (a new plan already redraws enough)
-        show_text(self.query_one("#detail-title", Static), Text(self._detail_title(view, selected, agent), end=""),
-                  layout=False)
+        show_text(self.query_one("#detail-title", Static),
+                  Text(self._detail_title(view, selected, agent and not trimming), end=""), layout=False)
 
-    def _draw_detail(self, plan: Plan | None, step: int, levels: Levels, selected: int, message: tuple | None) -> None:
+    def _draw_detail(self, plan: Plan | None, step: int, levels: Levels, selected: int, message: tuple | None,
+                     as_sent: bool) -> None:
         view = self._view(plan, step, levels)
-        self.query_one(DetailView).show(view, selected if view else None, self._detail_message(message))
+        self.query_one(DetailView).show(view, selected if view else None, self._detail_message(message), as_sent=as_sent)
 
     def _draw_topbar(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
                      following: bool, sidebar_visible: bool, facts: AgentFacts | None, agent: bool, trimming: bool) -> None:
@@ -584,6 +585,9 @@ class TokenboxApp(App[None]):
             notes.append(f"⚠ {count} (w): {self._short(warnings[0])}")
         if state.what_if:
             notes.append(f"what-if {state.what_if * WHAT_IF_STEP_PERCENT:+d}% (0 resets)")
+        elif state.agent and not state.trimming_shown and state.plan is not None and state.plan.steps:
+            # shown as sent, though it is over the window less its reply reserve (a request's max_tokens)
+            notes.append("over the window less the reply reserve: + or - shows it packed")
         return " · ".join(n for n in notes if n)
 
     def _draw_sidebar_layout(self, visible: bool, width: int) -> None:
@@ -621,7 +625,7 @@ class TokenboxApp(App[None]):
             else:
                 title = f"Breakdown{turn} · v: trace"
             self.query_one(BreakdownTitle).update(Text(title, end=""))
-            self.query_one(BreakdownView).show(view, facts, agent=agent)
+            self.query_one(BreakdownView).show(view, facts, agent=agent, trimmed=trimming)
 
     def _detail_title(self, view: View | None, selected: int, agent: bool = False) -> str:
         if view is None or not view.plan.sections:
@@ -779,13 +783,14 @@ class TokenboxApp(App[None]):
 # the status line is drawn every time (progress, what-if, reload time).
 PARTS: tuple[tuple[Callable[[ViewState], tuple], Callable[..., None]], ...] = (
     (lambda s: (s.sidebar_visible, s.width), TokenboxApp._draw_sidebar_layout),
-    (lambda s: (s.plan, s.step, s.warn_levels, s.facts, s.agent, s.trimming_shown), TokenboxApp._draw_gauge),
-    (lambda s: (s.plan, s.step, s.warn_levels, s.timeline, s.following), TokenboxApp._draw_timelines),
-    (lambda s: (s.plan, s.step, s.warn_levels, s.timeline, s.sidebar, s.facts, s.agent, s.trimming_shown),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.facts, s.agent, s.trimming_shown), TokenboxApp._draw_gauge),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.timeline, s.following), TokenboxApp._draw_timelines),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.timeline, s.sidebar, s.facts, s.agent, s.trimming_shown),
      TokenboxApp._draw_sidebar_mode),
-    (lambda s: (s.plan, s.step, s.warn_levels, s.selected, s.agent), TokenboxApp._draw_sections),
-    (lambda s: (s.plan, s.step, s.warn_levels, s.selected, _message(s)), TokenboxApp._draw_detail),
-    (lambda s: (s.plan, s.step, s.warn_levels, s.timeline, s.following, s.sidebar_visible, s.facts, s.agent,
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.selected, s.agent, s.trimming_shown), TokenboxApp._draw_sections),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.selected, _message(s), s.agent and not s.trimming_shown),
+     TokenboxApp._draw_detail),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.timeline, s.following, s.sidebar_visible, s.facts, s.agent,
                 s.trimming_shown), TokenboxApp._draw_topbar),
 )
 

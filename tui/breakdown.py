@@ -223,21 +223,22 @@ class BreakdownView(Themed, LineView, inherit_bindings=False, can_focus=False):
     _view: View | None = None
     _facts: AgentFacts | None = None
     _agent = False
+    _trimmed = False
 
-    def show(self, view: View | None, facts: AgentFacts | None = None, *, agent: bool = False) -> None:
-        self._view, self._facts, self._agent = view, facts, agent
+    def show(self, view: View | None, facts: AgentFacts | None = None, *, agent: bool = False, trimmed: bool = False) -> None:
+        self._view, self._facts, self._agent, self._trimmed = view, facts, agent, trimmed
         width = self.scrollable_content_region.width or None  # none before the first layout
         if view is None:
             lines = [Text("no plan", "dim")]
         elif agent:
-            lines = category_lines(view, facts, self.component_styles(), width)
+            lines = category_lines(view, facts, self.component_styles(), width, trimmed)
         else:
             lines = breakdown_lines(view, self.component_styles(), width)
         self.set_lines(lines)
 
     def on_lines_resized(self) -> None:
         """The label column is as wide as the panel allows."""
-        self.show(self._view, self._facts, agent=self._agent)
+        self.restyle()
 
     def restyle(self) -> None:
-        self.show(self._view, self._facts, agent=self._agent)
+        self.show(self._view, self._facts, agent=self._agent, trimmed=self._trimmed)

@@ -15,7 +15,7 @@ import textwrap
 
 from rich.style import Style
 from rich.text import Text
-from tokenbox.core.analysis.breakdown import context_use
+from tokenbox.core.analysis.breakdown import cache_breakpoints, cached_prefix_tokens, context_use, tool_totals
 from tokenbox.tui.agentview import category_colour
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import plain
@@ -63,14 +63,18 @@ def _row(lines: list[Text], label: str, count: str, share: str, width: int, swat
         lines.append(t)
 
 
-def category_lines(view: View, facts: AgentFacts | None, styles: Styles = PLAIN, width: int | None = None) -> list[Text]:
-    """The panel's rows, ``width`` cells wide (every label whole, over several rows where it must)."""
+def category_lines(view: View, facts: AgentFacts | None, styles: Styles = PLAIN, width: int | None = None,
+                   trimmed: bool = False) -> list[Text]:
+    """The panel's rows, ``width`` cells wide (every label whole, over several rows where it must);
+    ``trimmed``: the request packed into a what-if budget (its categories at the step shown, ✂ where cut)."""
     width = width or 40
     plan = view.plan
     # under a what-if budget the window is the what-if's, where the agent's own threshold does not apply
-    compact_at = facts.compact_at if facts is not None and not plan.what_if else None
+    compact_at = facts.compact_at if facts is not None and not trimmed else None
     window = plan.budget.max_ctx
     use = context_use(plan, window, compact_at, [s.tokens for s in view.state.sections], view.total)
+    whole = {c.key: c.tokens for c in context_use(plan, window, compact_at, [s.tokens_before for s in plan.sections],
+                                                  plan.tokens_before).categories}
     approx = "≈"
     lines: list[Text] = []
     head = Text(no_wrap=True, end="")
@@ -82,7 +86,8 @@ def category_lines(view: View, facts: AgentFacts | None, styles: Styles = PLAIN,
     _right(head, "window", SHARE, "dim")
     lines.append(head)
     for category in use.categories:
-        _row(lines, plain(category.label), fmt(category.tokens, approx), _share(category.tokens, window), width,
+        cut = " ✂" if category.tokens < whole.get(category.key, 0) else ""  # trimmed at the step shown
+        _row(lines, plain(category.label) + cut, fmt(category.tokens, approx), _share(category.tokens, window), width,
              styles[category_colour(category.key)])
     _row(lines, "in use", fmt(use.used, view.headline_approx), _share(use.used, window), width, None, "bold")
     if use.compact_at is not None:
@@ -96,7 +101,24 @@ def category_lines(view: View, facts: AgentFacts | None, styles: Styles = PLAIN,
         _row(lines, "free space", fmt(max(0, use.free), view.headline_approx), _share(max(0, use.free), window), width,
              styles["gauge--free"])
     _row(lines, "window", fmt(window), "100.0%", width, None, "dim")
-    if facts is not None:
+    if use.used < plan.tokens_before:
+        _row(lines, f"untrimmed ✂ {fmt(plan.tokens_before - use.used, approx)}", fmt(plan.tokens_before, approx),
+             _share(plan.tokens_before, window), width, None, "dim")
+    prefix = cached_prefix_tokens(plan)
+    if prefix is not None:  # where the provider's cache prefix ends (cache_control marks)
+        marks = len(cache_breakpoints(plan.session))
+        _row(lines, f"cache prefix ({marks} mark{'s' if marks != 1 else ''})", fmt(prefix, approx),
+             _share(prefix, window), width, None, "dim")
+    tools = sorted(enumerate(tool_totals(plan, [s.tokens for s in view.state.sections])),
+                   key=lambda item: (-item[1].tokens_after, item[0]))
+    if tools:  # a request body or a capture holds the definitions: which tool costs what
+        lines.append(Text(""))
+        lines.append(Text(f"Tool definitions by cost ({len(tools)})", "bold", no_wrap=True, end=""))
+        for _, tool in tools:
+            key = "mcp" if tool.key.startswith("mcp__") else "tools"
+            _row(lines, plain(tool.label), fmt(tool.tokens_after, approx), _share(tool.tokens_after, window), width,
+                 styles[category_colour(key)])
+    if facts is not None and (facts.compactions or plan.session.turn_count > 1):  # a log, not one request body
         lines.extend(ledger_lines(facts, styles, width))
     return lines
 

@@ -19,7 +19,6 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from tokenbox.core.model.names import NATIVE_FORMAT
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.safe import ESCAPE_STYLE, FIELD_LIMIT, escaped_before, plain, safe_line
 from tokenbox.tui.styles import Themed
@@ -36,13 +35,14 @@ def _mark(text: str, style: Style | str = "") -> Text:
     return Text(f"✂──── {text} ────", style, no_wrap=True, end="")
 
 
-def detail_blocks(view: View, index: int) -> list[tuple[str, str | Text]]:
-    """The detail as ``(kind, text)`` blocks: ``info``, ``text``, ``cut``, ``mark`` (before wrapping)."""
+def detail_blocks(view: View, index: int, as_sent: bool = False) -> list[tuple[str, str | Text]]:
+    """The detail as ``(kind, text)`` blocks: ``info``, ``text``, ``cut``, ``mark`` (before wrapping);
+    ``as_sent``: a part of an agent's request as it was sent (its label whole first, its share)."""
     plan = view.plan
     result, state = plan.sections[index], view.state.sections[index]
     approx = view.approx
     section = result.section
-    agent = plan.session.source_format != NATIVE_FORMAT and not plan.what_if
+    agent = as_sent
     if agent:  # an agent's request as it was sent: its size and share (the title holds its label)
         where = section.meta.get("line")
         info = (f"{fmt(state.tokens, approx)} tokens · {100 * state.tokens / max(1, view.total):.1f}% of the request"
@@ -218,25 +218,27 @@ class DetailView(Themed, LineView, inherit_bindings=False):
         self._content: tuple | None = None  # what the rows were built from (``_content_of``)
         self._source: Iterator[Text] | None = None
         self._count = 0
+        self.as_sent = False  # a part of an agent's request as it was sent (``detail_blocks``)
 
-    def show(self, view: View | None, index: int | None, message: str | None = None) -> None:
-        key = (id(view.plan) if view else None, view.step if view else None, index, message)
+    def show(self, view: View | None, index: int | None, message: str | None = None, *, as_sent: bool = False) -> None:
+        self.as_sent = as_sent
+        key = (id(view.plan) if view else None, view.step if view else None, index, message, as_sent)
         if key == self._last_key and view is not None and view.plan is self.view.plan:  # type: ignore[union-attr]
             return  # nothing changed: keep the (possibly large) text as it is
         same_section = self._last_key is not None and self._last_key[2] == index and self._last_key[0] == key[0]
         self.view, self.index, self.message = view, index, message
         self._last_key = key
-        content = self._content_of(view, index, message)
+        content = self._content_of(view, index, message, as_sent)
         if content == self._content:
             return  # a new plan, but this section's detail reads the same (an edit elsewhere): keep the rows
         self._content = content
         self._rebuild(keep_scroll=same_section)
 
     @staticmethod
-    def _content_of(view: View | None, index: int | None, message: str | None) -> tuple:
+    def _content_of(view: View | None, index: int | None, message: str | None, as_sent: bool = False) -> tuple:
         """What the rows are built from (but the width and the styles, which rebuild them by themselves)."""
         shown = view is not None and index is not None and index < len(view.plan.sections)
-        return (index, message, tuple(detail_blocks(view, index)) if shown else None)  # type: ignore[arg-type]
+        return (index, message, tuple(detail_blocks(view, index, as_sent)) if shown else None)  # type: ignore[arg-type]
 
     def _rebuild(self, keep_scroll: bool = True) -> None:
         width = max(10, (self.scrollable_content_region.width or 60) - 1)
@@ -296,7 +298,7 @@ class DetailView(Themed, LineView, inherit_bindings=False):
             if not self.message:
                 yield Text("no section selected", "dim")
             return
-        for kind, text in detail_blocks(view, index):
+        for kind, text in detail_blocks(view, index, self.as_sent):
             if kind == "info":  # wrapped like the text: an explanation can be longer than the pane
                 yield from iter_wrap(str(text), width, styles["detail--info"], escape)
             elif kind == "mark":

@@ -79,7 +79,7 @@ class ViewState:
 
     def view(self) -> View | None:
         """The plan at the step shown, or None before the first plan."""
-        return View.at(self.plan, self.step, self.warn_levels) if self.plan is not None else None
+        return View.at(self.plan, self.shown_step, self.warn_levels) if self.plan is not None else None
 
     @property
     def sidebar_visible(self) -> bool:
@@ -116,8 +116,15 @@ class ViewState:
     @property
     def trimming_shown(self) -> bool:
         """Whether the trim controls apply: a tokenbox session's layout, or an agent's request packed into a
-        what-if budget (its Token Box plan under that window)."""
-        return self.plan is not None and (not self.agent or self.plan.what_if != 0)
+        what-if budget (``+``/``-``, or ``--budget``/``--reserve-out``): its Token Box plan under that window."""
+        if self.plan is None:
+            return False
+        return not self.agent or self.plan.what_if != 0 or self.budget is not None or self.reserve_out is not None
+
+    @property
+    def shown_step(self) -> int:
+        """The step drawn: the one stepped to, or for an agent's request as it was sent, step 0 (untrimmed)."""
+        return self.step if self.trimming_shown else 0
 
     @property
     def warnings(self) -> tuple[str, ...]:

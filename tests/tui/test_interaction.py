@@ -163,6 +163,8 @@ async def tokenizer_cycle_marks_approximations(pilot) -> None:
     assert any("≈" in row for row in rows(app))
     await pilot.press("t")
     await wait_for(pilot, lambda: app.plan.tokenizer.name == "floop-estimate", what="floop-estimate")
+    await pilot.press("t")  # the calibrated Claude estimate is one of them too (at scale 1 outside a transcript)
+    await wait_for(pilot, lambda: app.plan.tokenizer.name == "claude-estimate", what="claude-estimate")
     await pilot.press("t")
     await wait_for(pilot, lambda: app.plan.tokenizer.name == "o200k_base", what="o200k_base")
     await pilot.press("t")
@@ -235,7 +237,7 @@ async def test_tokenizer_cycle_skips_broken_tokenizers(tmp_path):
     app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False, planner=planner)
     async with app.run_test(size=SIZE) as pilot:
         await wait_plan(pilot)
-        for name in ("heuristic", "floop-estimate"):
+        for name in ("heuristic", "floop-estimate", "claude-estimate"):
             await pilot.press("t")
             await wait_for(pilot, lambda name=name: app.plan.tokenizer.name == name, what=name)
         await pilot.press("t")  # broken is next: skipped
@@ -280,7 +282,9 @@ async def test_help_wraps_each_paragraph_under_itself_at_80_columns(tmp_path):
         await pilot.pause()
         rows = [line.split("│")[1].rstrip("▆▇█▁▂▃▄▅ ") for line in screen_lines(app) if line.count("│") >= 2]
         rows = [row for row in rows if row.strip()]
-        text_column = next(row.index("Tokens") for row in rows if row.split()[0] == "Sections")
+        first = next(row for row in rows if row.split()[0] in TERMS)  # the text starts after its term's blanks
+        after = first.index(first.split()[0]) + len(first.split()[0])
+        text_column = len(first) - len(first[after:].lstrip())
         for row in rows:  # a term and its text, or a continuation under the text
             assert row.split()[0] in TERMS or len(row) - len(row.lstrip()) == text_column, rows
         await pilot.press("escape")
