@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tokenbox.core.analysis.breakdown import CONTEXT_LABELS, PART_WORDS, part_kind
 from tokenbox.core.model.plan import Plan
-from tokenbox.core.model.prices import Cost
+from tokenbox.core.model.prices import Cost, usd
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.view import View, fmt
@@ -32,15 +32,6 @@ COMPACTION_THREAD = "agent-acompact-"  # Claude Code writes the compaction's own
 def agent_name(source_format: str) -> str:
     """The agent (or kind of file) a session's format stands for."""
     return AGENT_NAMES.get(source_format, source_format)
-
-
-def usd(value: float) -> str:
-    """Dollars with the digits that matter: ``$6.29``, ``$0.037``, ``$0.0004``."""
-    if value >= 1:
-        return f"${value:,.2f}"
-    if value >= 0.01:
-        return f"${value:.3f}"
-    return f"${value:.4f}"
 
 
 def request_cost_text(plan: Plan) -> str:

@@ -23,7 +23,9 @@ price: its cost is ``None``, never a guess.
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -64,6 +66,15 @@ class Cost:
     def to_dict(self) -> dict[str, Any]:
         """The plan JSON's ``cost`` (CONTRACT §11)."""
         return {"usd": round(self.usd, 6), "model": self.model, "prices_as_of": self.prices_as_of}
+
+
+def usd(value: float) -> str:
+    """Dollars with the digits that matter: ``$6.29``, ``$0.037``, ``$0.0004``."""
+    if value >= 1:
+        return f"${value:,.2f}"
+    if value >= 0.01:
+        return f"${value:.3f}"
+    return f"${value:.4f}"
 
 
 def _anthropic(input: float, output: float, cache_read: float | None = None) -> Price:
@@ -205,6 +216,14 @@ def request_cost(model: str | None, usage: RecordedUsage | None, overrides: Over
         return None
     key, entry = found
     return Cost(usage_cost(usage, entry.price), key, entry.as_of)
+
+
+def file_date(path: str) -> str:
+    """The day (UTC, ``YYYY-MM-DD``) ``path`` was last changed: the date of prices written there without one."""
+    try:
+        return time.strftime("%Y-%m-%d", time.gmtime(os.stat(path).st_mtime))
+    except OSError:
+        return "1970-01-01"
 
 
 def parse_overrides(raw: Any, where: str, default_as_of: str) -> dict[str, PriceEntry]:

@@ -10,14 +10,13 @@ override or extend the built-in table, ``tokenbox.core.model.prices``).
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from tokenbox.core.model.errors import ConfigError, SessionError, TokenizerError, WhatIfTooSmall
 from tokenbox.core.model.llms import lookup_model
-from tokenbox.core.model.prices import PriceEntry, parse_overrides
+from tokenbox.core.model.prices import PriceEntry, file_date, parse_overrides
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.validator import Validator
 from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, read_text
@@ -110,14 +109,6 @@ def _read_config(path: str) -> dict:
         return result
     except SessionError as exc:
         raise ConfigError(exc.problem, exc.remedy, exc.path, exc.line, exc.col) from None
-
-
-def file_date(path: str) -> str:
-    """The day (UTC, ``YYYY-MM-DD``) ``path`` was last changed: the date of prices written there without one."""
-    try:
-        return time.strftime("%Y-%m-%d", time.gmtime(os.stat(path).st_mtime))
-    except OSError:
-        return "1970-01-01"
 
 
 @dataclass(frozen=True)
