@@ -14,13 +14,15 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
+from platformdirs import user_downloads_path
 from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
+from textual.events import Resize
 from textual.containers import Horizontal, Vertical
 from textual.notifications import Notify, SeverityLevel
 from textual.reactive import var
@@ -228,9 +230,11 @@ class TokenboxApp(App[None]):
             self._watch()
             self._watch_config()
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: Resize) -> None:
+        # the event's size: this handler runs before Textual's own, which updates ``self.size`` later (the
+        # sidebar kept the width before the resize: shown at 80 columns after 140, hidden at 140 after 80);
         # every part again after the layout settles (fitted texts follow their widgets' widths)
-        self.set_reactive(TokenboxApp.state, replace(self.state, width=self.size.width))
+        self.set_reactive(TokenboxApp.state, replace(self.state, width=event.size.width))
         self.call_after_refresh(self._redraw_all)
 
     def on_unmount(self) -> None:
@@ -728,6 +732,12 @@ class TokenboxApp(App[None]):
             return agent
         return True
 
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """The palette's Screenshot: into the Downloads folder when there is one, else into
+        ``$XDG_STATE_HOME/tokenbox/screenshots`` (made when needed); Textual assumed ~/Downloads exists."""
+        return super().deliver_screenshot(filename, path or screenshot_folder(os.environ), time_format)
+
     def action_unavailable(self, why: str) -> None:
         """A key that does not apply here: say why (its stand-in binding, ``keys.py``)."""
         state = self.state
@@ -835,12 +845,11 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
         if options.claude:
             from tokenbox.tui.claude_app import ClaudeApp
 
-            fallback = options.claude_project is None
             try:
-                found = discover(options.claude_project, fallback=fallback)
+                found = discover(options.claude_project)  # a project without a session says so (no fallback)
             except DiscoveryError as exc:
                 return fail(str(exc))
-            app: TokenboxApp = ClaudeApp(found, fallback=fallback, **settings)
+            app: TokenboxApp = ClaudeApp(found, **settings)
         elif options.codex:
             from tokenbox.tui.codex import discover as discover_codex
 
@@ -869,6 +878,18 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
         except KeyboardInterrupt:
             return 130
     return 0
+
+
+def screenshot_folder(environ: Mapping[str, str]) -> str:
+    """Where screenshots go: the user's Downloads folder if it exists, else tokenbox's own folder under
+    ``$XDG_STATE_HOME`` (``~/.local/state``), made on first use."""
+    downloads = str(user_downloads_path())
+    if os.path.isdir(downloads):
+        return downloads
+    base = environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    folder = os.path.join(base, "tokenbox", "screenshots")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
 
 
 def _headline(view: View) -> str:

@@ -491,16 +491,30 @@ def test_discover_the_newest_transcript_of_the_project(claude_home):
     assert by_folder.path == found.path
 
 
-def test_discover_falls_back_to_any_project(claude_home, monkeypatch, tmp_path):
+def test_a_project_without_a_session_says_so_and_falls_back_only_when_asked(claude_home, monkeypatch, tmp_path):
     elsewhere = tmp_path / "no-sessions-here"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    found = discover()
+    with pytest.raises(DiscoveryError, match=r"no Claude Code transcripts for .*\(.*\)$") as info:
+        discover()  # --claude: never another project's session by itself
+    other = claude_home["projects"] / project_folder_name(str(claude_home["other"])) / "other-session.jsonl"
+    assert str(elsewhere) in str(info.value) and f"another project is {other}" in str(info.value)
+    found = discover(fallback=True)
     assert found.fallback and found.path.endswith("other-session.jsonl")  # the newest of any project
     assert found.note == "fallback: newest session of any project (" + project_folder_name(str(claude_home["other"])) + ")"
     assert str(elsewhere) in found.explanation and found.path in found.explanation
-    with pytest.raises(DiscoveryError, match=r"no Claude Code transcripts for .*\(.*\)$"):
-        discover(str(elsewhere), fallback=False)
+
+
+def test_claude_project_takes_a_folder_of_transcripts_anywhere(claude_home, tmp_path):
+    copied = tmp_path / "copied-transcripts"
+    make_transcript(copied, "a.jsonl", 1_000_000)
+    newest = make_transcript(copied, "b.jsonl", 2_000_000, LONG)
+    found = discover(str(copied))
+    assert found.path == str(newest) and found.folder == str(copied)
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "data.jsonl").write_text('{"x": 1}\n')  # a folder of other JSON lines is a project
+    with pytest.raises(DiscoveryError, match="no Claude Code transcripts for"):
+        discover(str(tmp_path / "repo"))
 
 
 def test_discover_with_claude_config_dir(claude_home, monkeypatch, tmp_path):
@@ -515,7 +529,7 @@ def test_discover_with_claude_config_dir(claude_home, monkeypatch, tmp_path):
     [
         ("nothing", "no Claude Code folder at"),
         ("no-projects", "no Claude Code projects in"),
-        ("empty-projects", "no Claude Code transcripts in"),
+        ("empty-projects", "no Claude Code transcripts for"),
     ],
 )
 def test_discover_errors(tmp_path, monkeypatch, setup, needle):
@@ -551,7 +565,7 @@ def test_session_watch_leaves_the_fallback_for_the_project(claude_home, monkeypa
     elsewhere = tmp_path / "later-project"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    watch = SessionWatch(discover())
+    watch = SessionWatch(discover(fallback=True), fallback=True)
     assert watch.current.fallback
     own = make_transcript(claude_home["projects"] / project_folder_name(str(elsewhere)), "first.jsonl", 10)
     found = watch.check()  # older than the fallback, but it is the project's own session
@@ -572,6 +586,15 @@ def test_cli_claude_opens_the_discovered_transcript(claude_home, monkeypatch):
     assert seen == {"cls": "ClaudeApp", "path": str(claude_home["own"] / "new-session.jsonl"), "reserve": 100, "note": ""}
     assert app_module.main(["--claude-project", str(claude_home["other"])]) == 0
     assert seen["path"].endswith("other-session.jsonl")
+
+
+def test_cli_claude_in_a_project_without_sessions_says_so(claude_home, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(app_module.TokenboxApp, "run", lambda self: pytest.fail("no app should start"))
+    monkeypatch.chdir(tmp_path)
+    assert app_module.main(["--claude"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tokenbox: error: no Claude Code transcripts for ") and err.count("\n") == 1
+    assert "other-session.jsonl" in err  # where a session is, named: not followed
 
 
 @pytest.mark.parametrize(
@@ -622,8 +645,8 @@ async def test_claude_app_says_when_it_falls_back(claude_home, monkeypatch, tmp_
     elsewhere = tmp_path / "fresh-project"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    found = discover()
-    app = ClaudeApp(found, frozen=True, toast_seconds=3600, watch=False)
+    found = discover(fallback=True)
+    app = ClaudeApp(found, fallback=True, frozen=True, toast_seconds=3600, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_plan(pilot)
         assert "fallback: newest session of any project" in status_text(app)
