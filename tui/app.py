@@ -22,8 +22,8 @@ from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.events import Resize
 from textual.containers import Horizontal, Vertical
+from textual.events import Resize
 from textual.notifications import Notify, SeverityLevel
 from textual.reactive import var
 from textual.screen import Screen

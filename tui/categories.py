@@ -19,7 +19,7 @@ from tokenbox.core.analysis.breakdown import cache_breakpoints, cached_prefix_to
 from tokenbox.tui.agentview import category_colour
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import plain
-from tokenbox.tui.styles import PLAIN, Styles
+from tokenbox.tui.styles import GAP, PLAIN, Styles
 from tokenbox.tui.view import View, fmt
 
 COUNT = 8  # "≈200 000"
@@ -28,10 +28,9 @@ MIN_LABEL = 10
 
 
 def _right(t: Text, text: str, width: int, style: Style | str = "") -> None:
-    """``text`` right-aligned in ``width`` cells, its padding a segment of its own (SVG viewers drop a text
-    element's leading blanks)."""
+    """``text`` right-aligned in ``width`` cells, its padding a ``GAP`` (never the start of a screenshot's element)."""
     if len(text) < width:
-        t.append(" " * (width - len(text)))
+        t.append(" " * (width - len(text)), GAP)
     t.append(text, style)
 
 
@@ -46,19 +45,16 @@ def _row(lines: list[Text], label: str, count: str, share: str, width: int, swat
     pieces = textwrap.wrap(label, room, break_long_words=True, break_on_hyphens=False) or [""]
     for number, piece in enumerate(pieces):
         t = Text(no_wrap=True, end="")
-        if number == 0:
-            t.append("■" if swatch is not None else " ", swatch or "")
+        if number == 0 and swatch is not None:
+            t.append("■", swatch)
+            t.append(" ", GAP)
         else:
-            t.append(" ")
-        t.append(" ")
-        t.append(piece, style)
+            t.append("  ", GAP)  # under the label (a continuation, or a row without a swatch)
+        t.append(piece + " " * (room - len(piece)) if number == 0 else piece, style)
         if number == 0:
-            pad = room - len(piece)
-            if pad:
-                t.append(" " * pad)  # a segment of its own: SVG viewers drop a text element's leading blanks
-            t.append(" ")
+            t.append(" ", GAP)
             _right(t, count, COUNT, style)
-            t.append(" ")
+            t.append(" ", GAP)
             _right(t, share, SHARE, "dim")
         lines.append(t)
 
@@ -78,11 +74,10 @@ def category_lines(view: View, facts: AgentFacts | None, styles: Styles = PLAIN,
     approx = "≈"
     lines: list[Text] = []
     head = Text(no_wrap=True, end="")
-    head.append("  ")
-    head.append("category", "dim")
-    head.append(" " * (max(MIN_LABEL, width - 2 - COUNT - 1 - SHARE - 1) - len("category") + 1))
+    head.append("  ", GAP)
+    head.append("category".ljust(max(MIN_LABEL, width - 2 - COUNT - 1 - SHARE - 1) + 1), "dim")
     _right(head, "tokens", COUNT, "dim")
-    head.append(" ")
+    head.append(" ", GAP)
     _right(head, "window", SHARE, "dim")
     lines.append(head)
     for category in use.categories:
@@ -145,7 +140,8 @@ def ledger_lines(facts: AgentFacts, styles: Styles = PLAIN, width: int = 40) -> 
                             (replaced, "dim")):
             for piece in textwrap.wrap(text, max(10, width - 3), break_on_hyphens=False) or [""]:
                 row = Text(no_wrap=True, end="")
-                row.append("  " if style != "bold" else "")
+                if style != "bold":
+                    row.append("  ", GAP)
                 row.append(piece, style)
                 lines.append(row)
     return lines

@@ -18,7 +18,7 @@ from tokenbox.tui.agentview import PART_CLASSES, category_colour, part_colour, r
 from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import FIELD_LIMIT, plain
-from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
+from tokenbox.tui.styles import BAR_CLASSES, GAP, PLAIN, Styles, Themed
 from tokenbox.tui.view import View, bar_class, fmt, gauge_cells, level
 
 CELLS = {"section": "█", "joins": "▒", "free": "·", "reserve": "▓", "headroom": "▚", "over": "▞", "buffer": "░",
@@ -73,9 +73,7 @@ def _row(out: Text, label: str, value: str | Text, style: str | Style = "", swat
     out.append(f"{label:<{ROW_START - 2}}", "dim")
     if swatch:
         out.append(CELLS[swatch], _cell_style(swatch, styles))
-        out.append(" ")
-    else:
-        out.append(" ")
+    out.append(" ", GAP)  # its own element in a screenshot: the value's first cell stays where it is
     out.append_text(text)
     out.append("\n")
     if rest is not None:
@@ -262,10 +260,9 @@ def render_agent_gauge(view: View, facts: AgentFacts | None, width: int, styles:
         _row(out, "prices", f"as of {as_of}", "dim", width=width)
     tokenizer = Text(plain(plan.tokenizer.name, FIELD_LIMIT))
     calibration = plan.calibration
-    if calibration is not None:
-        tokenizer.append(f" ≈ ×{calibration.scale:.2f}", styles["gauge--warn"])
-    elif not plan.tokenizer.exact:
-        tokenizer.append(" ≈", styles["gauge--warn"])
+    if calibration is not None or not plan.tokenizer.exact:
+        tokenizer.append(" ", GAP)
+        tokenizer.append(f"≈ ×{calibration.scale:.2f}" if calibration is not None else "≈", styles["gauge--warn"])
     _row(out, "tokenizer", tokenizer, width=width)
     return out
 

@@ -16,7 +16,7 @@ from rich.text import Text
 from tokenbox.core.analysis.breakdown import part_kind
 from tokenbox.tui.agentview import label_of, part_colour, part_of
 from tokenbox.tui.bars import ACTIONS, bar_scale, bar_text, scale_tokens
-from tokenbox.tui.styles import PLAIN, Styles
+from tokenbox.tui.styles import GAP, PLAIN, Styles
 from tokenbox.tui.view import View, fmt
 
 SHARE = 6  # "100.0%"
@@ -57,14 +57,13 @@ def _cut(text: str, width: int) -> str:
 
 
 def _cells(t: Text, text: str, width: int, style: Style | str = "", *, right: bool = False) -> None:
-    """``text`` in a column ``width`` cells wide. A left-aligned text keeps its padding in its own style and a
-    right-aligned one takes the style of what is before it: a run of blanks never starts an element of the
-    SVG screenshot (SVG viewers drop an element's leading blanks, which shifts the columns)."""
+    """``text`` in a column ``width`` cells wide: a left-aligned text keeps its padding in its own style, a
+    right-aligned one's padding is a ``GAP`` (a run of blanks never starts an element of an SVG screenshot)."""
     text = _cut(text, width)
     pad = " " * (width - len(text))
     if right:
         if pad:
-            t.append(pad)
+            t.append(pad, GAP)
         t.append(text, style)
     else:
         t.append(text + pad, style)
@@ -75,20 +74,20 @@ def header_text(view: View | None, cols: PartColumns) -> Text:
     t = Text(no_wrap=True, end="", style="bold")
     t.append("  ")
     _cells(t, "part", cols.part)
-    t.append(" ")
+    t.append(" ", GAP)
     _cells(t, "label", cols.label)
-    t.append(" ")
+    t.append(" ", GAP)
     _cells(t, "before" if cols.trimmed else "tokens", cols.number, right=True)
     if cols.trimmed:
-        t.append(" → ")
+        t.append(" → ", GAP)
         _cells(t, "after", cols.number)
-    t.append(" ")
+    t.append(" ", GAP)
     _cells(t, "share", SHARE, right=True)
     if cols.trimmed:
-        t.append(" ")
+        t.append(" ", GAP)
         _cells(t, "action", ACTION)
     if cols.bar:
-        t.append(" ")
+        t.append(" ", GAP)
         scale = bar_scale(max(1, -(-scale_tokens(view) // cols.bar)), cols.bar) if view is not None else "bar"
         _cells(t, scale, cols.bar)
     return t
@@ -105,26 +104,26 @@ def row_text(view: View, index: int, cols: PartColumns, styles: Styles = PLAIN, 
     t.append("◀" if current else " ", styles["section--current"])
     t.append("▌", styles[colour])
     _cells(t, part_of(view, index), cols.part, "dim")
-    t.append(" ")
+    t.append(" ", GAP)
     _cells(t, label_of(view, index), cols.label, "bold" if result.kind == "inferred" else "")
-    t.append(" ")
+    t.append(" ", GAP)
     approx = view.approx
     if reply:  # the request's own output: no context tokens (it is context from the next request on)
         _cells(t, "output", cols.number, "dim", right=True)
     else:
         _cells(t, fmt(result.tokens_before if cols.trimmed else state.tokens, approx), cols.number, right=True)
     if cols.trimmed:
-        t.append(" → ")
+        t.append(" → ", GAP)
         changed = state.tokens != result.tokens_before
         _cells(t, "" if reply else fmt(state.tokens, approx), cols.number, Style(bold=True) if changed else "")
-    t.append(" ")
+    t.append(" ", GAP)
     total = max(1, view.total)
     _cells(t, "" if reply else f"{100 * state.tokens / total:.1f}%", SHARE, "dim", right=True)
     if cols.trimmed:
-        t.append(" ")
+        t.append(" ", GAP)
         _cells(t, state.action, ACTION, styles[f"section--{state.action}"] if state.action in ACTIONS else "")
     if cols.bar:
-        t.append(" ")
+        t.append(" ", GAP)
         bar = bar_text(view, index, cols.bar, styles, scale)
         bar.stylize(styles[colour], 0, state.tokens and len(bar.plain.rstrip("░┄ ")))
         t.append_text(bar)

@@ -17,7 +17,24 @@ from tokenbox.core.analysis.threads import ThreadSummary
 from tokenbox.tui.agentview import thread_word, usd
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import FIELD_LIMIT, plain
+from tokenbox.tui.styles import GAP
 from tokenbox.tui.view import fmt
+
+COLUMNS = {"requests": 10, "context now": 13, "peak": 11, "cost": 10}  # titles and widths of the number columns
+
+
+def header_row(name_width: int, models: bool) -> Text:
+    """The column titles over ``thread_row``s."""
+    t = Text(no_wrap=True, end="")
+    t.append("  ", GAP)
+    t.append("thread".ljust(name_width), "dim")
+    for title, width in COLUMNS.items():
+        t.append(" " * (width - len(title)), GAP)
+        t.append(title, "dim")
+    if models:
+        t.append("  ", GAP)
+        t.append("models", "dim")
+    return t
 
 
 def thread_row(summary: ThreadSummary, shown: bool, name_width: int, models: bool = True) -> Text:
@@ -27,13 +44,15 @@ def thread_row(summary: ThreadSummary, shown: bool, name_width: int, models: boo
     t.append("▶ " if shown else "  ", "bold")
     t.append(f"{thread_word(summary.name):<{name_width}}", "bold" if summary.main else "")
     requests = f"{summary.requests} req" + ("+1" if summary.pending else "")
-    t.append(f"  {requests:>8}")
-    t.append(f"  now {fmt(summary.current) if summary.current is not None else '–':>9}")
-    t.append(f"  peak {fmt(summary.peak) if summary.peak is not None else '–':>9}")
+    now = fmt(summary.current) if summary.current is not None else "–"
+    peak = fmt(summary.peak) if summary.peak is not None else "–"
     cost = usd(summary.usd) if summary.usd is not None else "no price" if summary.unpriced else "–"
-    t.append(f"  {cost:>8}")
+    for value, width in zip((requests, now, peak, cost), COLUMNS.values(), strict=True):
+        t.append(" " * (width - len(value)), GAP)  # right-aligned; the blanks an element of their own
+        t.append(value)
     if models and summary.models:
-        t.append("  " + ", ".join(plain(m, FIELD_LIMIT) for m in summary.models), "dim")
+        t.append("  ", GAP)
+        t.append(", ".join(plain(m, FIELD_LIMIT) for m in summary.models), "dim")
     return t
 
 
@@ -45,7 +64,8 @@ def session_line(facts: AgentFacts) -> Text:
         t.append("session cost: no request has a priced model", "dim")
     else:
         t.append(f"session cost {usd(cost.usd)}", "bold")
-        t.append(f" (every request of every thread, prices as of {cost.prices_as_of})", "dim")
+        t.append(" ", GAP)
+        t.append(f"(every request of every thread, prices as of {cost.prices_as_of})", "dim")
     if cost is not None and cost.unpriced:
         t.append(f"; no price for {', '.join(plain(m, FIELD_LIMIT) for m in cost.unpriced)}", "dim")
     return t
@@ -73,11 +93,11 @@ class ThreadsScreen(ModalScreen[str | None]):
         facts = self.facts
         width = max([4] + [len(thread_word(s.name)) for s in facts.threads])
         room = min(120, int(self.app.size.width * 0.95)) - 4  # the panel's inner width
-        models = 2 + width + 10 + 15 + 16 + 10 + max([0] + [len(", ".join(s.models)) + 2 for s in facts.threads]) <= room
+        longest = max([0] + [len(", ".join(s.models)) + 2 for s in facts.threads])
+        models = 2 + width + sum(COLUMNS.values()) + longest <= room
         with Vertical():
             yield Static(Text("Threads — ↑↓ Enter shows one, Esc closes", end=""), classes="threads--title")
-            yield Static(Text("  " + "thread".ljust(width) + "  requests  context now        peak      cost"
-                              + ("  models" if models else ""), "dim", end=""))
+            yield Static(header_row(width, models))
             options = [Option(thread_row(s, s.name == facts.thread, width, models), id=s.name) for s in facts.threads]
             yield OptionList(*options, id="threads")
             yield Static(session_line(facts), id="threads-cost")

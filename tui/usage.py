@@ -109,7 +109,8 @@ def usage_text(
     elif shown.recorded is not None and visible is not None and shown.estimated:
         t.append("in the file ", "dim")
         t.append(fmt(visible, "≈"), Style(bold=True))
-        t.append(f" ({100 * visible / max(1, shown.recorded):.0f}%)", "dim")
+        share = 100 * visible / max(1, shown.recorded)
+        t.append(f" ({share:.0f}%)" if share >= 1 or not visible else f" ({share:.1f}%)", "dim")
         t.append("\n")
         t.append("not in it   ", "dim")
         t.append(fmt(shown.recorded - visible, "≈"), Style(bold=True))

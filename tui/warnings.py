@@ -23,7 +23,8 @@ def warnings_text(warnings: Sequence[str], name: str) -> Text:
         t.append("\nno warnings for the plan shown", "dim")
         return t
     for number, warning in enumerate(warnings, start=1):
-        t.append(f"\n{number:>3}. ", "bold")
+        t.append("\n")
+        t.append(f"{number}. ", "bold")
         t.append(plain(warning))
     return t
 

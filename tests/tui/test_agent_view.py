@@ -152,8 +152,8 @@ async def test_a_transcript_with_a_sub_agent_and_a_compaction(session_dir, snaps
         assert isinstance(app.screen, ThreadsScreen)
         listed = flat("\n".join(screen_lines(app)))
         peak = max(context(u) for _, u in main)
-        assert f"▶ main 73 req now {spaced(44_993)} peak {spaced(peak)}" in listed
-        assert f"agent-a7be2f0 13 req now {spaced(context(sub[-1][1]))}" in listed
+        assert f"▶ main 73 req {spaced(44_993)} {spaced(peak)}" in listed
+        assert f"agent-a7be2f0 13 req {spaced(context(sub[-1][1]))}" in listed
         assert f"${sum(dollars(*r) for r in sub):.3f}" in listed
         assert "agent-acompact-f46190 (compaction) 1 req" in listed
         assert snapshot(name="threads-140x42") == app.export_screenshot(title=app.title, simplify=True)
