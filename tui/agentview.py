@@ -26,6 +26,7 @@ AGENT_NAMES = {
     "openai-chat": "OpenAI Chat request",
     "openai-responses": "OpenAI Responses request",
 }
+LABEL_CHARS = 120  # of a system block's first line, as its label
 COMPACTION_THREAD = "agent-acompact-"  # Claude Code writes the compaction's own request as this sub-agent
 
 
@@ -70,10 +71,17 @@ def category_colour(key: str) -> str:
 
 
 def label_of(view: View, index: int) -> str:
-    """What a person calls section ``index`` (``assistant → Bash(git status)``), escaped, whole."""
+    """What a person calls section ``index`` (``assistant → Bash(git status)``, a tool definition's name, a
+    system block's first line), escaped, whole."""
     section = view.plan.sections[index].section
     label = section.meta.get("label")
-    return plain(label if isinstance(label, str) and label else section.id)
+    if isinstance(label, str) and label:
+        return plain(label)
+    tool = section.meta.get("tool")
+    if isinstance(tool, str) and tool:
+        return plain(tool)
+    first = next((line.strip() for line in (section.text or "").splitlines() if line.strip()), "")
+    return plain(first[:LABEL_CHARS] + ("…" if len(first) > LABEL_CHARS else "")) if first else plain(section.id)
 
 
 def window_text(plan: Plan) -> str:

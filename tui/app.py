@@ -721,15 +721,17 @@ class TokenboxApp(App[None]):
         threads for an agent's session, what-if, tokenizer and warnings once there is a plan. (Not by the
         plan's steps: they come and go while following, and every footer rebuild costs memory in Textual.)
         A key that does not apply runs its stand-in (``keys.py``), which says why."""
-        multi_turn, has_plan, agent, trimming = _applicable(self.state)
+        multi_turn, has_plan, agent, trimming, warned, threaded = _applicable(self.state)
         if action in ("turn", "follow"):
             return multi_turn
         if action in ("step", "step_to", "policy", "sidebar"):
             return trimming  # an agent's request has no trim trace until a what-if budget packs it
-        if action in ("budget", "tokenizer", "warnings"):
+        if action in ("budget", "tokenizer"):
             return has_plan
+        if action == "warnings":  # in the footer for an agent's session, and wherever there are warnings
+            return has_plan and (agent or warned)
         if action == "threads":
-            return agent
+            return threaded
         return True
 
     def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
@@ -747,6 +749,10 @@ class TokenboxApp(App[None]):
         elif why == "trim":
             text = ("an agent's request is shown as it was sent: the trim trace and policy apply once a what-if "
                     "budget packs it (+ or -)" if state.agent else "no plan yet")
+        elif why == "warnings":
+            text = "no warnings for the plan shown" if state.plan is not None else "no plan yet"
+        elif state.agent:
+            text = "one thread only: this session has no sub-agent"
         else:
             text = "threads are an agent's (a transcript's main thread and its sub-agents): this is a tokenbox session"
         self.notify(text, timeout=self.toast_seconds or 3, markup=False)
@@ -906,6 +912,8 @@ def _headline(view: View) -> str:
     return f"context {view.headline_approx}{view.percent}%{note}"
 
 
-def _applicable(state: ViewState) -> tuple[bool, bool, bool, bool]:
-    """What decides which keys apply: several turns, a plan at all, an agent's session, the trim controls."""
-    return state.turn_count > 1, state.plan is not None, state.agent, state.trimming_shown
+def _applicable(state: ViewState) -> tuple[bool, bool, bool, bool, bool, bool]:
+    """What decides which keys apply: several turns, a plan at all, an agent's session, the trim controls,
+    warnings, several threads."""
+    threaded = state.facts is not None and len(state.facts.threads) > 1
+    return state.turn_count > 1, state.plan is not None, state.agent, state.trimming_shown, bool(state.warnings), threaded

@@ -145,7 +145,8 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
              styles["gauge--info"] + Style(bold=True), width=width)
     tokenizer = Text(plain(plan.tokenizer.name, FIELD_LIMIT))
     fits = ROW_START + len(tokenizer) + len(" ≈ approximate") <= width
-    tokenizer.append(" exact" if plan.tokenizer.exact else " ≈ approximate" if fits else " ≈",
+    tokenizer.append(" ", GAP)
+    tokenizer.append("exact" if plan.tokenizer.exact else "≈ approximate" if fits else "≈",
                      "dim" if plan.tokenizer.exact else warn)
     _row(out, "tokenizer", tokenizer)
     _row(out, "policy", plain(plan.trimming))

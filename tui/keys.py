@@ -58,7 +58,7 @@ KEYS: tuple[Key, ...] = (
     *(Key(keys, f"unavailable('{why}')", "", "", shown, footer=False, listed=False) for keys, shown, why in (
         ("left_square_bracket", "[", "turns"), ("right_square_bracket", "]", "turns"), ("f", "f", "turns"),
         ("left", "←", "trim"), ("right", "→", "trim"), ("home", "Home", "trim"), ("end", "End", "trim"),
-        ("p", "p", "trim"), ("v", "v", "trim"), ("a", "a", "threads"))),
+        ("p", "p", "trim"), ("v", "v", "trim"), ("a", "a", "threads"), ("w", "w", "warnings"))),
 )
 
 

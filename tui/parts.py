@@ -79,7 +79,8 @@ def header_text(view: View | None, cols: PartColumns) -> Text:
     t.append(" ", GAP)
     _cells(t, "before" if cols.trimmed else "tokens", cols.number, right=True)
     if cols.trimmed:
-        t.append(" → ", GAP)
+        t.append(" ", GAP)
+        t.append("→ ")
         _cells(t, "after", cols.number)
     t.append(" ", GAP)
     _cells(t, "share", SHARE, right=True)
@@ -113,7 +114,8 @@ def row_text(view: View, index: int, cols: PartColumns, styles: Styles = PLAIN, 
     else:
         _cells(t, fmt(result.tokens_before if cols.trimmed else state.tokens, approx), cols.number, right=True)
     if cols.trimmed:
-        t.append(" → ", GAP)
+        t.append(" ", GAP)
+        t.append("→ ")
         changed = state.tokens != result.tokens_before
         _cells(t, "" if reply else fmt(state.tokens, approx), cols.number, Style(bold=True) if changed else "")
     t.append(" ", GAP)
