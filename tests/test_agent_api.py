@@ -121,7 +121,8 @@ def test_stable_prefix_fails_when_the_last_turn_changed_the_prefix(tmp_path, cap
     data["budget"]["max_ctx"] = 100_000
     SessionLog(changed).append(data)
     assert cli(["check", str(changed), "--stable-prefix"]) == 1
-    assert "prefix changed" in capsys.readouterr().err
+    assert capsys.readouterr().err == (f"tokenbox: check failed: {changed}: turn 3: the prefix changed (prefix): "
+                                       "the provider's prompt cache misses\n")
 
 
 def test_max_growth_on_a_transcript(capsys):

@@ -1,16 +1,41 @@
-"""Packaging: every Python package folder is listed in pyproject, and the wheel ships the samples."""
+"""Packaging, honestly: build the sdist and the wheel, install the wheel into a fresh virtual environment
+and run the installed commands from there.
+
+No network: the sdist is built from a copy of the source tree with the test environment's setuptools
+(no build isolation), the wheel from the unpacked sdist (so a file missing from the sdist fails here),
+and the wheel is installed with ``pip --no-index --no-deps`` into a venv without pip whose dependencies
+come from the test environment through a ``.pth`` file. ``tokenbox`` itself is importable there only
+from the installed wheel (a ``.pth`` line adds a folder, it does not run that folder's ``.pth`` hooks,
+so the editable install of the test environment stays out).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import tarfile
 import tomllib
-from importlib.resources import files
+import venv
+import zipfile
 from pathlib import Path
 
+import pytest
+
+from tests.inprocess import run_main
+
 ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+VERSION = PYPROJECT["project"]["version"]
+SAMPLES = {"passepartout_turn.yaml", "facet_layout.yaml", "floop_behaviors.yaml", "agent_log.jsonl", "overflow.yaml"}
 
 
 def test_every_package_folder_is_listed():
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    config = PYPROJECT["tool"]["setuptools"]
     listed = set(config["packages"])
     mapping = config["package-dir"]
     expected = set()
@@ -23,6 +48,85 @@ def test_every_package_folder_is_listed():
     assert expected <= listed, f"add to [tool.setuptools] packages: {sorted(expected - listed)}"
 
 
-def test_samples_are_package_data():
-    names = {p.name for p in files("tokenbox.samples").iterdir()}
-    assert {"passepartout_turn.yaml", "facet_layout.yaml", "floop_behaviors.yaml", "agent_log.jsonl", "overflow.yaml"} <= names
+def _backend(call: str, source: Path, out: Path) -> Path:
+    """``setuptools.build_meta.<call>(out)`` run in ``source`` by this environment's setuptools."""
+    code = f"import setuptools.build_meta as backend, sys; print(backend.{call}({str(out)!r}))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=source, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out / result.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The sdist, the wheel built from it, and a fresh venv with the wheel installed."""
+    work = tmp_path_factory.mktemp("packaging")
+    source = work / "source"
+    source.mkdir()
+    junk = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for folder in set(PYPROJECT["tool"]["setuptools"]["package-dir"].values()):
+        shutil.copytree(ROOT / folder, source / folder, ignore=junk)
+    dist = work / "dist"
+    dist.mkdir()
+    sdist = _backend("build_sdist", source, dist)
+    unpacked = work / "unpacked"
+    with tarfile.open(sdist) as archive:
+        archive.extractall(unpacked, filter="data")
+    wheel = _backend("build_wheel", next(unpacked.iterdir()), dist)
+
+    env_dir = work / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    Path(purelib, "test_environment_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
+    environ = {**os.environ, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    result = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
+                             "--no-cache-dir", "--no-compile", "-q", str(wheel)], capture_output=True, text=True, env=environ, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {"sdist": sdist, "wheel": wheel, "venv": env_dir, "purelib": Path(purelib)}
+
+
+def test_the_sdist_holds_the_sources_and_the_wheel_the_packages(installed):
+    with tarfile.open(installed["sdist"]) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"pyproject.toml", "README.md", "core/__init__.py", "tui/app.tcss", "sample_sessions/facet_layout.yaml"} <= names
+    with zipfile.ZipFile(installed["wheel"]) as archive:
+        files = set(archive.namelist())
+        metadata = archive.read(f"tokenbox-{VERSION}.dist-info/METADATA").decode("utf-8")
+        entry_points = archive.read(f"tokenbox-{VERSION}.dist-info/entry_points.txt").decode("utf-8")
+    packages = PYPROJECT["tool"]["setuptools"]["packages"]
+    for package in packages:
+        assert package.replace(".", "/") + "/__init__.py" in files, package
+    assert {f"tokenbox/samples/{name}" for name in SAMPLES} <= files
+    assert "tokenbox/tui/app.tcss" in files
+    assert not any(name.startswith(("tests/", "benchmarks/")) for name in files)
+    required = {line.removeprefix("Requires-Dist:").replace(" ", "").lower() for line in metadata.splitlines()
+                if line.startswith("Requires-Dist:") and "extra==" not in line.replace(" ", "")}
+    assert required == {requirement.replace(" ", "").lower() for requirement in PYPROJECT["project"]["dependencies"]}
+    for script, target in PYPROJECT["project"]["scripts"].items():
+        assert f"{script} = {target}" in entry_points
+
+
+def test_the_installed_commands_run_from_the_wheel(installed):
+    bin_dir = installed["venv"] / "bin"
+    python = bin_dir / "python"
+    where = subprocess.run([python, "-c", "import tokenbox.core, tokenbox.tui; print(tokenbox.core.__file__); print(tokenbox.tui.__file__)"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert all(Path(path).is_relative_to(installed["purelib"]) for path in where), where  # not the source tree
+    sample = installed["purelib"] / "tokenbox" / "samples" / "facet_layout.yaml"
+    assert sample.read_bytes() == (ROOT / "sample_sessions" / "facet_layout.yaml").read_bytes()
+
+    plan = subprocess.run([bin_dir / "tokenbox", "plan", str(sample), "--json"], capture_output=True, timeout=120)
+    assert plan.returncode == 0 and plan.stderr == b"", plan.stderr
+    from_wheel = json.loads(plan.stdout)
+    from_source = json.loads(run_main(["plan", str(ROOT / "sample_sessions" / "facet_layout.yaml"), "--json"]).stdout)
+    assert from_wheel == from_source  # the same plan, byte for byte in its numbers and fingerprint
+    rendered = subprocess.run([bin_dir / "tokenbox", "render", str(sample)], capture_output=True, timeout=120).stdout
+    assert from_wheel["fingerprint"] == "sha256:" + hashlib.sha256(rendered).hexdigest()
+
+    version = subprocess.run([bin_dir / "tokenbox-tui", "--version"], capture_output=True, text=True, timeout=120)
+    assert version.returncode == 0 and version.stdout.strip() == f"tokenbox-tui {VERSION}"
+    headless = subprocess.run([bin_dir / "tokenbox", "--version"], capture_output=True, text=True, timeout=120)
+    assert headless.stdout.strip() == f"tokenbox {VERSION}"

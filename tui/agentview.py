@@ -25,6 +25,13 @@ AGENT_NAMES = {
     "anthropic-messages": "Anthropic request",
     "openai-chat": "OpenAI Chat request",
     "openai-responses": "OpenAI Responses request",
+    "aider-chat-history": "Aider",
+    "aider-llm-history": "Aider",
+    "cline-task": "Cline",
+    "copilot-cli": "Copilot CLI",
+    "opencode": "OpenCode",
+    "gemini-generate-content": "Gemini request",
+    "context-lens-lhar": "context-lens capture",
 }
 LABEL_CHARS = 120  # of a system block's first line, as its label
 COMPACTION_THREAD = "agent-acompact-"  # Claude Code writes the compaction's own request as this sub-agent

@@ -864,6 +864,14 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
             except DiscoveryError as exc:
                 return fail(str(exc))
             app = TokenboxApp(path, **settings)
+        elif options.agent:
+            from tokenbox.core.sources.discovery import newest
+
+            try:
+                found = newest(options.agent)
+            except DiscoveryError as exc:
+                return fail(str(exc))
+            app = TokenboxApp(found.path, **settings)
         elif options.record:
             from tokenbox.core.model.errors import BadInput
             from tokenbox.core.record.run import record_for_tui

@@ -19,21 +19,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tokenbox.core.model.textsafe import printable
+from tokenbox.core.sources import discovery
 from tokenbox.core.sources.formats import SNIFF_LINES
 from tokenbox.core.sources.readers.claude_code import looks_like_transcript
 
 CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 POLL_SECONDS = 1.0
-_UNSAFE = re.compile(r"[^A-Za-z0-9]")
 
 
-class DiscoveryError(Exception):
-    """No transcript to follow; ``str()`` is one line with its remedy in parentheses."""
+DiscoveryError = discovery.DiscoveryError  # no session to follow: one line with its remedy in parentheses
 
 
 @dataclass(frozen=True)
@@ -63,18 +61,12 @@ class Discovery:
 
 
 def config_dir(environ: Mapping[str, str] | None = None) -> str:
-    """Claude Code's data folder: ``$CLAUDE_CONFIG_DIR`` if set, else ``~/.claude``."""
-    env = os.environ if environ is None else environ
-    configured = env.get(CONFIG_ENV, "").strip()
-    if configured:
-        return os.path.abspath(os.path.expanduser(configured))
-    home = env.get("HOME") or os.path.expanduser("~")
-    return os.path.join(home, ".claude")
+    """Claude Code's data folder: ``$CLAUDE_CONFIG_DIR`` if set, else ``~/.claude`` (the agents' table:
+    ``tokenbox.core.sources.discovery``)."""
+    return discovery.claude_dir(os.environ if environ is None else environ)[0]
 
 
-def project_folder_name(directory: str) -> str:
-    """Claude Code's folder name for a project: its absolute path, non-alphanumerics as ``-``."""
-    return _UNSAFE.sub("-", os.path.abspath(directory))
+project_folder_name = discovery.claude_project_folder
 
 
 def transcripts(folder: str) -> list[tuple[int, str]]:

@@ -33,6 +33,7 @@ class Options:
     upstream: str | None = None
     codex: bool = False  # follow the newest Codex CLI rollout of the current directory
     warn_levels: str | None = None  # "75,90,100": overrides TOKENBOX_WARN_LEVELS and the config file
+    agent: str | None = None  # follow the newest session of this agent for the current directory (``discovery``)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,6 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="follow the newest Codex CLI rollout started in the current directory "
              "(~/.codex/sessions/, or $CODEX_HOME/sessions/)",
     )
+    from tokenbox.core.sources.discovery import AGENTS
+
+    parser.add_argument(
+        "--agent", choices=[a.name for a in AGENTS], metavar="NAME",
+        help="follow the newest session of agent NAME started in the current directory's project: "
+             + ", ".join(f"{a.name} ({a.label})" for a in AGENTS) + "; --claude and --codex are shorthands",
+    )
     # the flags only, not the proxy's machinery (asyncio): the first plan waits for this parser
     from tokenbox.core.record.flags import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url
 
@@ -114,6 +122,14 @@ def parse_args(argv: Sequence[str]) -> Options:
                 f"argument --tokenizer: unknown tokenizer {printable(args.tokenizer)!r} "
                 f"(known tokenizers: {', '.join(names)})"
             )
+    if args.agent is not None and (args.file is not None or args.claude or args.claude_project is not None or args.codex
+                                   or args.record):
+        raise UsageError("--agent excludes FILE, --claude/--claude-project, --codex and --record (give one of them)")
+    agent = args.agent
+    if agent == "claude":  # the shorthands, with their own following (a new session is switched to)
+        args.claude, agent = True, None
+    elif agent == "codex":
+        args.codex, agent = True, None
     claude = args.claude or args.claude_project is not None
     if claude and args.file is not None:
         raise UsageError("FILE and --claude/--claude-project exclude each other (give one of them)")
@@ -124,7 +140,7 @@ def parse_args(argv: Sequence[str]) -> Options:
     if args.record and (claude or args.file is not None):
         raise UsageError("--record follows its own capture: give no FILE and no --claude")
     return Options(args.file, args.budget, args.tokenizer, args.trimming, args.reserve_out, claude, args.claude_project,
-                   args.record, args.listen, args.upstream, args.codex, args.warn_levels)
+                   args.record, args.listen, args.upstream, args.codex, args.warn_levels, agent)
 
 
 def sample_path(stack: contextlib.ExitStack, name: str = DEFAULT_SAMPLE) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tokenbox.core.model.textsafe import printable
+from tokenbox.core.sources import discovery
 from tokenbox.tui.claude import DiscoveryError
 
 HOME_ENV = "CODEX_HOME"
@@ -32,12 +33,9 @@ class CodexDiscovery:
 
 
 def codex_home(environ: Mapping[str, str] | None = None) -> str:
-    """Codex's data folder: ``$CODEX_HOME`` if set, else ``~/.codex``."""
-    env = os.environ if environ is None else environ
-    configured = env.get(HOME_ENV, "").strip()
-    if configured:
-        return os.path.abspath(os.path.expanduser(configured))
-    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
+    """Codex's data folder: ``$CODEX_HOME`` if set, else ``~/.codex`` (the agents' table:
+    ``tokenbox.core.sources.discovery``)."""
+    return discovery.codex_dir(os.environ if environ is None else environ)[0]
 
 
 def rollouts(sessions: str) -> list[tuple[int, str]]:

@@ -162,6 +162,9 @@ def _tool(definition: dict[str, Any], fmt: str, path: str) -> dict[str, Any]:
         function = definition.get("function", definition)
         return {"name": function.get("name"), "description": function.get("description", ""),
                 "input_schema": function.get("parameters") or {"type": "object", "properties": {}}}
+    if fmt == "openai" and is_openai and "function" not in definition:
+        # a Responses API function tool is flat; Chat Completions nests it under "function"
+        return {"type": "function", "function": {k: v for k, v in definition.items() if k != "type"}}
     if fmt == "openai" and not is_openai:
         if "input_schema" not in definition:
             raise SessionError(f"the server tool {definition.get('name')!r} has no OpenAI equivalent",

@@ -6,6 +6,7 @@ Kept apart so that reading JSON, JSON lines or a transcript never imports YAML.
 from __future__ import annotations
 
 import math
+import re
 
 import yaml
 from tokenbox.core.model.errors import SessionError
@@ -173,6 +174,77 @@ def _check_shape(text: str, path: str, at: _Positions) -> None:
                        "write the values out instead of repeating aliases of large ones")
 
 
+# What ``_deep_flow_end`` looks at: flow brackets, and the quoted scalars, comments and block scalars
+# whose brackets are text. Quoted scalars count only where a token may start (a quote inside a plain
+# scalar such as ``don't`` is text); an unterminated one is read as text, never swallowing the rest.
+_FLOW_LEXEME = re.compile(
+    r"""(?P<open>[\[{])|(?P<close>[\]}])"""
+    r"""|(?P<quoted>(?<![^\s\[{,:])(?:"[^"\\]*(?:\\.[^"\\]*)*"|'[^']*(?:''[^']*)*'))"""
+    r"""|(?P<comment>(?<!\S)\#[^\n]*)"""
+    r"""|(?P<block>(?<!\S)[|>][-+0-9]*[ \t]*(?:\#[^\n]*)?(?:\n|$))""",
+)
+_INDENT = re.compile("[ ]*")
+_BLOCK_BODY: dict[int, re.Pattern[str]] = {}  # indentation of a block scalar's line → its body's lines
+
+
+def _block_body(indent: int) -> re.Pattern[str]:
+    """The lines of a block scalar under a line indented ``indent`` spaces: blank or indented more."""
+    if indent not in _BLOCK_BODY:
+        _BLOCK_BODY[indent] = re.compile(rf"(?:[ \t]*\n|[ ]{{{indent + 1},}}[^\n]*(?:\n|$))*")
+    return _BLOCK_BODY[indent]
+
+
+def _deep_flow_end(text: str) -> int | None:
+    """Where the text's flow collections (``[``/``{``) first nest deeper than ``MAX_DEPTH``, if they do:
+    the offset just past that opening bracket.
+
+    A lexer, not a parser (see ``_own_limits_first``): quoted scalars, comments and block scalars are
+    skipped, and a bracket in block context counts only where a token may start. Where it errs, the
+    cut text shows no depth error and the parser's own error stands.
+    """
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None  # too few brackets to nest that deep: the common case costs two counts
+    depth = 0
+    pos = 0
+    search = _FLOW_LEXEME.search
+    while (match := search(text, pos)) is not None:
+        pos = match.end()
+        kind = match.lastgroup
+        if kind == "open":
+            start = match.start()
+            # in block context a bracket opens a flow collection only where a token starts
+            if depth or start == 0 or text[start - 1] in " \t\n-?:":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return pos
+        elif kind == "close":
+            depth = max(0, depth - 1)
+        elif kind == "block" and depth == 0:
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            indent = _INDENT.match(text, line_start).end() - line_start  # type: ignore[union-attr]
+            body = _block_body(indent).match(text, pos)
+            pos = body.end() if body is not None else pos
+    return None
+
+
+def _own_limits_first(text: str, path: str, at: _Positions) -> None:
+    """Raise tokenbox's depth error if the text nests deeper than ``MAX_DEPTH`` before a parser error.
+
+    Called when the parser failed: its own nesting limit (libyaml's, PyYAML ≥ 6.0.4) may be what
+    fired, because its scanner reads flow brackets far ahead of the events ``_check_shape`` counts.
+    The text up to where its flow brackets pass tokenbox's limit holds the same first events and is
+    within every parser's limit, so tokenbox's error (same message, same position whatever the
+    version) is found there. Valid documents never pay for this.
+    """
+    cut = _deep_flow_end(text)
+    if cut is None:
+        return
+    try:
+        _check_shape(text[:cut], path, at)
+    except yaml.YAMLError:
+        return  # no depth error before the cut: the parser's error stands
+
+
 def _syntax_message(exc: yaml.MarkedYAMLError, at: _Positions) -> str:
     """One readable sentence from libyaml's problem and context (which may point elsewhere)."""
     problem = (exc.problem or "").strip()
@@ -204,7 +276,11 @@ def parse_yaml(text: str, path: str) -> Node:
     """Parse one YAML document (safe subset) into positioned nodes."""
     at = _Positions(text)
     try:
-        _check_shape(text, path, at)
+        try:
+            _check_shape(text, path, at)
+        except yaml.YAMLError:
+            _own_limits_first(text, path, at)  # a parser's own limit may have fired before tokenbox's
+            raise
         root = yaml.compose(text, Loader=_YAML_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

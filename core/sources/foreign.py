@@ -15,8 +15,9 @@ from typing import Any
 from tokenbox.core.model.errors import UnsupportedFormat
 from tokenbox.core.parse.nodes import Node
 
-READS = ("tokenbox reads tokenbox sessions, Claude Code transcripts, Codex CLI rollouts, Gemini CLI chats "
-         "and Anthropic/OpenAI request bodies")
+READS = ("tokenbox reads tokenbox sessions, Claude Code transcripts, Codex CLI rollouts, Gemini CLI chats, "
+         "Copilot CLI sessions, Cline/Roo/Kilo task folders, OpenCode sessions, aider chat histories, "
+         "claude-trace and context-lens captures, and Anthropic/OpenAI/Gemini request bodies")
 _HEAD = 4096  # text sniffing looks at the start of the file only
 _AIDER_INPUT = re.compile(r"^# \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[.\d]*\n\+", re.MULTILINE)
 
@@ -37,8 +38,8 @@ def sniff_text(text: str, path: str, node: Node | None = None) -> UnsupportedFor
         return None
     head = text[:_HEAD].lstrip("\ufeff")
     first = head.lstrip().split("\n", 1)[0]
-    if first.startswith("# aider chat started at"):
-        return refuse("an aider chat history (.aider.chat.history.md)", "", path)
+    if first.startswith("# aider chat started at"):  # read by path; here from a pipe, or with a bad line
+        return refuse("an aider chat history read from a pipe", "name the .aider.chat.history.md file itself", path)
     if _AIDER_INPUT.search(head):
         return refuse("an aider input history (.aider.input.history)", "", path)
     if "_Exported on" in head and "from Cursor" in head:
@@ -65,8 +66,12 @@ def sniff_document(node: Node, path: str) -> UnsupportedFormat | None:
     log = _plain(value.get("log"))
     if "log" in keys and "entries" in _keys(log):
         return refuse("an HTTP archive (HAR)", "save one request's postData.text as a .json file", path)
+    if {"sessionId", "requests"} <= keys:
+        return refuse("a VS Code GitHub Copilot Chat session (workspaceStorage/…/chatSessions/*.json)", "", path)
     if {"requesterUsername", "requests"} <= keys or {"responderUsername", "requests"} <= keys:
         return refuse("a VS Code chat export", "", path)
+    if amp_thread(node):
+        return refuse("an Amp thread (~/.local/share/amp/threads/T-*.json)", "", path)
     if "request" in keys and "response" in keys:
         return refuse("a claude-trace record (an HTTP request and response)",
                       "save its request.body as a .json file", path)
@@ -91,8 +96,44 @@ def sniff_lines(nodes: list[Node], path: str) -> UnsupportedFormat | None:
         return refuse("an OpenAI chat fine-tuning or eval dataset ({\"messages\": [...]} per line)",
                       "save one line as a .json file to read it as an OpenAI Chat request", path)
     first = values[0]
+    if _plain(first.get("kind")) == 0 and isinstance(_plain(first.get("v")), dict):
+        return refuse("a VS Code GitHub Copilot Chat session journal (chatSessions/*.jsonl)", "", path)
     if {"id", "timestamp"} <= set(first) and "instructions" in first and any("record_type" in v for v in values):
         return refuse("an early Codex CLI rollout (before session_meta lines)", "", path)
     if len(values) == 1:
         return sniff_document(nodes[0], path)
     return None
+
+
+def amp_thread(node: Node | Any) -> bool:
+    """An Amp thread: ``{"id": "T-…", "messages": [...]}`` with Amp's own keys (``agentMode``, ``env``, ``created``)."""
+    value = _plain(node)
+    if not isinstance(value, dict) or "tokenbox" in value:
+        return False
+    ident = _plain(value.get("id"))
+    return (isinstance(ident, str) and ident.startswith("T-") and isinstance(_plain(value.get("messages")), list)
+            and any(k in value for k in ("agentMode", "env", "created")))
+
+
+def refuse_amp(node: Node, path: str) -> list[Any]:
+    """The ``formats`` row of Amp threads reads none: an Amp thread's messages look like an Anthropic
+    request, so it is refused before the request rows would take it for one."""
+    raise refuse("an Amp thread (~/.local/share/amp/threads/T-*.json)", "", path)
+
+
+# SQLite files tokenbox does not read, told by their tables: what each is, and what to open instead.
+_DATABASES = (
+    ({"cursorDiskKV", "ItemTable"}, "Cursor's state database (state.vscdb)", ""),
+    ({"assistant_usage_events"}, "GitHub Copilot CLI's session store (session-store.db)",
+     "open the session's events.jsonl: tokenbox reads this store beside it"),
+    ({"ItemTable"}, "a VS Code state database (state.vscdb)", ""),
+    ({"threads", "logs"}, "Codex's state index (state.sqlite)", "open a rollout under ~/.codex/sessions instead"),
+)
+
+
+def sniff_database(tables: set[str], path: str) -> UnsupportedFormat:
+    """The refusal of a SQLite database no reader claims (by the tables it has)."""
+    for needed, what, hint in _DATABASES:
+        if needed <= tables:
+            return refuse(what, hint, path)
+    return refuse("a SQLite database", "", path)

@@ -10,7 +10,12 @@ Formats are told apart by content, never by file name. The loaders (``documents.
 * ``Shape.LINES``: a JSON-lines log; ``detect`` gets the list of parsed lines (``Node``),
   ``convert(nodes, path)`` returns the turns;
 * ``Shape.DOCUMENT``: one JSON or YAML document; ``detect`` gets its root ``Node``, ``convert(root,
-  path)`` returns the turns.
+  path)`` returns the turns;
+* ``Shape.SOURCE``: a storage the row reads itself — a task folder, a SQLite database, a markdown chat
+  history; ``detect`` gets a ``probe.Probe`` (the file's first bytes or the folder's names),
+  ``follow(path, max_bytes)`` a follower whose ``read()`` gives a ``ThreadedLog`` and costs what changed
+  since the last, and ``convert(probe, path)`` the main thread's turns of one cold read. The loaders
+  try these rows first, for any path.
 
 Whatever no row claims is read as a tokenbox session, unless ``foreign`` recognises another tool's
 format and refuses it by name. Order matters among rows of one shape: the first that detects wins
@@ -29,7 +34,23 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from tokenbox.core.model.session import Session
-from tokenbox.core.sources.readers import anthropic, capture, claude_code, codex, gemini, openai_chat, openai_responses
+from tokenbox.core.sources import foreign
+from tokenbox.core.sources.probe import Probe, probe
+from tokenbox.core.sources.readers import (
+    aider,
+    anthropic,
+    capture,
+    claude_code,
+    cline,
+    codex,
+    copilot,
+    exchange,
+    gemini,
+    gemini_api,
+    openai_chat,
+    openai_responses,
+    opencode,
+)
 from tokenbox.core.sources.readers.capture_follow import CaptureFollower
 
 SNIFF_LINES = 50  # non-blank lines at the start of a log that content detection looks at
@@ -41,6 +62,7 @@ class Shape(StrEnum):
     DOCUMENT = "document"
     LINES = "lines"
     TRANSCRIPT = "transcript"
+    SOURCE = "source"
 
 
 class ThreadedLog(Protocol):
@@ -99,15 +121,48 @@ def _claude_code_head(values: list[Any]) -> bool:
 
 
 FORMATS: tuple[Format, ...] = (
+    Format("cline", Shape.SOURCE, cline.detect, cline.convert, cline.follow),
+    Format("opencode", Shape.SOURCE, opencode.detect, opencode.convert, opencode.follow),
+    Format("aider-chat", Shape.SOURCE, aider.detect_chat, aider.convert_chat, aider.follow_chat),
+    Format("aider-llm-history", Shape.SOURCE, aider.detect_llm, aider.convert_llm, aider.follow_llm),
     Format("claude-code", Shape.TRANSCRIPT, _claude_code_head, claude_code.transcript_turns, claude_code.TranscriptFollower),
+    Format("copilot", Shape.TRANSCRIPT, copilot.detect, copilot.convert, copilot.follow),
     Format("codex", Shape.LINES, codex.detect, codex.convert),
     Format("gemini-lines", Shape.LINES, gemini.detect_lines, gemini.convert_lines),
     Format("gemini", Shape.DOCUMENT, gemini.detect_document, gemini.convert_document),
+    Format("request-response-pair", Shape.DOCUMENT, exchange.detect_document, exchange.convert_document),
+    Format("gemini-api", Shape.DOCUMENT, gemini_api.detect, gemini_api.convert),
+    Format("cline-cli-session", Shape.DOCUMENT, cline.detect_cli_session, cline.convert_cli_session),
+    # Amp threads look like Anthropic requests (role/content messages): refused here, before those rows
+    Format("amp-thread", Shape.DOCUMENT, foreign.amp_thread, foreign.refuse_amp),
     Format("openai-responses", Shape.DOCUMENT, openai_responses.detect, openai_responses.convert),
     Format("capture", Shape.LINES, capture.detect, capture.convert, line_follower=CaptureFollower, torn_line=capture.torn_line),
+    Format("claude-trace", Shape.LINES, exchange.detect_trace, exchange.convert_trace, line_follower=exchange.trace_follower),
+    Format("context-lens", Shape.LINES, exchange.detect_lhar, exchange.convert_lhar, line_follower=exchange.lhar_follower),
     Format("anthropic", Shape.DOCUMENT, anthropic.detect, anthropic.convert),
     Format("openai-chat", Shape.DOCUMENT, openai_chat.detect, openai_chat.convert),
 )
+
+
+def source_format(formats: Sequence[Format], path: str, max_bytes: int | None = None) -> tuple[Format | None, Probe] | None:
+    """The ``SOURCE`` row that claims ``path`` and its probe; ``(None, probe)`` for a SQLite database no
+    row claims (it is no text to read: the loader refuses it by name); ``None`` for anything else."""
+    rows = of_shape(formats, Shape.SOURCE)
+    if not rows:
+        return None
+    found = probe(path, max_bytes)
+    if found is None:
+        return None
+    row = next((row for row in rows if row.detect(found)), None)
+    if row is None:
+        return (None, found) if found.sqlite else None
+    return row, found
+
+
+def read_source(row: Format, path: str, max_bytes: int) -> Sequence[Session]:
+    """A ``SOURCE`` row's main-thread turns of one cold read (its ``convert``)."""
+    assert row.follow is not None
+    return row.follow(path, max_bytes).read().main_turns()
 
 
 def of_shape(formats: Sequence[Format], shape: Shape) -> tuple[Format, ...]:

@@ -24,6 +24,8 @@ from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.nodes import FastDocument, Reuse, fast_json
 from tokenbox.core.parse.schema import Reusable
+from tokenbox.core.sources import foreign
+from tokenbox.core.sources.database import tables
 from tokenbox.core.sources.documents import fast_turns, format_of, parse_turns, turns_of
 from tokenbox.core.sources.files import (
     DEFAULT_MAX_FILE_BYTES,
@@ -34,7 +36,7 @@ from tokenbox.core.sources.files import (
     size_argument,
     turn_argument,
 )
-from tokenbox.core.sources.formats import FORMATS, Format, ThreadedLog
+from tokenbox.core.sources.formats import FORMATS, Format, ThreadedLog, source_format
 from tokenbox.core.sources.logreader import LogReader
 from tokenbox.core.sources.turns import select_turn, with_histories
 
@@ -61,8 +63,11 @@ class _Loaded:
         }
 
 
+FOLLOWED_SUFFIXES = (".jsonl", ".lhar")  # JSON-lines logs an agent appends to (context-lens writes .lhar)
+
+
 def _followed(path: str) -> bool:
-    return path.lower().endswith(".jsonl")
+    return path.lower().endswith(FOLLOWED_SUFFIXES)
 
 
 class Loader:
@@ -96,6 +101,12 @@ class Loader:
         path = path_argument(path)
         size_argument(max_bytes)
         turn_argument(turn)
+        source = self._source(path, max_bytes)
+        if source is not None:  # a storage a reader follows itself (a task folder, a database)
+            threads = source.all_threads(max_bytes) if thread is not None else {MAIN_THREAD: source.main_turns()}
+            if thread is not None and thread not in threads:
+                raise SessionError(f"no thread {thread!r} in the session", f"threads: {', '.join(threads)}", path)
+            return select_turn(threads[thread or MAIN_THREAD], turn, path)  # type: ignore[arg-type]
         if thread is not None:
             threads = self.load_threads(path, max_bytes=max_bytes)
             if thread not in threads:
@@ -123,6 +134,9 @@ class Loader:
         """
         path = path_argument(path)
         size_argument(max_bytes)
+        source = self._source(path, max_bytes)
+        if source is not None:
+            return source.main_turns()  # type: ignore[return-value]  (a lazy sequence)
         if _followed(path):
             followed = self._reader(path, max_bytes).read()
             if followed is not None:  # a tokenbox log
@@ -146,6 +160,9 @@ class Loader:
         """
         path = path_argument(path)
         size_argument(max_bytes)
+        source = self._source(path, max_bytes)
+        if source is not None:
+            return source.all_threads(max_bytes)
         transcript = self._followed_transcript(path, max_bytes)
         if transcript is None:
             return {MAIN_THREAD: self.load_turns(path, max_bytes=max_bytes)}
@@ -250,6 +267,20 @@ class Loader:
         return self._kept(
             (os.path.abspath(path), path, max_bytes), lambda: LogReader(path, max_bytes=max_bytes, formats=self.formats)
         )
+
+    def _source(self, path: str, max_bytes: int) -> ThreadedLog | None:
+        """The storage at ``path`` read by a ``SOURCE`` row's follower, fed what changed since the last
+        load (``None`` when no such row claims the path). The follower is kept like a log's reader."""
+        found = source_format(self.formats, path, max_bytes)
+        if found is None:
+            return None
+        row, seen = found
+        if row is None:  # a database no reader claims: named, not read as text
+            raise foreign.sniff_database(tables(seen.target), path)
+        follow = row.follow
+        assert follow is not None
+        key = (os.path.abspath(path), path, max_bytes, row.name)
+        return self._kept(key, lambda: follow(path, max_bytes)).read()
 
     def _followed_transcript(self, path: str, max_bytes: int) -> ThreadedLog | None:
         """The transcript of ``path``, fed the lines appended since the last load (``None`` when no

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from tokenbox.core import ContextCriticalOverflow
 
-from tests.engine.helpers import count, engine, lines, session
+from tests.engine.helpers import count, engine, independent, lines, session
 
 
 def plan(sections, budget, **top):
@@ -99,12 +99,29 @@ def test_truncation_respects_min_then_drops():
     q = "question"
     sections = [text("doc", body, min=50), text("q", q, shrink=0)]
     # Enough room for the question and about 60 tokens of the doc: truncated, not below min.
-    p = plan(sections, budget=count(q) + 62)
+    budget = count(q) + 62
+    p = plan(sections, budget=budget)
+    available = p.budget.available
+    assert available == budget  # no headroom, no reserve_out in this session
+    deficit = count(body + "\n\n" + q) - available
     doc = p.section("doc")
     assert doc.action == "truncated"
-    assert doc.tokens_after >= 50
-    # Not enough room for min: the section is dropped, never cut below min.
+    # CONTRACT §2: truncate to max(min, size - deficit) tokens; when the cut moves the join's tokens (the
+    # body ends in a newline, the cut does not), the same step cuts on until the deficit is cleared
+    encoding = independent("o200k_base")
+    tokens = encoding.encode(body)
+    target = max(50, count(body) - deficit)
+    while count(encoding.decode(tokens[:target]) + "\n\n" + q) > available:
+        target -= 1
+    assert target > 50 and doc.tokens_after == target
+    assert doc.text_after == encoding.decode(tokens[:target])
+    assert p.tokens_after == available or count(encoding.decode(tokens[: target + 1]) + "\n\n" + q) > available
+    # with min at exactly that cut, the join-moved cut still reaches it (min is a floor, not a stop short of it)
+    at_min = plan([text("doc", body, min=target), text("q", q, shrink=0)], budget=budget).section("doc")
+    assert (at_min.action, at_min.tokens_after) == ("truncated", target)
+    # Not enough room for min: cut to exactly min, still over, then dropped; never cut below min.
     p = plan(sections, budget=count(q) + 30)
+    assert [(s.section, s.op, s.tokens_after) for s in p.steps] == [("doc", "truncate", 50), ("doc", "drop", 0)]
     assert p.section("doc").action == "dropped"
     assert p.section("doc").tokens_after == 0
 

@@ -1,5 +1,6 @@
 """Any value anywhere in a real file replaced by any JSON value: the import either works (and plans) or
-fails with a ``SessionError`` carrying the file name, never with another exception."""
+fails with a ``SessionError`` carrying the file name, never with another exception; what loads plans with
+the headline and parts of CONTRACT §7 (see ``_check``)."""
 
 from __future__ import annotations
 
@@ -45,14 +46,29 @@ def _replace(value, path, new):
 
 
 def _check(path):
+    """Loads and plans with CONTRACT §7's invariants, or fails with one typed line that names the file
+    (and a position inside it, when it gives one)."""
     try:
         turns = load_turns(path)
     except SessionError as exc:
         assert exc.path == str(path)
+        assert "\n" not in str(exc) and str(exc).startswith(str(path))
+        if exc.line is not None:
+            assert 1 <= exc.line <= path.read_text(encoding="utf-8", errors="replace").count("\n") + 1
         return
     engine = Engine()
     for turn in turns:
-        engine.plan(turn)
+        plan = engine.plan(turn)
+        if not plan.ok:
+            continue
+        # the parts add up to the headline, and a recorded request's headline is what it recorded
+        assert sum(s.tokens_after for s in plan.sections) + plan.joins == plan.tokens_after
+        if turn.recorded is not None and not turn.pending:
+            # (a turn whose visible parts alone count more than the request recorded keeps the larger
+            # figure and says so in a warning: reported to the lead as a question for CONTRACT §7)
+            assert plan.tokens_after == turn.recorded.context_tokens or (
+                plan.tokens_after > turn.recorded.context_tokens and plan.warnings), plan.warnings
+        assert engine.plan(turn).to_dict() == plan.to_dict()  # the same plan again
 
 
 REQUESTS = {p: json.loads(p.read_text(encoding="utf-8")) for p in (ANTHROPIC, OPENAI)}

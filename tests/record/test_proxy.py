@@ -129,8 +129,10 @@ def test_anthropic_non_streamed_forwarded_unchanged_and_recorded(env: Env) -> No
                                                                          "authorization_token": MCP_TOKEN}]})
     assert reply.content[0].text == "hello" and reply.usage.output_tokens == OUTPUT
     seen = env.fake.received[before]
-    credential = seen["headers"].get("x-api-key") or seen["headers"]["authorization"]
-    assert ANTHROPIC_KEY in credential  # the credential reaches the upstream, unchanged
+    sent = {k.lower(): v for k, v in env.anthropic().auth_headers.items()}  # what this SDK version sends
+    assert sent and all(ANTHROPIC_KEY in value for value in sent.values())
+    for header, value in sent.items():
+        assert seen["headers"][header] == value  # the credential reaches the upstream, unchanged
     assert seen["headers"]["cookie"] == COOKIE
     assert seen["headers"]["host"] == env.fake.url.removeprefix("http://")
     assert json.loads(seen["body"])["mcp_servers"][0]["authorization_token"] == MCP_TOKEN
@@ -239,30 +241,36 @@ def test_ten_megabyte_body(env: Env) -> None:
     assert stored[-1]["content"] == big
 
 
-def test_thirty_requests_grow_the_capture_linearly(env: Env) -> None:
-    """A growing conversation costs about one body plus the new messages of each request."""
+SYSTEM = "You are a careful coding agent. " * 600  # ~19 KB
+TOOLS = [{"name": f"mcp__files__tool{i}", "description": "Does a thing. " * 40,
+          "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}} for i in range(8)]
+
+
+def _grow(env: Env, turns: int) -> tuple[int, int]:
+    """``turns`` requests of one growing conversation (system prompt, eight tools): the first request's
+    id and the bytes of every body sent."""
     client = env.anthropic()
-    system = "You are a careful coding agent. " * 600  # ~19 KB
-    tools = [{"name": f"mcp__files__tool{i}", "description": "Does a thing. " * 40,
-              "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}} for i in range(8)]
     messages: list[dict] = []
-    before = os.path.getsize(env.recording.path)
     bodies = 0
     first_id = env.last_request_id() + 1
-    for turn in range(30):
+    for turn in range(turns):
         messages = [*messages, {"role": "user", "content": f"step {turn}: " + "please look at this file. " * 20}]
-        client.messages.create(model="claude-sonnet-4", max_tokens=100, system=system, tools=tools, messages=messages)
+        client.messages.create(model="claude-sonnet-4", max_tokens=100, system=SYSTEM, tools=TOOLS, messages=messages)
         bodies += len(env.fake.received[-1]["body"])
         messages = [*messages, {"role": "assistant", "content": f"done {turn}: " + "I looked. " * 20}]
     env.response_of(env.last_request_id())
+    return first_id, bodies
+
+
+def test_thirty_requests_grow_the_capture_linearly(env: Env) -> None:
+    """A growing conversation costs about one body plus the new messages of each request."""
+    before = os.path.getsize(env.recording.path)
+    _, bodies = _grow(env, 30)
     growth = os.path.getsize(env.recording.path) - before
     last_body = len(env.fake.received[-1]["body"])
     print(f"capture growth {growth} bytes for 30 requests; last body {last_body} bytes; all bodies {bodies} bytes")
     assert growth < last_body + 30 * 1200, (growth, last_body)  # one body, then ~the new messages per request
     assert bodies > 10 * growth  # storing every body whole would have cost over ten times as much
-    # The capture plans through the CLI with the recorded total of each turn.
-    for offset in (0, 14, 29):
-        env.__dict__.setdefault("growth_turns", []).append((first_id + offset, 2 * offset + 1))
 
 
 def _expected_context(api: str, usage: dict | None) -> int | None:
@@ -282,6 +290,8 @@ def test_plan_capture_through_the_cli(env: Env, capsys: pytest.CaptureFixture[st
 
     env.anthropic().messages.create(model="claude-sonnet-4", max_tokens=5, messages=_user("planned"))
     env.response_of(env.last_request_id())
+    first_id, _ = _grow(env, 3)  # this test's own growing conversation: turns of 1, 3 and 5 messages
+    growth = {first_id + offset: 2 * offset + 1 for offset in range(3)}
     records = env.records()
     responses = {r["id"]: r for r in records if r["kind"] == "response"}
     requests = [r for r in records if r["kind"] == "request"
@@ -295,9 +305,12 @@ def test_plan_capture_through_the_cli(env: Env, capsys: pytest.CaptureFixture[st
         if expected is not None and len(turn.sections) < 100:
             plan = engine.plan(turn)
             assert plan.tokens_after == expected and sum(s.tokens_after for s in plan.sections) + plan.joins == expected
-    growth = dict(env.__dict__.get("growth_turns", []))
+    checked = set()
+    # through the CLI: the first turn that recorded usage (in a shuffled order the module's first request
+    # may have been an error) and the growing conversation's three turns
+    first = next(r["id"] for r in requests if responses[r["id"]]["usage"])
     for number, request in enumerate(requests, start=1):
-        if number != 1 and request["id"] not in growth:
+        if request["id"] != first and request["id"] not in growth:
             continue
         assert main(["plan", env.recording.path, "--turn", str(number), "--json"]) == 0
         plan = json.loads(capsys.readouterr().out)
@@ -305,17 +318,34 @@ def test_plan_capture_through_the_cli(env: Env, capsys: pytest.CaptureFixture[st
         assert plan["recorded"]["context_tokens"] == plan["tokens"]["after"] == expected
         if request["id"] in growth:
             count = growth[request["id"]]
+            checked.add(request["id"])
             assert expected == 1000 + 10 * count + CACHE_WRITE + CACHE_READ
             ids = [s["id"] for s in plan["sections"]]
             assert sum(i.startswith("tool.mcp__files__") for i in ids) == 8 and "system" in ids
             assert sum(i.startswith("m") for i in ids) == count
-    assert len(growth) == 3
+    assert checked == set(growth)  # the three turns of the growing conversation were planned
     assert main(["check", env.recording.path]) in (0, 1)
     capsys.readouterr()
 
 
 def test_zz_no_credential_anywhere(env: Env) -> None:
-    """After every test above: no key, cookie or MCP token in the capture, the output or an error."""
+    """No key, cookie or MCP token in the capture, the output or an error: after this test's own traffic
+    (every kind of request that carries one) and whatever the module's other tests sent before it."""
+    import anthropic
+
+    lines_before = env.log.getvalue().count("\n")
+    client = env.anthropic()
+    client.messages.create(model="claude-sonnet-4", max_tokens=5, messages=_user("with an MCP server"),
+                           extra_body={"mcp_servers": [{"type": "url", "url": "https://mcp.example", "name": "x",
+                                                        "authorization_token": MCP_TOKEN}]})
+    with client.messages.stream(model="claude-sonnet-4", max_tokens=5, messages=_user("streamed")) as stream:
+        stream.get_final_message()
+    env.openai().chat.completions.create(model="gpt-4o", messages=_user("openai"))
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        client.messages.create(model="error-model", max_tokens=5, messages=_user("x"))
+    env.errors.append(str(caught.value))
+    env.response_of(env.last_request_id())
+    assert env.logged("POST /v1/messages 400")
     with open(env.recording.path, "rb") as handle:
         data = handle.read()
     texts = [data.decode("utf-8"), env.log.getvalue(), *env.errors]
@@ -323,4 +353,4 @@ def test_zz_no_credential_anywhere(env: Env) -> None:
         for secret in (*SECRETS, ANTHROPIC_KEY, OPENAI_KEY, COOKIE, MCP_TOKEN):
             assert secret not in text
     assert b"[redacted]" in data  # the MCP server's authorization_token was there and was redacted
-    assert env.log.getvalue().count("\n") >= 30
+    assert env.log.getvalue().count("\n") >= lines_before + 4  # a line for each request above

@@ -6,6 +6,7 @@ import contextlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
@@ -120,9 +121,14 @@ def test_no_file_opens_the_bundled_sample(monkeypatch):
 def test_sample_path_is_a_real_file():
     with contextlib.ExitStack() as stack:
         path = sample_path(stack)
-        assert os.path.isfile(path)
+        assert os.path.isfile(path) and os.path.basename(path) == DEFAULT_SAMPLE
         with open(path, encoding="utf-8") as handle:
-            assert handle.read().startswith("#") or "tokenbox: 1" in handle.read()
+            text = handle.read()
+        bundled = Path(__file__).resolve().parents[2] / "sample_sessions" / DEFAULT_SAMPLE
+        assert text == bundled.read_text(encoding="utf-8")  # the bundled sample itself, byte for byte
+        from tokenbox.core import load_session
+
+        assert load_session(path).sections  # and a session tokenbox reads
 
 
 def test_parse_args_defaults():

@@ -10,6 +10,7 @@ from tokenbox.core import Engine, TokenizerError
 from tokenbox.core.tokens.tokenizers import TokenizerEntry, TokenizerRegistry
 from tokenbox.tui.detail import DetailView
 from tokenbox.tui.help import LEGEND, HelpScreen
+from tokenbox.tui.keys import KEYS
 from tokenbox.tui.planner import Planner
 from tokenbox.tui.sections import SectionBars
 from tokenbox.tui.trace import TraceView
@@ -92,9 +93,13 @@ async def help_screen(pilot) -> None:
     assert isinstance(app.screen, HelpScreen)
     from tokenbox.tui.help import help_plain
 
-    text = help_plain()
-    for key in ("←", "→", "Home", "End", "+", "-", "0", "p", "t", "[", "]", "f", "q", "Enter"):
-        assert key in text
+    text = help_plain(width=200)  # wide: each key's row on one line
+    rows = {line.strip() for line in text.splitlines()}
+    for key in KEYS:  # every key has its own row: the key as shown, then what it does
+        assert any(re.fullmatch(rf"{re.escape(key.shown)} +{re.escape(key.help)}", row) for row in rows), key.shown
+    for shown in ("←", "→", "Home", "End", "+", "-", "0", "p", "t", "[", "]", "f", "q", "Enter", "?", "v", "s"):
+        assert shown in {key.shown for key in KEYS}
+    assert "Tab moves the focus; q or ctrl+q quits" in " ".join(text.split())
     await pilot.press("escape")
     assert not isinstance(app.screen, HelpScreen)
 
@@ -171,7 +176,29 @@ async def tokenizer_cycle_marks_approximations(pilot) -> None:
     await wait_for(pilot, lambda: app.plan.tokenizer.name == "cl100k_base", what="back to the file's tokenizer")
 
 
+async def tab_and_equals(pilot) -> None:
+    """Tab moves the focus between the section table and the detail; ``=`` is ``+`` on keyboards
+    where ``+`` needs shift."""
+    app = pilot.app
+    bars, detail = app.query_one(SectionBars), app.query_one(DetailView)
+    assert app.focused is bars
+    await pilot.press("tab")
+    assert app.focused is detail
+    await pilot.press("tab")
+    assert app.focused is bars
+    await pilot.press("shift+tab")
+    assert app.focused is detail
+    await pilot.press("escape")
+    assert app.focused is bars
+    await pilot.press("equals_sign")
+    await wait_for(pilot, lambda: app.plan.budget.max_ctx == 556, what="= is +5%")  # floor(530 × 1.05)
+    await pilot.press("0")
+    await wait_for(pilot, lambda: app.plan.budget.max_ctx == 530, what="the file's budget")
+    await wait_idle(pilot)
+
+
 SCENARIO = (
+    tab_and_equals,
     stepping_moves_the_whole_view,
     selection_and_detail_follow_the_step,
     turn_keys_on_a_single_session,
@@ -185,15 +212,15 @@ SCENARIO = (
 
 
 async def test_every_key_on_one_app_then_quit(tmp_path):
-    """Every part of ``SCENARIO`` in turn on one app of the FACET sample, then ``q`` quits it."""
+    """Every part of ``SCENARIO`` in turn on one app of the FACET sample, then ``ctrl+q`` quits it."""
     app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_plan(pilot)
         for part in SCENARIO:
             await part(pilot)
             assert app.step == len(app.plan.steps) and app.plan.budget.max_ctx == 530, part.__name__
-        await pilot.press("q")
-        await pilot.pause()
+        await pilot.press("ctrl+q")  # the other quit key; q quits in test_help_wraps_each_paragraph_under_itself_at_80_columns
+        await wait_for(pilot, lambda: app.return_code is not None, what="quit")
     assert app.return_code == 0
 
 
@@ -287,8 +314,11 @@ async def test_help_wraps_each_paragraph_under_itself_at_80_columns(tmp_path):
         text_column = len(first) - len(first[after:].lstrip())
         for row in rows:  # a term and its text, or a continuation under the text
             assert row.split()[0] in TERMS or len(row) - len(row.lstrip()) == text_column, rows
-        await pilot.press("escape")
-        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("q")  # q closes the help first...
+        assert not isinstance(app.screen, HelpScreen) and app.return_code is None
+        await pilot.press("q")  # ...then quits
+        await wait_for(pilot, lambda: app.return_code is not None, what="quit")
+    assert app.return_code == 0
 
 
 class SlowPlanner(Planner):

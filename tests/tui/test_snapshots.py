@@ -11,7 +11,7 @@ import json
 
 from tokenbox.tui.messages import FileChanged
 
-from tests.tui.helpers import SIZE, copy_sample, make_app, sample_text, wait_for, wait_idle, wait_plan
+from tests.tui.helpers import SIZE, copy_sample, make_app, sample_text, screen_lines, wait_for, wait_idle, wait_plan
 from tests.tui.hostile import write_hostile
 
 MARKUP = "[bold]not bold[/] [link=x]not a link[/link] [@click=app.quit]click[/] [red on blue]x[/]"
@@ -166,8 +166,18 @@ def test_notification_leaves_the_status_visible(snap_compare, tmp_path):
         await wait_for(pilot, lambda: pilot.app.file_error is not None, what="the reload error")
         pilot.app.notify("context usage reached 90%", title="budget pressure", severity="warning", markup=False)
         await wait_idle(pilot)
+        # the toast is mounted by a later refresh of the screen: wait until it is laid out and shown
+        await wait_for(pilot, lambda: _toast_shown(pilot.app), what="the toast on screen")
 
     assert snap_compare(app, terminal_size=(120, 30), run_before=run_before)
+
+
+def _toast_shown(app) -> bool:
+    """A toast is mounted, laid out with a size and painted on the screen."""
+    from textual.widgets._toast import Toast
+
+    toasts = app.screen.query(Toast)
+    return any(toast.region.area for toast in toasts) and any("budget pressure" in line for line in screen_lines(app))
 
 
 def test_trace_step_moves_the_selection(snap_compare, tmp_path):

@@ -211,9 +211,12 @@ def test_watcher_reports_changes(tmp_path):
                 assert time.monotonic() < deadline, seen
                 time.sleep(0.02)
 
-        time.sleep(0.3)
-        path.write_text("a")
-        wait(lambda: "created" in seen or "modified" in seen)
+        def written_and_seen() -> bool:
+            # the watcher starts in its own time: write until it reports the file (a state, not a delay)
+            path.write_text("a")
+            return "created" in seen or "modified" in seen
+
+        wait(written_and_seen)
         count = len(seen)
         (tmp_path / "other.yaml").write_text("not ours")
         path.unlink()

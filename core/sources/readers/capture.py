@@ -53,7 +53,8 @@ _MEMORY = re.compile(r"^Contents of (?P<path>[^\n]+?) \((?P<scope>[^\n]*)\):[ \t
 _HEADING = re.compile(r"^# \S", re.M)
 # Top-level fields that make a request another agent's (a sub-agent, a side request) when they change.
 _AGENT_KEYS = frozenset({"system", "tools", "instructions"})
-_LABELS = {"anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI Chat Completions", "openai-responses": "OpenAI Responses"}
+_LABELS = {"anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI Chat Completions", "openai-responses": "OpenAI Responses",
+           "google-gemini": "Gemini generateContent"}
 
 
 _TORN = json.dumps({FORMAT_KEY: FORMAT_VERSION, "kind": "torn"}, separators=(",", ":"))
@@ -261,6 +262,14 @@ class CaptureReader:
             if conv is None:
                 self._skip(record, "reading OpenAI Responses requests needs a newer tokenbox")
                 return None
+        elif api == "google-gemini":  # peers' captures (claude-trace pairs, context-lens LHAR) carry these too
+            from tokenbox.core.sources.readers import gemini_api  # start-up: only when a capture holds one
+
+            conv = gemini_api.conversation(to_node(body, node.line), self.path)
+            usage = response.get("usage") if response is not None else None
+            if isinstance(usage, dict):
+                gemini_api.apply_modalities(conv, usage)
+                conv.tokenizer = ESTIMATE  # fitted to the recorded usage (Gemini's tokenizer is not public)
         else:
             self._skip(record, f"unknown API {api!r}")
             return None
@@ -469,6 +478,12 @@ def recorded_usage(api: str, response: dict[str, Any] | None) -> RecordedUsage |
     usage = response.get("usage") if response is not None else None
     if not isinstance(usage, dict):
         return None
+    if api == "google-gemini":  # usageMetadata: the prompt (cached included) plus what server tools added
+        prompt, tool = _count(usage.get("promptTokenCount")), _count(usage.get("toolUsePromptTokenCount", 0))
+        cached, out = _count(usage.get("cachedContentTokenCount", 0)), _count(usage.get("candidatesTokenCount", 0))
+        if prompt is None or tool is None or cached is None or out is None:
+            return None
+        return RecordedUsage(prompt + tool, prompt + tool - min(cached, prompt), 0, min(cached, prompt), out)
     if api == "anthropic-messages":
         numbers = [usage.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")]
         counts = [_count(0 if n is None else n) for n in numbers]

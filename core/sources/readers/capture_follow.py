@@ -37,11 +37,15 @@ class CaptureFollower:
 
     def feed(self, number: int, text: str) -> None:
         """One complete line of the file (already known to be JSON: a torn line arrives as its stand-in)."""
-        reader = self.reader
         try:
             value = json.loads(text)
         except (ValueError, RecursionError):
             value = None  # the record() below names it
+        self.feed_record(number, value)
+
+    def feed_record(self, number: int, value: Any) -> None:
+        """One record, already parsed (a peer's capture translated into this format arrives so)."""
+        reader = self.reader
         if not reader.record(At(number, 1), value):
             return
         where, record = reader.requests[-1]

@@ -271,7 +271,7 @@ def _tool_call(node: Node, path: str, where: str, *, legacy: bool = False) -> Bl
     arguments = inner.get("arguments", inner.get("input", ""))
     if not isinstance(arguments, str):
         arguments = compact(arguments)
-    meta: dict[str, Any] = {"path": where}
+    meta: dict[str, Any] = {"path": where, "arguments": arguments}  # pack rebuilds the call's input from it
     if isinstance(value.get("id"), str):
         meta["tool_use_id"] = value["id"]
     return Block("tool_call", CALL, f"[tool_call {name}]\n{arguments}", name, meta, None, node.line, node.col)

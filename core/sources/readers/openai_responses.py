@@ -124,6 +124,7 @@ def tool_def(node: Node, path: str, index: int) -> ToolDef:
     meta: dict[str, Any] = {"path": f"tools[{index}]"}
     if isinstance(value.get("type"), str):
         meta["type"] = value["type"]
+    meta["definition"] = value  # as sent, for packing
     return ToolDef(name, tool_text(name, description, extra), meta, None, node.line, node.col)
 
 
