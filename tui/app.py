@@ -56,13 +56,11 @@ from tokenbox.tui.sections import SectionBars, SectionHeader
 from tokenbox.tui.state import ViewState, inputs_differ
 from tokenbox.tui.status import Status, StatusLine
 from tokenbox.tui.textual_seams import TerminalGone, called_by_textual, driver_class
-from tokenbox.tui.threads import ThreadsScreen
 from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
 from tokenbox.tui.view import Levels, View, fmt
-from tokenbox.tui.warnings import WarningsScreen
 
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
@@ -759,6 +757,8 @@ class TokenboxApp(App[None]):
 
     def action_threads(self) -> None:
         """The session's threads; the one chosen is shown (``Esc``: the one shown stays)."""
+        from tokenbox.tui.threads import ThreadsScreen  # start-up: the list (and Textual's OptionList) when first asked for
+
         facts = self.state.facts
         if facts is None or isinstance(self.screen, ThreadsScreen):
             return
@@ -772,6 +772,8 @@ class TokenboxApp(App[None]):
 
     def action_warnings(self) -> None:
         """Every warning of the plan shown, whole."""
+        from tokenbox.tui.warnings import WarningsScreen  # start-up: the screen when first asked for
+
         if not isinstance(self.screen, WarningsScreen):
             self.push_screen(WarningsScreen(self.state.warnings, self.display_name))
 

@@ -25,7 +25,6 @@ from tokenbox.core.analysis.breakdown import (
     tool_totals,
 )
 from tokenbox.tui.agentview import PART_CLASSES
-from tokenbox.tui.categories import category_lines
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import plain
@@ -231,6 +230,8 @@ class BreakdownView(Themed, LineView, inherit_bindings=False, can_focus=False):
         if view is None:
             lines = [Text("no plan", "dim")]
         elif agent:
+            from tokenbox.tui.categories import category_lines  # start-up: an agent's panel only when one is shown
+
             lines = category_lines(view, facts, self.component_styles(), width, trimmed)
         else:
             lines = breakdown_lines(view, self.component_styles(), width)

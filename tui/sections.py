@@ -12,7 +12,6 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
-from tokenbox.tui import parts
 from tokenbox.tui.agentview import PART_CLASSES
 from tokenbox.tui.bars import ACTIONS, bar_scale, bar_text, scale_tokens
 from tokenbox.tui.lines import LazyRows, LineView
@@ -191,6 +190,8 @@ class SectionBars(Themed, LineView, inherit_bindings=False):
         self.set_lines(rows, selected)
 
     def _rebuild_parts(self, selected: int | None, width: int) -> None:
+        from tokenbox.tui import parts  # start-up: an agent's table only when an agent's session is shown
+
         view, styles = self.view, self.component_styles()
         assert view is not None
         cols = parts.PartColumns.fit(view, width, self.trimmed)
