@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import tarfile
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -25,8 +24,9 @@ from tokenbox.core.model.prices import PRICES_AS_OF, model_key, parse_overrides,
 from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.loader import Loader, load_threads, load_turns
 
+from tests.agent_files import context, requests_of, unpack
+
 HERE = Path(__file__).resolve().parent
-ARCHIVE = HERE / "tui" / "fixtures" / "claude-code_2.1.39_autocompact_subagents.tar.gz"
 REQUEST = HERE / "fixtures" / "real_sessions" / "anthropic_messages_request_claude-code-1.0.6.json"
 CODEX = HERE / "importers" / "fixtures" / "codex_rollout_v0.135_exec.jsonl"
 SAMPLE = HERE.parent / "sample_sessions" / "facet_layout.yaml"
@@ -40,21 +40,7 @@ def usage(context: int, written: int, read: int, output: int) -> RecordedUsage:
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("session")
-    with tarfile.open(ARCHIVE) as archive:
-        archive.extractall(folder, filter="data")
-    return folder / "8463c716.jsonl"
-
-
-def requests_of(path: Path) -> list[tuple[str, dict]]:
-    """``(model, usage)`` per request id of a transcript, in file order (never-sent ``<synthetic>`` aside)."""
-    found: dict[str, tuple[str, dict]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        message = record.get("message")
-        if record.get("type") == "assistant" and isinstance(message, dict) and message.get("model") != "<synthetic>":
-            found[message["id"]] = (message["model"], message["usage"])
-    return list(found.values())
+    return unpack(tmp_path_factory.mktemp("session"))
 
 
 def priced(model: str, raw: dict) -> float:
@@ -167,8 +153,7 @@ def test_the_ledger_of_a_real_auto_compaction(session):
     assert (entry.line, entry.trigger, entry.after_request, entry.before, entry.after) == (714, "auto", 71, 167_731, 42_603)
     assert entry.summarised == 71 and entry.freed == 167_731 - 42_603
     contexts = recorded_contexts(turns)
-    assert contexts == [sum(u[k] for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-                        for _, u in requests_of(session)]
+    assert contexts == [context(u) for _, u in requests_of(session)]
     assert auto_compact_at(turns[-1], 200_000, {}) == 167_000
     assert auto_compact_at(load_turns(CODEX)[-1], 258_400, {}) is None  # Codex's rule is not claimed
 
@@ -184,7 +169,7 @@ def test_threads_and_the_session_cost(session):
              session.parent / "8463c716" / "subagents" / "agent-acompact-f46190.jsonl"]
     for summary, path in zip(summaries, files, strict=True):
         requests = requests_of(path)
-        contexts = [u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"] for _, u in requests]
+        contexts = [context(u) for _, u in requests]
         assert summary.requests == len(requests) and summary.current == contexts[-1] and summary.peak == max(contexts)
         assert summary.usd == pytest.approx(sum(priced(*r) for r in requests), abs=1e-9)
     assert summaries[0].peak == 167_094 and summaries[0].models == ("claude-opus-4-6",)

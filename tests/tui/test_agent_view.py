@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -25,10 +24,10 @@ from tokenbox.tui.threads import ThreadsScreen
 from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.warnings import WarningsScreen
 
+from tests.agent_files import context, requests_of, unpack
 from tests.tui.helpers import make_app, screen_lines, status_text, wait_for, wait_idle, wait_plan
 
 HERE = Path(__file__).parent
-ARCHIVE = HERE / "fixtures" / "claude-code_2.1.39_autocompact_subagents.tar.gz"
 IMPORTERS = HERE.parent / "importers" / "fixtures"
 REAL = HERE.parent / "fixtures" / "real_sessions"
 SIZES = ((80, 24), (140, 42), (200, 60))
@@ -40,22 +39,7 @@ PAGE_PRICES = {"claude-opus-4-6": (5, 6.25, 0.5, 25), "claude-haiku-4-5": (1, 1.
 @pytest.fixture(scope="module")
 def session_dir(tmp_path_factory) -> Path:
     """The real session (transcript and sub-agents' files) unpacked into a folder of its own."""
-    folder = tmp_path_factory.mktemp("session")
-    with tarfile.open(ARCHIVE) as archive:
-        archive.extractall(folder, filter="data")
-    return folder
-
-
-def requests_of(path: Path) -> list[tuple[str, dict]]:
-    """``(model, usage)`` of each request of a transcript file, in file order (the last line of each
-    message id carries its final usage; Claude Code's own ``<synthetic>`` notes were never sent)."""
-    found: dict[str, tuple[str, dict]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        message = record.get("message")
-        if record.get("type") == "assistant" and isinstance(message, dict) and message.get("model") != "<synthetic>":
-            found[message["id"]] = (message["model"], message["usage"])
-    return list(found.values())
+    return unpack(tmp_path_factory.mktemp("session")).parent
 
 
 def dollars(model: str, usage: dict) -> float:
@@ -64,10 +48,6 @@ def dollars(model: str, usage: dict) -> float:
     price_in, price_write, price_read, price_out = PAGE_PRICES[name]
     return (usage["input_tokens"] * price_in + usage.get("cache_creation_input_tokens", 0) * price_write
             + usage.get("cache_read_input_tokens", 0) * price_read + usage["output_tokens"] * price_out) / 1e6
-
-
-def context(usage: dict) -> int:
-    return usage["input_tokens"] + usage.get("cache_creation_input_tokens", 0) + usage.get("cache_read_input_tokens", 0)
 
 
 def spaced(number: int) -> str:
