@@ -163,10 +163,13 @@ async def test_a_transcript_with_a_sub_agent_and_a_compaction(session_dir, snaps
         assert not app.state.trimming_shown and "after" not in str(app.query_one("#section-header").render())
 
 
-async def test_a_codex_rollout(tmp_path, snapshot):
+async def test_a_codex_rollout(tmp_path, snapshot, monkeypatch):
     """Another agent: its window recorded in the rollout, its cost at OpenAI's prices, no compaction rule
-    claimed for it."""
+    claimed for it; the palette's Screenshot without a Downloads folder."""
     snapshot = snapshot.use_extension(SVGImageExtension)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/Downloads there
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("XDG_DOWNLOAD_DIR", raising=False)
     path = tmp_path / "rollout.jsonl"
     shutil.copyfile(IMPORTERS / "codex_rollout_v0.135_exec.jsonl", path)
     app = make_app(path, watch=False)
@@ -184,6 +187,10 @@ async def test_a_codex_rollout(tmp_path, snapshot):
         assert "tool definitions ≈22 452 8.7% and message framing (not in the rollout)" in panel  # the reader's words
         assert "auto-compact buffer" not in panel and f"in use {spaced(22_539)}" in panel
         await shots(pilot, snapshot, "codex")
+        app.deliver_screenshot("shot.svg")  # what the palette's Screenshot does
+        saved = tmp_path / "state" / "tokenbox" / "screenshots" / "shot.svg"
+        await wait_for(pilot, saved.exists, what="the screenshot saved")
+        assert saved.read_text(encoding="utf-8").startswith("<svg")
 
 
 async def test_warnings_a_compaction_and_keys_that_do_not_apply(tmp_path, snapshot):
@@ -236,3 +243,16 @@ def test_part_columns_give_the_label_the_room_and_keep_numbers_whole():
     narrow, wide = PartColumns.fit(None, 60, False), PartColumns.fit(None, 200, False)
     assert wide.label > narrow.label and wide.bar > 0
     assert PartColumns.fit(None, 200, True).label < wide.label  # the what-if columns take their room
+
+
+def test_part_colours_never_read_as_a_state():
+    """No section or part is painted in the theme's success, warning or error colours (a red bar would
+    read as an error): every such rule in the stylesheet names another colour."""
+    import re
+
+    from tokenbox import tui
+
+    css = (Path(tui.__file__).parent / "app.tcss").read_text(encoding="utf-8")
+    rules = re.findall(r"\.((?:bar|part)--[a-z0-9-]+)\s*\{([^}]*)\}", css)
+    assert len(rules) == 9 + 12  # every section colour and every category's
+    assert [name for name, body in rules if re.search(r"\$(?:text-)?(?:success|warning|error)", body)] == []
