@@ -849,6 +849,12 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
                     reserve_out=options.reserve_out, warn_levels=levels)
     if options.file is not None and os.path.isdir(options.file):
         return fail(f"{printable(options.file)}: is a directory (give a session file: .yaml, .json or .jsonl)")
+    if options.serve is not None:
+        from tokenbox.tui.serve import serve  # start-up: aiohttp and textual-serve only when serving
+
+        if first_plan is not None:
+            first_plan.close()  # the server plans nothing (each tab's app does): reap the child now
+        return serve(options, argv)
     with contextlib.ExitStack() as stack:
         if options.claude:
             from tokenbox.tui.claude_app import ClaudeApp

@@ -28,6 +28,7 @@ from tokenbox.core.commands.cliargs import (
     tokenizer_name,
     turn_number,
 )
+from tokenbox.core.commands.completion import add_completion_flag
 from tokenbox.core.model.errors import BadInput, ConfigError, TokenboxError
 from tokenbox.core.model.llms import MODELS
 from tokenbox.core.model.session import TRIMMING_POLICIES
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 fits, 1 critical overflow or over the context gate, 2 bad input.",
     )
     parser.add_argument("--version", action="version", version=f"tokenbox {package_version()}")
+    add_completion_flag(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     def session_command(name: str, help_text: str) -> argparse.ArgumentParser:

@@ -15,9 +15,9 @@ from typing import Any
 from tokenbox.core.model.errors import UnsupportedFormat
 from tokenbox.core.parse.nodes import Node
 
-READS = ("tokenbox reads tokenbox sessions, Claude Code transcripts, Codex CLI rollouts, Gemini CLI chats, "
-         "Copilot CLI sessions, Cline/Roo/Kilo task folders, OpenCode sessions, aider chat histories, "
-         "claude-trace and context-lens captures, and Anthropic/OpenAI/Gemini request bodies")
+READS = ("tokenbox reads its own sessions and captures; Claude Code, Codex, Gemini CLI, Copilot CLI, "
+         "Cline/Roo/Kilo, OpenCode and aider sessions; claude-trace and context-lens captures; "
+         "Anthropic, OpenAI and Gemini request bodies")
 _HEAD = 4096  # text sniffing looks at the start of the file only
 _AIDER_INPUT = re.compile(r"^# \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[.\d]*\n\+", re.MULTILINE)
 
