@@ -15,6 +15,7 @@ from typing import Any
 from tokenbox.core.model.errors import ConfigError
 from tokenbox.core.model.llms import Window
 from tokenbox.core.model.names import NATIVE_FORMAT, SEPARATOR
+from tokenbox.core.model.prices import Cost
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 
 PLAN_SCHEMA = "tokenbox.plan/1"
@@ -234,6 +235,7 @@ class Plan:
         be sent as it is (the agent compacts first), which is not an overflow of the layout."""
         window = self.window_tokens
         return self.window is not None and window is not None and self.tokens_after > window
+    cost: Cost | None = None  # what the request cost, priced from its recorded usage (agent sessions only)
 
     @property
     def pending(self) -> bool:
@@ -347,6 +349,8 @@ class Plan:
         if self.window is not None:
             data["window"] = {"tokens": self.window.tokens, "source": str(self.window.source),
                               "percent": self.window_percent}
+        if self.session.source_format != NATIVE_FORMAT:
+            data["cost"] = self.cost.to_dict() if self.cost is not None else None
         return data
 
 

@@ -19,6 +19,7 @@ from tokenbox.core.model.errors import BadInput, ConfigError, ContextCriticalOve
 from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, NATIVE_FORMAT
 from tokenbox.core.model.plan import Budget, Plan, PlanFailure, SectionResult, TokenizerInfo
+from tokenbox.core.model.prices import request_cost
 from tokenbox.core.model.session import TRIMMING_POLICIES, Section, Session, TurnHistory
 from tokenbox.core.planning.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.planning.config import MAX_COUNT, Resolved, Settings, available_tokens, load_settings, resolve, what_if_budget
@@ -252,6 +253,8 @@ class Engine:
             what_if=what_if,
             warnings=session.warnings + notes + window_notes,
             window=window,
+            cost=(request_cost(session.model_name, session.recorded, self.settings.config_prices)
+                  if session.source_format != NATIVE_FORMAT else None),
         )
         if isinstance(outcome, ContextCriticalOverflow):
             sizes = [p.section.tokens if p.section.tokens is not None else counter.count(p.text) if p.text else 0

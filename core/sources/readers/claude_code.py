@@ -42,7 +42,6 @@ from tokenbox.core.model.errors import NotYetComplete, SessionError
 from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage, Session
-from tokenbox.core.sources.files import read_text
 from tokenbox.core.sources.readers.anthropic import plain_block, result_images
 from tokenbox.core.sources.readers.claude_truth import (
     PRIOR_SCALE,
@@ -313,6 +312,7 @@ class TranscriptReader:
         self._sidechains = 0
         self._last_by_kind: dict[bool, int] = {}  # sidechain? -> newest node, for lines without a usable parent
         self._line_thread: dict[int, str] = {}
+        self._subagents: dict[str, TranscriptFollower] = {}  # the sub-agents' files beside it, followed
 
     # -- warnings
 
@@ -648,9 +648,14 @@ class TranscriptReader:
         threads: dict[str, Sequence[Session]] = {}
         readers = [self]
         for extra in subagent_files(self.path):
+            # each sub-agent file is followed like the transcript: a reload reads what was appended to it
+            follower = self._subagents.get(extra)
+            if follower is None or follower.max_bytes != max_bytes:
+                follower = self._subagents[extra] = TranscriptFollower(extra, max_bytes)
             try:
-                readers.append(read_transcript(extra, read_text(extra, max_bytes)))
+                readers.append(follower.read())
             except (OSError, SessionError):
+                del self._subagents[extra]
                 continue
         for each in readers:
             for name, thread in each.threads.items():
@@ -967,6 +972,7 @@ class TranscriptFollower:
         from tokenbox.core.sources.tail import FileTail
 
         self.path = path
+        self.max_bytes = max_bytes
         self.reader = TranscriptReader(path)
         self.lines_parsed = 0
         self._tail = FileTail(path, max_bytes=max_bytes)
