@@ -869,15 +869,16 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
         )
         session = build_session(conv, path, cache)
         turn_warnings = warnings
-        if fit.residual is not None and abs(fit.residual) > RESIDUAL_NOTED * (target or 0):
-            turn_warnings += (f"request {index + 1} recorded {target}, {fit.residual:+d} against what the requests before it "
-                              f"predicted ({100 * fit.residual / (target or 1):+.1f} %): a change the transcript does not show "
-                              "(plan mode, an attachment, a model switch); the next prediction starts from this figure",)
         if fit.typical:
             turn_warnings += (f"the system prompt, tools and memory files are not in the transcript and no request of this "
                               f"session has recorded their size yet: counted as {fit.source} ({fit.hidden}, ≈)",)
         session = with_truth(session, target=target, fit=fit, pending=is_pending, thread=thread_name,
                              warnings=turn_warnings, hidden_label=hidden_label, bases=reader.bases)
+        if fit.residual is not None and abs(fit.residual) > RESIDUAL_NOTED * (target or 0):
+            session = replace(session, warnings=(*session.warnings, (
+                f"request {index + 1} recorded {target}, {fit.residual:+d} against what the requests before it "
+                f"predicted ({100 * fit.residual / (target or 1):+.1f} %): a change the transcript does not show "
+                "(plan mode, an attachment, a model switch); the next prediction starts from this figure")))
         sections = session.sections
         if request is not None:
             # the request's own reply, shown with it at 0 context tokens (it is context from the next request on)
