@@ -191,7 +191,9 @@ async def test_a_codex_rollout(tmp_path, snapshot, monkeypatch):
         await shots(pilot, snapshot, "codex")
         app.deliver_screenshot("shot.svg")  # what the palette's Screenshot does
         saved = tmp_path / "state" / "tokenbox" / "screenshots" / "shot.svg"
-        await wait_for(pilot, saved.exists, what="the screenshot saved")
+        # Textual writes the file from a thread: wait for it whole, not merely created
+        await wait_for(pilot, lambda: saved.exists() and saved.read_text(encoding="utf-8").rstrip().endswith("</svg>"),
+                       what="the screenshot saved whole")
         assert saved.read_text(encoding="utf-8").startswith("<svg")
 
 
