@@ -14,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shlex
 import shutil
 import site
 import subprocess
@@ -130,3 +132,35 @@ def test_the_installed_commands_run_from_the_wheel(installed):
     assert version.returncode == 0 and version.stdout.strip() == f"tokenbox-tui {VERSION}"
     headless = subprocess.run([bin_dir / "tokenbox", "--version"], capture_output=True, text=True, timeout=120)
     assert headless.stdout.strip() == f"tokenbox {VERSION}"
+
+
+def test_the_quick_starts_status_line_and_completion_run_the_installed_commands(installed, tmp_path):
+    """What the README promises after ``pipx install .`` or ``uv tool install .``: with the commands linked
+    into a folder on PATH (as both tools link them into ~/.local/bin), the README's ``statusLine`` setting,
+    run through a shell as Claude Code runs it, prints the line the source prints, and both commands print
+    the completion scripts the source makes."""
+    from tokenbox.core.commands.cli import build_parser as tokenbox_parser
+    from tokenbox.core.commands.completion import script
+    from tokenbox.tui.cli import build_parser as tui_parser
+
+    on_path = tmp_path / "bin"
+    on_path.mkdir()
+    for name in PYPROJECT["project"]["scripts"]:
+        (on_path / name).symlink_to(installed["venv"] / "bin" / name)
+    environ = {**os.environ, "PATH": f"{on_path}{os.pathsep}/usr/bin{os.pathsep}/bin", "NO_COLOR": "1"}
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    settings = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", readme, flags=re.S) if '"statusLine"' in block]
+    assert settings, "the README shows no statusLine setting"
+    command = settings[0]["statusLine"]["command"]
+    transcript = ROOT / "tests" / "fixtures" / "real_sessions" / "claude-code_ccviewer_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    stdin = json.dumps({"transcript_path": str(transcript), "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"}})
+    line = subprocess.run(["/bin/sh", "-c", command], input=stdin.encode(), capture_output=True, env=environ, timeout=120)
+    from_source = run_main(shlex.split(command)[1:], environ=environ, stdin=stdin.encode())
+    assert line.returncode == 0 and line.stderr == b"", line.stderr
+    # the transcript's last request recorded 26 080 tokens of input and cache, 13 % of Claude's 200 000
+    assert line.stdout == from_source.stdout and line.stdout.startswith(b"ctx 13% "), line.stdout
+
+    for name, parser in (("tokenbox", tokenbox_parser()), ("tokenbox-tui", tui_parser())):
+        printed = subprocess.run([name, "--print-completion", "bash"], capture_output=True, text=True, env=environ, timeout=120)
+        assert printed.returncode == 0 and printed.stdout == script(parser, "bash"), printed.stderr

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from tokenbox.core.commands.cliargs import Parser, UsageError, non_negative_int, package_version, positive_int
+from tokenbox.core.commands.completion import add_completion_flag
 from tokenbox.core.model.session import TRIMMING_POLICIES
 from tokenbox.core.model.textsafe import printable
 
@@ -34,11 +35,13 @@ class Options:
     codex: bool = False  # follow the newest Codex CLI rollout of the current directory
     warn_levels: str | None = None  # "75,90,100": overrides TOKENBOX_WARN_LEVELS and the config file
     agent: str | None = None  # follow the newest session of this agent for the current directory (``discovery``)
+    serve: tuple[str, int] | None = None  # --serve: the address to serve the app to web browsers on
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="tokenbox-tui",
+        allow_abbrev=False,  # flags spelt whole: --serve's app gets the same flags less it (tui/serve.py)
         description=(
             "Live inspector of a prompt session: follows FILE as your agent rewrites it, re-plans it on "
             "every change and shows the context gauge, a token bar per section, the trim trace and the "
@@ -66,11 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--claude", action="store_true",
         help="follow the newest Claude Code transcript of the current directory's project "
-             "(~/.claude/projects/, or $CLAUDE_CONFIG_DIR/projects/), switching to new sessions as they start",
+             "(~/.claude/projects/, or $CLAUDE_CONFIG_DIR/projects/), switching to new sessions as they start; "
+             "a project without one is an error that says so",
     )
     parser.add_argument(
         "--claude-project", metavar="DIR",
-        help="like --claude, for the project in DIR (or a transcript folder under ~/.claude/projects/)",
+        help="like --claude, for the project in DIR, or DIR itself when it is a folder of transcripts "
+             "(~/.claude/projects/<project>, or a copy anywhere)",
     )
     parser.add_argument(
         "--codex", action="store_true",
@@ -91,7 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run a capture proxy (as `tokenbox record`) and follow its capture log")
     parser.add_argument("--listen", type=listen_address, metavar="HOST:PORT", help=f"with --record: address (default {DEFAULT_LISTEN})")
     parser.add_argument("--upstream", type=upstream_url, metavar="URL", help=f"with --record: API to forward to (default {DEFAULT_UPSTREAM})")
+    from tokenbox.tui.serve import DEFAULT_SERVE, serve_address
+
+    parser.add_argument("--serve", nargs="?", const=serve_address(DEFAULT_SERVE), type=serve_address, metavar="HOST:PORT",
+                        help=f"serve the app to web browsers instead (default {DEFAULT_SERVE}; each tab runs its own; "
+                             "another address than this machine's is seen by whoever can reach it)")
     parser.add_argument("--version", action=_Version, help="show program's version number and exit")
+    add_completion_flag(parser)
     return parser
 
 
@@ -138,7 +149,7 @@ def parse_args(argv: Sequence[str]) -> Options:
     if args.record and (claude or args.file is not None):
         raise UsageError("--record follows its own capture: give no FILE and no --claude")
     return Options(args.file, args.budget, args.tokenizer, args.trimming, args.reserve_out, claude, args.claude_project,
-                   args.record, args.listen, args.upstream, args.codex, args.warn_levels, agent)
+                   args.record, args.listen, args.upstream, args.codex, args.warn_levels, agent, args.serve)
 
 
 def sample_path(stack: contextlib.ExitStack, name: str = DEFAULT_SAMPLE) -> str:

@@ -32,8 +32,9 @@ class TerminalGone(Message):
 
 
 def driver_class() -> type[Driver] | None:
-    """The driver for this platform (``None``: Textual's default, e.g. on Windows)."""
-    if sys.platform == "win32":
+    """The driver for this platform (``None``: Textual's default, e.g. on Windows, or the driver named by
+    ``TEXTUAL_DRIVER``, such as the web driver textual-serve runs each browser tab's app with)."""
+    if sys.platform == "win32" or os.environ.get("TEXTUAL_DRIVER"):
         return None
     from textual.drivers.linux_driver import LinuxDriver
 

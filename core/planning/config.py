@@ -3,18 +3,20 @@
 Environment: ``TOKENBOX_MAX_CTX``, ``TOKENBOX_TOKENIZER``, ``CONTEXT_MAX_TOKENS`` (passepartout's name,
 below ``TOKENBOX_MAX_CTX``) and ``TOKENBOX_MAX_FILE_SIZE``. Config file:
 ``$XDG_CONFIG_HOME/tokenbox/config.yaml`` (``~/.config`` when unset) with keys ``max_ctx``,
-``reserve_out``, ``headroom``, ``tokenizer`` and ``max_file_size``.
+``reserve_out``, ``headroom``, ``tokenizer``, ``max_file_size`` and ``prices`` (per-model prices that
+override or extend the built-in table, ``tokenbox.core.model.prices``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from tokenbox.core.model.errors import ConfigError, SessionError, TokenizerError, WhatIfTooSmall
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.llms import Window, WindowSource, lookup_model
+from tokenbox.core.model.prices import PriceEntry, file_date, parse_overrides
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.validator import Validator
 from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, read_text
@@ -22,7 +24,7 @@ from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, read_text
 DEFAULT_MAX_CTX = 16384
 # warn_levels and compact_buffer are read by core/thresholds (kept light for the status line): allowed
 # here, checked there
-CONFIG_KEYS = ("max_ctx", "reserve_out", "headroom", "tokenizer", "max_file_size", "warn_levels", "compact_buffer")
+CONFIG_KEYS = ("max_ctx", "reserve_out", "headroom", "tokenizer", "max_file_size", "warn_levels", "compact_buffer", "prices")
 MAX_COUNT = 10**9
 WHAT_IF_STEP_PERCENT = 5  # one what-if step (``Engine.plan(what_if=k)``): k × 5% of the resolved max_ctx
 
@@ -39,6 +41,7 @@ class Settings:
     config_headroom: float | None = None
     config_tokenizer: str | None = None
     config_max_file_size: int | None = None
+    config_prices: Mapping[str, PriceEntry] = field(default_factory=dict)  # model key -> price in force
 
     @property
     def max_file_size(self) -> int:
@@ -97,6 +100,12 @@ def _read_config(path: str) -> dict:
             result["config_tokenizer"] = v.string(fields["tokenizer"], "tokenizer")
         if "max_file_size" in fields:
             result["config_max_file_size"] = v.integer(fields["max_file_size"], "max_file_size", 1, 2**40)
+        if "prices" in fields:
+            try:
+                result["config_prices"] = parse_overrides(fields["prices"].plain(), "prices in the config file", file_date(path))
+            except ConfigError as exc:
+                line, col = fields["prices"].line, fields["prices"].col
+                raise ConfigError(exc.problem, exc.remedy, path, line, col) from None
         return result
     except SessionError as exc:
         raise ConfigError(exc.problem, exc.remedy, exc.path, exc.line, exc.col) from None
@@ -104,7 +113,12 @@ def _read_config(path: str) -> dict:
 
 @dataclass(frozen=True)
 class Resolved:
-    """Budget, tokenizer name and policy for one plan, after precedence."""
+    """Budget, tokenizer name and policy for one plan, after precedence.
+
+    ``window`` is the context window the plan is measured against and where it came from (CONTRACT
+    §11); ``explicit`` is true when a flag or the environment set ``max_ctx`` (a what-if the layout
+    must fit, for a foreign log too).
+    """
 
     max_ctx: int
     reserve_out: int
@@ -112,6 +126,8 @@ class Resolved:
     available: int
     tokenizer: str
     trimming: str
+    window: Window | None = None
+    explicit: bool = False
 
 
 def available_tokens(max_ctx: int, headroom: float, reserve_out: int) -> int:
@@ -155,11 +171,27 @@ def resolve(
             model = lookup_model(session.model)
         except TokenizerError as exc:
             unknown = exc
-    explicit_ctx = budget or settings.env_max_ctx or session.budget.max_ctx
+    flagged = budget or settings.env_max_ctx
+    explicit_ctx = flagged or session.budget.max_ctx
     explicit_name = tokenizer or settings.env_tokenizer or session.tokenizer
-    if unknown is not None and not (explicit_ctx and explicit_name):
+    foreign = session.window is not None
+    if unknown is not None and not foreign and not (explicit_ctx and explicit_name):
         raise unknown
-    max_ctx = explicit_ctx or (model.max_ctx if model else None) or settings.config_max_ctx or DEFAULT_MAX_CTX
+    if flagged:
+        window = Window(flagged, WindowSource.SETTING)
+    elif foreign:
+        # a foreign log's window as its reader resolved it (CONTRACT §11); the 16384 default is a tokenbox
+        # session's only: an unknown window is laid out unbounded and said to be unknown
+        window = session.window
+    elif session.budget.max_ctx:
+        window = Window(session.budget.max_ctx, WindowSource.SETTING)
+    elif model is not None:
+        window = Window(model.max_ctx, WindowSource.MODEL)
+    elif settings.config_max_ctx:
+        window = Window(settings.config_max_ctx, WindowSource.SETTING)
+    else:
+        window = Window(DEFAULT_MAX_CTX, WindowSource.DEFAULT)
+    max_ctx = window.tokens or MAX_COUNT
     name = explicit_name or (model.tokenizer if model else None) or settings.config_tokenizer
     if not name:
         if model is not None:
@@ -184,4 +216,4 @@ def resolve(
             "raise max_ctx or lower reserve_out/headroom",
             field="budget",
         )
-    return Resolved(max_ctx, reserve, headroom, available, name, trimming or session.trimming)
+    return Resolved(max_ctx, reserve, headroom, available, name, trimming or session.trimming, window, bool(flagged))
