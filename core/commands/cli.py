@@ -330,10 +330,6 @@ def _tokenizers() -> int:
     return EXIT_OK
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
-
-
 _JSON_BATCH = 8192  # pieces of the encoder's output written at a time
 
 
@@ -350,3 +346,8 @@ def _write_json(value: object) -> None:
             batch.clear()
     batch.append("\n")
     sys.stdout.write("".join(batch))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
+
