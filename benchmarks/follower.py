@@ -198,13 +198,16 @@ def _app_pid(server: str) -> int:
     return int(out.stdout.split()[0]) if out.stdout.split() else 0
 
 
-_TURN = re.compile(r"turn (\d+)/(\d+)")
+_TURN = re.compile(r"(?:turn|request) (\d+)/(\d+)")  # the top bar: a tokenbox session's turn, an agent's request
 
 
-def tmux_start_append(path: str, append: str, env: dict[str, str], size: tuple[int, int] = (140, 42)) -> tuple[float, float]:
+def tmux_start_append(path: str, append: str, env: dict[str, str], later: tuple[str, ...] = (), spacing: float = 1.0,
+                      size: tuple[int, int] = (140, 42)) -> tuple[float, float, list[float]]:
     """The app started on ``path`` in tmux; ``append`` (one more main-thread request) is written the moment
-    the first plan is on screen. Seconds from the start to the first plan, and from the write to the
-    request on screen (the top bar's ``turn N/N`` counts it)."""
+    the first plan is on screen, then each of ``later`` (one main-thread request each) ``spacing`` seconds
+    (plus a seeded part of a second) after the one before was shown. Seconds from the start to the first
+    plan, from the first write to its request on screen (the top bar's ``request N/N`` counts it), and
+    from each later write to its request on screen."""
     server = f"tokenbox-bench-{os.getpid()}"
     output = _PaneOutput(f"{path}.pane-{os.getpid()}")
     started = time.perf_counter()
@@ -220,17 +223,77 @@ def tmux_start_append(path: str, append: str, env: dict[str, str], size: tuple[i
                 count.append(int(found[-1][1]))
             return bool(found)
 
+        def written(text: str) -> float:
+            output.skip()
+            at = time.perf_counter()
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(text)
+            want = count[-1] + 1
+            shown = output.wait(lambda screen: any(int(total) >= want for _, total in _TURN.findall(screen)))
+            count.append(want)
+            return shown - at
+
         first = output.wait(first_turn) - started
-        output.skip()
-        written = time.perf_counter()
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(append)
-        shown = output.wait(lambda screen: any(int(total) > count[-1] for _, total in _TURN.findall(screen)))
-        return first, shown - written
+        shown = written(append)
+        rng = random.Random(9)
+        latencies = []
+        for text in later:
+            time.sleep(spacing + rng.uniform(0.0, 0.2))
+            latencies.append(written(text))
+        return first, shown, latencies
     finally:
         subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
         with contextlib.suppress(OSError):
             os.remove(output.path)
+
+
+class LineFollower(BareFollower):
+    """The least a follower of a JSON-lines file can do: watchfiles on its directory; on each change the
+    bytes appended since the last change are read and each complete line json-loaded (``loads``)."""
+
+    def __init__(self, path: str, step_ms: int, debounce_ms: int, loads: Callable[[bytes], object] = json.loads) -> None:
+        super().__init__(path, step_ms, debounce_ms)
+        self.loads = loads
+        self.offset = os.path.getsize(path)
+
+    def _run(self) -> None:
+        from watchfiles import watch
+
+        directory, name = os.path.split(self.path)
+        self._ready.set()
+        for changes in watch(directory, watch_filter=lambda _, changed: os.path.basename(changed) == name,
+                             step=self.step_ms, debounce=self.debounce_ms, stop_event=self._stop,
+                             raise_interrupt=False, recursive=False):
+            if changes:
+                with open(self.path, "rb") as handle:
+                    handle.seek(self.offset)
+                    data = handle.read()
+                end = data.rfind(b"\n") + 1
+                self.offset += end
+                for line in data[:end].splitlines():
+                    if line.strip():
+                        self.loads(line)
+                self.when = time.perf_counter()
+                self.seen.set()
+
+
+def line_follower_latencies(path: str, texts: list[str], spacing: float, step_ms: int, debounce_ms: int) -> list[float]:
+    """Append → loaded of a ``LineFollower`` for each of ``texts``, spaced as ``tmux_start_append`` spaces them."""
+    rng = random.Random(9)
+    times = []
+
+    def writer(text: str) -> Callable[[], None]:
+        def write() -> None:
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(text)
+
+        return write
+
+    with LineFollower(path, step_ms, debounce_ms) as tail:
+        for text in texts:
+            time.sleep(spacing + rng.uniform(0.0, 0.2))
+            times.append(tail.latency(writer(text)))
+    return times
 
 
 def _command(path: str, env: dict[str, str]) -> str:
