@@ -34,9 +34,13 @@ def outcome(load, text):
         return "error", str(exc)
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["msgspec", "json-only"])
+@pytest.mark.parametrize("fast", [True, False, "switching"], ids=["msgspec", "json-only", "json-then-msgspec"])
 def test_edge_texts_read_as_json_reads_them(fast, monkeypatch):
-    if not fast:
+    if fast == "switching":  # msgspec imported part-way through (after SLOW_CHARS characters)
+        monkeypatch.setattr(fastjson, "_FAST", fastjson._PENDING)
+        monkeypatch.setattr(fastjson, "_read", 0)
+        monkeypatch.setattr(fastjson, "SLOW_CHARS", 40)
+    elif not fast:
         monkeypatch.setattr(fastjson, "_FAST", None)
     else:
         assert fastjson.accelerated()
