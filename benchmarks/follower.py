@@ -63,10 +63,14 @@ class BareFollower:
                              step=self.step_ms, debounce=self.debounce_ms, stop_event=self._stop,
                              raise_interrupt=False, recursive=False):
             if changes:
-                with open(self.path, "rb") as handle:
-                    json.loads(handle.read())
+                self.load()
                 self.when = time.perf_counter()
                 self.seen.set()
+
+    def load(self) -> None:
+        """What the follower does on a change: read the file and json-load it."""
+        with open(self.path, "rb") as handle:
+            json.loads(handle.read())
 
     def __enter__(self) -> BareFollower:
         self._thread.start()
@@ -256,25 +260,16 @@ class LineFollower(BareFollower):
         self.loads = loads
         self.offset = os.path.getsize(path)
 
-    def _run(self) -> None:
-        from watchfiles import watch
-
-        directory, name = os.path.split(self.path)
-        self._ready.set()
-        for changes in watch(directory, watch_filter=lambda _, changed: os.path.basename(changed) == name,
-                             step=self.step_ms, debounce=self.debounce_ms, stop_event=self._stop,
-                             raise_interrupt=False, recursive=False):
-            if changes:
-                with open(self.path, "rb") as handle:
-                    handle.seek(self.offset)
-                    data = handle.read()
-                end = data.rfind(b"\n") + 1
-                self.offset += end
-                for line in data[:end].splitlines():
-                    if line.strip():
-                        self.loads(line)
-                self.when = time.perf_counter()
-                self.seen.set()
+    def load(self) -> None:
+        """Read what was appended since the last change and json-load each complete line."""
+        with open(self.path, "rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        for line in data[:end].splitlines():
+            if line.strip():
+                self.loads(line)
 
 
 def line_follower_latencies(path: str, texts: list[str], spacing: float, step_ms: int, debounce_ms: int) -> list[float]:

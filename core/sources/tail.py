@@ -34,6 +34,7 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from tokenbox.core.model.errors import FileTooLarge, SessionError
 from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, decode_text, open_read_only, read_text
@@ -64,6 +65,8 @@ class TailRead:
     def numbered(self) -> list[tuple[int, str]]:
         """``(line number, text)`` of each new complete line, 1-based."""
         return list(enumerate(self.lines, start=self.first_line))
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,12 +203,7 @@ class FileTail:
         regular file, a UTF-16 byte-order mark, bytes that do not decode, or more than ``limit`` bytes
         before the last of them. The caller then reads the file as usual.
         """
-        try:
-            fd = open_read_only(self.path)
-        except OSError:
-            return None
-        try:
-            info = os.fstat(fd)
+        def first_lines(fd: int, info: os.stat_result) -> Head | None:
             if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_bytes:
                 return None
             size = first_block
@@ -218,26 +216,18 @@ class FileTail:
                 if size >= limit:
                     return None
                 size *= 4
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
+
+        return _on_open(self.path, first_lines, None)
 
     def unchanged(self, head: Head) -> bool:
         """Whether the file is still the one ``head`` was read from, with the same first bytes."""
-        try:
-            fd = open_read_only(self.path)
-        except OSError:
-            return False
-        try:
-            info = os.fstat(fd)
+
+        def same(fd: int, info: os.stat_result) -> bool:
             if (info.st_dev, info.st_ino) != head.identity or info.st_size < head.length:
                 return False
             return _digest(_pread_all(fd, 0, head.length)) == head.digest
-        except OSError:
-            return False
-        finally:
-            os.close(fd)
+
+        return _on_open(self.path, same, False)
 
     def _new_bytes(self, fd: int, identity: tuple[int, int], size: int, *, whole: bool = True) -> tuple[bytes | None, int, bool]:
         """The bytes to look at, where they start and whether this is a reset: from the last complete
@@ -367,6 +357,21 @@ def _stream(body: bytes, end: int, path: str, first_line: int, each: Callable[[i
             number += 1
         pos = stop
     return number - first_line
+
+
+def _on_open(path: str, use: Callable[[int, os.stat_result], _T], failed: _T) -> _T:
+    """``use(fd, its stat)`` of ``path`` opened read-only (closed after); ``failed`` when it cannot be
+    opened or read."""
+    try:
+        fd = open_read_only(path)
+    except OSError:
+        return failed
+    try:
+        return use(fd, os.fstat(fd))
+    except OSError:
+        return failed
+    finally:
+        os.close(fd)
 
 
 def _pread_all(fd: int, offset: int, limit: int) -> bytes:
