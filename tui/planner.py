@@ -167,6 +167,7 @@ class Planner:
         self._generation = 0  # runs started: a fill stops as soon as a newer run has started
         self.fill_plans = 0  # past turns planned by fills (tests pin the fill's work with it)
         self._frozen_at = 0  # the file's size when what was loaded was last frozen (``_freeze``)
+        self._newest: tuple[tuple, object, TurnPoint] | None = None  # (key, recorded usage, point) of the newest turn planned
 
     def run(self, request: PlanRequest) -> Outcome:
         """Plan ``request`` (never raises: failures come back as ``Outcome.failure``)."""
@@ -323,6 +324,10 @@ class Planner:
                     key = self._point_key(turns, number, settings)
                     if key in self._points:
                         continue
+                    point = self._settled(turns, number, key)
+                    if point is not None:  # planned as the newest turn, and complete since
+                        self._remember(key, point)
+                        continue
                     point = _point(number, engine.plan(turns[number], **options))
                     self.fill_plans += 1
                     if number != len(turns) - 1:  # the newest turn may still grow
@@ -344,6 +349,25 @@ class Planner:
             return None
         return replace(outcome, timeline=timeline, timeline_complete=True)
 
+    def _settle_newest(self, turns: Sequence[Session]) -> None:
+        """The newest turn planned before, remembered as a past turn if a newer request has settled it."""
+        newest = self._newest
+        if newest is not None and newest[0][0] < len(turns) - 1 and newest[0] not in self._points:
+            point = self._settled(turns, newest[0][0], newest[0])
+            if point is not None:
+                self._remember(newest[0], point)
+
+    def _settled(self, turns: Sequence[Session], number: int, key: tuple) -> TurnPoint | None:
+        """The point of turn ``number`` planned while it was the newest, if it still holds: the same
+        request at the same place with the same recorded usage (what a request records comes with its
+        reply; the lines after it belong to the next one). A newer request then settles it, and the
+        fill need not plan a whole chain's turn again for every append."""
+        newest = self._newest
+        if newest is None or newest[0] != key:
+            return None
+        facts = turn_facts(turns, number)
+        return newest[2] if facts is not None and facts.recorded == newest[1] else None
+
     @staticmethod
     def _point_key(turns: Sequence[Session], number: int, settings: tuple) -> tuple:
         """The cache key of turn ``number``'s point: its place, what it holds and the plan's settings
@@ -361,6 +385,7 @@ class Planner:
     ) -> tuple[tuple[TurnPoint, ...], bool]:
         """The timeline points; turns not cached yet get their recorded usage only unless ``estimate``."""
         settings = tuple(sorted(options.items()))
+        self._settle_newest(turns)
         points = []
         complete = True
         for number in range(max(0, len(turns) - MAX_TIMELINE), len(turns)):
@@ -385,6 +410,8 @@ class Planner:
                     point = _point(number, plan)
                     if number != len(turns) - 1:  # the newest turn may still grow
                         self._remember(key, point)
+                    elif facts:  # kept aside: once a newer request has come, it is settled (``_settled``)
+                        self._newest = (key, facts.recorded, point)
             points.append(point)
         return tuple(points), complete
 
