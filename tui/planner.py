@@ -38,6 +38,7 @@ from tokenbox.core.sources.turns import LazyTurns, turn_facts, turn_identity
 
 MAX_TIMELINE = 200
 TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)
+FILL_WAIT_SECONDS = 0.5  # the most a fill waits for the plan before it to be drawn
 FILL_PROGRESS_SECONDS = 0.25  # a partly filled timeline is handed to the screen this often while the fill runs
 FREEZE_BYTES = 4 << 20  # a file this big loaded (and each doubling since): what it built is moved out of the collector's sight
 
@@ -293,13 +294,15 @@ class Planner:
             outlook = forecast([*since_last(contexts, records, index), plan.tokens_after], threshold)
         return AgentFacts(thread, summaries, session_cost(summaries), records, threshold, outlook)
 
-    def fill_timeline(self, outcome: Outcome, progress: Callable[[Outcome], None] | None = None) -> Outcome | None:
+    def fill_timeline(self, outcome: Outcome, progress: Callable[[Outcome], None] | None = None,
+                      after: threading.Event | None = None) -> Outcome | None:
         """``outcome`` with every timeline point estimated (``None`` when there was nothing to fill, or
         when a newer request started meanwhile: its own fill takes up from the points cached so far).
 
         The turns are planned newest first, each under the planner's lock on its own, so a request made
         meanwhile waits for one turn's plan at most. ``progress`` is handed the partly filled outcome
-        every ``FILL_PROGRESS_SECONDS`` (from this thread), so the screen fills in as the work goes.
+        every ``FILL_PROGRESS_SECONDS`` (from this thread), so the screen fills in as the work goes. With
+        ``after``, the fill starts once it is set (the plan drawn), or after ``FILL_WAIT_SECONDS``.
         """
         if outcome.timeline_complete or outcome.plan is None or self._turns is None or self._engine is None:
             return None
@@ -312,6 +315,8 @@ class Planner:
                        what_if=request.what_if, tokenizer=tokenizer)
         engine = self._engine
         settings = tuple(sorted(options.items()))
+        if after is not None:
+            after.wait(FILL_WAIT_SECONDS)
         shown = time.monotonic()
         try:
             for number in reversed(range(max(0, len(turns) - MAX_TIMELINE), len(turns))):
