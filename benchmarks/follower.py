@@ -116,6 +116,14 @@ def bare_latencies(path: str, edits: list[bytes], waits: list[float], step_ms: i
     return times
 
 
+_SERVERS = itertools.count()
+
+
+def _server_name() -> str:
+    """A tmux server of its own for each run (a server just killed may still be going away under its name)."""
+    return f"tokenbox-bench-{os.getpid()}-{next(_SERVERS)}"
+
+
 def tmux_available() -> bool:
     return shutil.which("tmux") is not None
 
@@ -160,7 +168,7 @@ class _PaneOutput:
 def tmux_run(path: str, edits: list[tuple[bytes, str]], waits: list[float], env: dict[str, str]) -> tuple[float, list[float]]:
     """Start the app on ``path`` in tmux; seconds to the first plan on screen, and write → visible
     for each ``(content, marker)`` edit (the marker is text the new plan shows)."""
-    server = f"tokenbox-bench-{os.getpid()}"
+    server = _server_name()
     command = shlex.join(["env", *(f"{k}={v}" for k, v in env.items() if k.startswith(("PYTHON", "XDG_", "TOKENBOX"))),
                           sys.executable, "-m", "tokenbox.tui", path])
     output = _PaneOutput(f"{path}.pane-{os.getpid()}")
@@ -212,7 +220,7 @@ def tmux_start_append(path: str, append: str, env: dict[str, str], later: tuple[
     (plus a seeded part of a second) after the one before was shown. Seconds from the start to the first
     plan, from the first write to its request on screen (the top bar's ``request N/N`` counts it), and
     from each later write to its request on screen."""
-    server = f"tokenbox-bench-{os.getpid()}"
+    server = _server_name()
     output = _PaneOutput(f"{path}.pane-{os.getpid()}")
     started = time.perf_counter()
     subprocess.run(["tmux", "-L", server, "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), _command(path, env)],
@@ -297,12 +305,12 @@ def _command(path: str, env: dict[str, str]) -> str:
 
 
 def tmux_follow(path: str, requests: list[str], rate: float, env: dict[str, str], settle: float = 60.0,
-                size: tuple[int, int] = (140, 42)) -> dict:
+                size: tuple[int, int] = (140, 42), quiet: float = 1.5) -> dict:
     """The app following ``path`` in tmux while ``requests`` are appended ``rate`` a second: its RSS
     (``/proc``) every second, the longest time without anything drawn (the pane's output, read as
     written) and the lag of the last request. RSS growth is taken from ``settle`` seconds on (the
     caches fill in the first minute), per 1000 requests."""
-    server = f"tokenbox-bench-{os.getpid()}"
+    server = _server_name()
     output = _PaneOutput(f"{path}.pane-{os.getpid()}")
     subprocess.run(["tmux", "-L", server, "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), _command(path, env)],
                    check=True)
@@ -332,8 +340,8 @@ def tmux_follow(path: str, requests: list[str], rate: float, env: dict[str, str]
                 drawn_at.append(time.perf_counter())
             time.sleep(0.002)
         ended = time.perf_counter()
-        # the last request on screen: the pane stops changing once it is drawn (at most 30 s)
-        while time.perf_counter() - drawn_at[-1] < 1.5 and time.perf_counter() - ended < 30:
+        # the last request on screen: the pane stops changing once it is drawn (``quiet`` seconds; at most 30 s)
+        while time.perf_counter() - drawn_at[-1] < quiet and time.perf_counter() - ended < 30:
             grown = os.path.getsize(output.path)
             if grown != size_seen:
                 size_seen = grown

@@ -79,7 +79,7 @@ SIZES = {
                    (1, 20), (0.9, 9), 200, 0, chain_mb=(1, 20), chain_repeats=2, chain_appends=3, follow_mb=5,
                    follow_seconds=20, follow_settle=5),
     "tiny": Sizes(2, 1, 8_000, 40, (50, 500), 32, (2_000, 8_000, 32_000), (5,), (20,), 2, (0.1, 0.5), (0.05, 0.5), 15, 0,
-                  chain_mb=(0.2, 0.5), chain_repeats=1, chain_appends=1, follow_mb=0.2, follow_seconds=3, follow_settle=1,
+                  chain_mb=(0.2, 0.5), chain_repeats=1, chain_appends=1, follow_mb=0.2, follow_seconds=1, follow_settle=0.5,
                   smoke=True),
 }
 
@@ -774,6 +774,7 @@ def figure_9_chains(b: Bench) -> None:
     chains: dict[float, tuple[str, Transcript]] = {}
     for size_mb in s.chain_mb:
         transcript = Transcript(compact=False, seed=15).grow_to(int(size_mb * mb))
+        list(main_requests_of(transcript, 1))  # it ends with a main-thread request and its reply (none pending)
         path = os.path.join(b.dir, f"chain-{size_mb:g}.jsonl")
         transcript.write(path)
         chains[size_mb] = (path, transcript)
@@ -841,14 +842,16 @@ def figure_9_chains(b: Bench) -> None:
     # the requests appended to each chain, the same at every start (each starts from a fresh copy)
     appended = {size_mb: list(main_requests_of(transcript, 1 + s.chain_appends)) for size_mb, (_, transcript) in chains.items()}
     repeats = s.chain_repeats
+    spacing = 0.1 if s.smoke else 1.0  # seconds between a request shown and the next written
     for k in range(repeats):
-        for size_mb in (s.chain_mb if k % 2 == 0 else tuple(reversed(s.chain_mb))):
+        sizes = s.chain_mb[:1] if s.smoke else s.chain_mb  # a smoke run: the code path once
+        for size_mb in (sizes if k % 2 == 0 else tuple(reversed(sizes))):
             source = chains[size_mb][0]
             path = os.path.join(b.dir, f"tmux-chain-{size_mb:g}.jsonl")
             shutil.copyfile(source, path)
             texts = appended[size_mb]
             try:
-                first, append, latencies = follower.tmux_start_append(path, texts[0], env, tuple(texts[1:]))
+                first, append, latencies = follower.tmux_start_append(path, texts[0], env, tuple(texts[1:]), spacing=spacing)
             except (TimeoutError, subprocess.CalledProcessError) as exc:
                 rep.problems.append(f"figure 9: the app in tmux on the {size_mb:g} MB chain: {exc}")
                 continue
@@ -857,7 +860,7 @@ def figure_9_chains(b: Bench) -> None:
             later.setdefault(size_mb, []).extend(latencies)
             shutil.copyfile(source, path)  # the same appends to the bare follower at a 1 ms step
             floors.setdefault(size_mb, []).extend(
-                follower.line_follower_latencies(path, texts[1:], 1.0, 1, debounce_ms))
+                follower.line_follower_latencies(path, texts[1:], spacing, 1, debounce_ms))
     if small_mb not in shown:
         return
     for size_mb in s.chain_mb:
@@ -894,7 +897,8 @@ def figure_9_chains(b: Bench) -> None:
     count = int(s.follow_seconds * s.follow_rate)
     requests = list(turns_of(transcript, count))
     try:
-        result = follower.tmux_follow(path, requests, s.follow_rate, env, settle=s.follow_settle)
+        result = follower.tmux_follow(path, requests, s.follow_rate, env, settle=s.follow_settle,
+                                      quiet=0.3 if s.smoke else 1.5)
     except (TimeoutError, subprocess.CalledProcessError) as exc:
         rep.problems.append(f"figure 9: the app following in tmux: {exc}")
         return
