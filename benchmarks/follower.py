@@ -169,7 +169,7 @@ def tmux_run(path: str, edits: list[tuple[bytes, str]], waits: list[float], env:
     """Start the app on ``path`` in tmux; seconds to the first plan on screen, and write → visible
     for each ``(content, marker)`` edit (the marker is text the new plan shows)."""
     server = _server_name()
-    command = shlex.join(["env", *(f"{k}={v}" for k, v in env.items() if k.startswith(("PYTHON", "XDG_", "TOKENBOX"))),
+    command = shlex.join(["env", "-u", "COLUMNS", "-u", "LINES", *(f"{k}={v}" for k, v in env.items() if k.startswith(("PYTHON", "XDG_", "TOKENBOX"))),
                           sys.executable, "-m", "tokenbox.tui", path])
     output = _PaneOutput(f"{path}.pane-{os.getpid()}")
     started = time.perf_counter()
@@ -245,13 +245,21 @@ def tmux_start_append(path: str, append: str, env: dict[str, str], later: tuple[
             count.append(want)
             return shown - at
 
-        first = output.wait(first_turn) - started
-        shown = written(append)
-        rng = random.Random(9)
-        latencies = []
-        for text in later:
-            time.sleep(spacing + rng.uniform(0.0, 0.2))
-            latencies.append(written(text))
+        stage = "the first plan"
+        try:
+            first = output.wait(first_turn) - started
+            stage = f"request {count[-1] + 1} (appended at the first plan)"
+            shown = written(append)
+            rng = random.Random(9)
+            latencies = []
+            for text in later:
+                time.sleep(spacing + rng.uniform(0.0, 0.2))
+                stage = f"request {count[-1] + 1}"
+                latencies.append(written(text))
+        except TimeoutError as exc:
+            screen = subprocess.run(["tmux", "-L", server, "capture-pane", "-p"], capture_output=True, text=True, check=False)
+            top = (screen.stdout.splitlines() or [""])[0].strip()
+            raise TimeoutError(f"{stage} never shown; the screen's top line: {top!r}; {exc}") from None
         return first, shown, latencies
     finally:
         subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
@@ -300,7 +308,9 @@ def line_follower_latencies(path: str, texts: list[str], spacing: float, step_ms
 
 
 def _command(path: str, env: dict[str, str]) -> str:
-    return shlex.join(["env", *(f"{k}={v}" for k, v in env.items() if k.startswith(("PYTHON", "XDG_", "TOKENBOX"))),
+    """The app on ``path`` as tmux runs it (the server has the caller's environment: a ``COLUMNS`` or
+    ``LINES`` there, as a test runner sets, would make Textual draw at that size, not the pane's)."""
+    return shlex.join(["env", "-u", "COLUMNS", "-u", "LINES", *(f"{k}={v}" for k, v in env.items() if k.startswith(("PYTHON", "XDG_", "TOKENBOX"))),
                        sys.executable, "-m", "tokenbox.tui", path])
 
 
