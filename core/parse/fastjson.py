@@ -28,7 +28,7 @@ _read = 0  # characters read while _FAST is pending
 def _import_fast() -> Any:
     global _FAST, _REFUSED
     try:
-        import msgspec  # start-up: 20-25 ms, paid only by a read big enough to gain it back
+        import msgspec  # start-up: 10-25 ms, paid only by a read big enough to gain it back
     except ImportError:  # pragma: no cover - msgspec is a dependency; a build without it reads as before
         _FAST = None
         return None
