@@ -1,7 +1,7 @@
 """tokenbox benchmarks: one command, every figure next to a baseline measured in the same run.
 
-    python -m benchmarks            # full run (a few minutes)
-    python -m benchmarks --quick    # CI-sized run (< 60 s)
+    python -m benchmarks            # full run (about 8 minutes)
+    python -m benchmarks --quick    # CI-sized run (fewer repeats, smaller chains)
     python -m benchmarks --quick --tiny   # smoke-test sizes (seconds; numbers meaningless)
 
 Each figure is the median of repeated runs; its baseline is measured in the same run, interleaved
@@ -1032,7 +1032,7 @@ def figure_10(b: Bench) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description="tokenbox benchmarks")
-    parser.add_argument("--quick", action="store_true", help="CI-sized run (< 60 s)")
+    parser.add_argument("--quick", action="store_true", help="CI-sized run (fewer repeats, smaller chains)")
     parser.add_argument("--tiny", action="store_true", help="smoke-test sizes, seconds in all (numbers are meaningless)")
     parser.add_argument("--only", metavar="FIGS", help="comma-separated figures to run, e.g. 1,2,8")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
