@@ -1,0 +1,199 @@
+"""One row's figures: what a session's newest request of the main thread holds — the figure ``tokenbox plan``
+gives (recorded usage for a request that recorded it, a prediction for a pending one, else an estimate) —
+its window, the context at which the agent compacts, the model and the sub-agents still running.
+
+``SessionReader`` reads one session for the board. Its ``Loader`` is its own and follows the file: a read
+after an append costs what was appended. ``glance`` is the quick first look at a Claude Code transcript:
+only its tail, as the status line reads it (recorded usage first); ``read`` loads the whole session and
+plans its newest request (``plan=False``: only when the headline is recorded, so the plan is cheap — a
+prediction or an estimate waits for the board's second pass). No Textual here: the board's worker thread
+runs it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from tokenbox.core.commands.statusline import TAIL_BYTES, TAIL_LIMIT, read_tail
+from tokenbox.core.model.compaction import compact_threshold, window_for
+from tokenbox.core.model.errors import NotYetComplete, TokenboxError
+from tokenbox.core.model.session import Session
+from tokenbox.core.model.textsafe import printable
+from tokenbox.core.planning.engine import Engine
+from tokenbox.core.sources.loader import Loader
+from tokenbox.core.sources.readers.claude_code import SOURCE as CLAUDE_CODE
+from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_thread, thread_turns
+
+# Claude Code's tools that start a sub-agent ("Task", renamed "Agent"): a call without its result yet is a
+# sub-agent still running
+SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+COMPACTING = (CLAUDE_CODE,)  # the formats of agents whose auto-compact rule tokenbox knows (model.compaction)
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """A session's newest request of the main thread, as the board shows it."""
+
+    tokens: int | None  # the context: ``tokens.after`` of ``tokenbox plan`` (None: no request yet)
+    window: int | None  # the model's context window (the plan's ``max_ctx``)
+    compact_at: int | None  # the context at which the agent compacts (None: not known, or turned off)
+    model: str | None
+    subagents: int | None  # sub-agent calls without a result yet (None: not an agent tokenbox reads them of)
+    approx: bool = False  # the figure is an estimate or a prediction (shown with ≈)
+    pending: bool = False  # a request about to be sent (its figure is a prediction)
+    planned: bool = True  # the plan's own figure (False: the recorded usage of a glance; the plan follows)
+    error: str | None = None  # why the session cannot be read now (one line)
+
+    @property
+    def limit(self) -> int | None:
+        """Where the room ends: the compaction threshold, else the window."""
+        return self.compact_at if self.compact_at is not None else self.window
+
+    @property
+    def room(self) -> int | None:
+        """Tokens left before compaction (or the window's end); negative past it."""
+        if self.tokens is None or self.limit is None:
+            return None
+        return self.limit - self.tokens
+
+    @property
+    def percent(self) -> int | None:
+        """The context as a percentage of the window, as the plan's ``usage_percent``: floored, 0..100."""
+        if self.tokens is None or not self.window:
+            return None
+        return max(0, min(100, 100 * self.tokens // self.window))
+
+    @property
+    def pressure(self) -> float:
+        """How far along the way to compaction (or to the window's end) the context is: 0 at none, 1 there."""
+        if self.tokens is None or not self.limit:
+            return 0.0
+        return self.tokens / self.limit
+
+
+def failed(message: str) -> Figures:
+    """The figures of a session that cannot be read now."""
+    return Figures(None, None, None, None, None, error=message)
+
+
+def open_subagents(session: Session) -> int:
+    """Sub-agent calls of ``session`` whose result is not in it yet."""
+    called: set[object] = set()
+    answered: set[object] = set()
+    for section in session.sections:
+        meta = section.meta
+        ident = meta.get("tool_use_id")
+        if ident is None:
+            continue
+        if meta.get("block") == "tool_use" and meta.get("tool") in SUBAGENT_TOOLS:
+            called.add(ident)
+        elif meta.get("block") == "tool_result":
+            answered.add(ident)
+    return len(called - answered)
+
+
+def compaction_point(session: Session, window: int, environ: Mapping[str, str], buffer: int | None) -> int | None:
+    """The context at which the agent that wrote ``session`` compacts automatically (Claude Code's rule)."""
+    if session.source_format not in COMPACTING:
+        return None
+    return compact_threshold(window, environ, buffer)
+
+
+class SessionReader:
+    """Reads one session of the board (a file, a task folder, a database's session ``DB#ID``)."""
+
+    def __init__(self, path: str, agent: str, environ: Mapping[str, str], buffer: int | None = None) -> None:
+        self.path = path
+        self.agent = agent
+        self.environ = environ
+        self.buffer = buffer
+        self.reads = 0  # how many times the session was read (a glance counts): the board's cost, for tests
+        self._loader: Loader | None = None
+        self._session: Session | None = None  # the newest turn of the last read, kept for its plan
+
+    @property
+    def following(self) -> bool:
+        """Whether the session is followed (a loader holds what was read; the next read costs the append)."""
+        return self._loader is not None
+
+    def forget(self) -> None:
+        """Drop what was read (an idle session's memory): the next read is whole again."""
+        self._loader = None
+        self._session = None
+
+    def glance(self) -> Figures | None:
+        """A Claude Code transcript's newest main-thread request from the file's tail only (``None``: not a
+        transcript, or no request in its tail: ``read`` it whole)."""
+        if self.agent != "claude" or not self.path.endswith(".jsonl"):
+            return None
+        self.reads += 1
+        try:
+            session = _tail_turn(self.path)
+        except (OSError, ValueError, TokenboxError):
+            return None
+        if session is None or session.context_tokens is None:
+            return None
+        window = window_for(session.model, session.budget.max_ctx)
+        return Figures(session.context_tokens, window, compaction_point(session, window, self.environ, self.buffer),
+                       session.model, open_subagents(session), approx=session.pending, pending=session.pending,
+                       planned=not session.pending)
+
+    def read(self, engine: Engine, *, plan: bool = True) -> Figures | None:
+        """Load the session (followed: only what was appended since the last read) and plan its newest
+        request; ``None`` when ``plan`` is False and the plan would be an estimate or a prediction (``plan_kept``
+        does it later)."""
+        if self._loader is None:
+            self._loader = Loader(readers_kept=2, documents_kept=1)
+        self.reads += 1
+        try:
+            turns = self._loader.load_turns(self.path, max_bytes=engine.settings.max_file_size)
+            if not len(turns):
+                return failed("no request yet")
+            session = turns[-1]
+        except NotYetComplete:
+            self._session = None
+            return failed("no request yet")
+        except (TokenboxError, OSError, ValueError, RecursionError, MemoryError) as exc:
+            self._session = None
+            return failed(printable(str(exc), 300))
+        self._session = session
+        if not plan and (session.recorded is None or session.pending):
+            return None
+        return self.plan_kept(engine)
+
+    def plan_kept(self, engine: Engine) -> Figures:
+        """The figures of the newest request read last (``read`` first)."""
+        session = self._session
+        if session is None:
+            return failed("not read")
+        try:
+            planned = engine.plan(session)
+        except (TokenboxError, ValueError, RecursionError, MemoryError) as exc:
+            return failed(printable(str(exc), 300))
+        window = planned.budget.max_ctx
+        subagents = open_subagents(session) if session.source_format == CLAUDE_CODE else None
+        return Figures(planned.tokens_after, window, compaction_point(session, window, self.environ, self.buffer),
+                       session.model, subagents, approx=planned.headline_kind.approximate, pending=planned.pending)
+
+
+def _tail_turn(path: str) -> Session | None:
+    """The newest turn of a transcript's default thread read from its tail (grown until a request with
+    recorded usage is in it, as ``tokenbox statusline`` reads it)."""
+    size = TAIL_BYTES
+    file_size = os.path.getsize(path)
+    while True:
+        lines, first = read_tail(path, size)
+        reader = TranscriptReader(path)
+        for number, line in enumerate(lines, start=first):
+            reader.feed_text(number, line)
+        name = default_thread(reader)
+        recorded = name is not None and any(r.usage is not None for r in reader.threads[name].requests)
+        if recorded or size >= file_size or size >= TAIL_LIMIT:
+            break
+        size *= 4
+    if name is None:
+        return None
+    turns = thread_turns(reader, name)
+    return turns[-1] if len(turns) else None
