@@ -86,9 +86,7 @@ class BoardApp(TokenboxApp):
         super().on_mount()
         self.install_screen(self.board_screen, BOARD)
         self.push_screen(BOARD)
-        self._run_feed()
-        if self.watching:
-            self._watch_places()
+        self._run_feed()  # the watcher starts once the first listing says where to watch
         if self.tick:
             self.set_interval(self.tick, self._tick)
 
@@ -112,6 +110,8 @@ class BoardApp(TokenboxApp):
     def on_rows_published(self, message: RowsPublished) -> None:
         published = message.published
         self.published += 1
+        if self.published == 1 and self.watching:
+            self._watch_places()
         self.board = self.board.with_rows(published.rows, busy=published.busy, places=published.places,
                                           skipped=published.skipped).at(self.clock())
 

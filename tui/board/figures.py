@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tokenbox.core.commands.statusline import TAIL_BYTES, TAIL_LIMIT, read_tail
+from tokenbox.core.commands.statusline import TAIL_LIMIT, read_tail
 from tokenbox.core.model.compaction import compact_threshold, window_for
 from tokenbox.core.model.errors import NotYetComplete, TokenboxError
 from tokenbox.core.model.session import Session
@@ -29,6 +29,7 @@ from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_
 # Claude Code's tools that start a sub-agent ("Task", renamed "Agent"): a call without its result yet is a
 # sub-agent still running
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+GLANCE_BYTES = 32 * 1024  # the tail a glance reads first (times 4 until a recorded request is in it)
 COMPACTING = (CLAUDE_CODE,)  # the formats of agents whose auto-compact rule tokenbox knows (model.compaction)
 
 
@@ -180,8 +181,10 @@ class SessionReader:
 
 def _tail_turn(path: str) -> Session | None:
     """The newest turn of a transcript's default thread read from its tail (grown until a request with
-    recorded usage is in it, as ``tokenbox statusline`` reads it)."""
-    size = TAIL_BYTES
+    recorded usage is in it, as ``tokenbox statusline`` reads it, from a smaller tail first: a board glances
+    at many). The window is what the tail shows (a 1M window known only from older requests is the whole
+    read's)."""
+    size = GLANCE_BYTES
     file_size = os.path.getsize(path)
     while True:
         lines, first = read_tail(path, size)
