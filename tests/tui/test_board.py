@@ -101,6 +101,20 @@ def test_idle_sessions_fade_after_since(home):
     assert [Path(r.key).name for r in later.reordered().shown] == [paths[n].name for n in ("near", "claude", "codex")]
 
 
+def test_the_selection_follows_its_session_and_falls_to_its_neighbour_when_it_leaves(home):
+    home, paths = home
+    sessions = Sessions(environ(home), 7200, clock)
+    sessions.discover()
+    rows = sessions.rows()  # by activity: claude, near, codex, gemini
+    state = BoardState(now=NOW).with_rows(rows, busy=False, places=3, skipped=0).moved(2)
+    assert state.selected == str(paths["codex"])
+    state = state.with_rows(tuple(r for r in rows if r.key != str(paths["claude"])), busy=False, places=3, skipped=0)
+    assert state.selected == str(paths["codex"]) and state.cursor == 1  # the same session, a row up
+    state = state.with_rows(tuple(r for r in rows if r.key not in (str(paths["claude"]), state.selected)), busy=False,
+                            places=3, skipped=0)
+    assert state.selected == str(paths["gemini"])  # gone: the row now where it was
+
+
 def test_an_append_rereads_that_session_only_and_a_new_session_appears(tmp_path):
     home, paths = fresh(tmp_path)
     for index in range(12):  # idle transcripts beside the three agents'
@@ -134,8 +148,8 @@ def test_an_append_rereads_that_session_only_and_a_new_session_appears(tmp_path)
 # ------------------------------------------------------------------------------ the app
 
 
-async def test_enter_opens_the_session_and_esc_returns_with_the_selection_kept(home):
-    home, paths = home
+async def test_enter_opens_the_session_and_esc_returns_with_the_selection_kept(tmp_path):
+    home, paths = fresh(tmp_path)
     app = board_app(home)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_rows(pilot)
@@ -146,13 +160,18 @@ async def test_enter_opens_the_session_and_esc_returns_with_the_selection_kept(h
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.plan is not None, what="the inspector's plan")
         assert not app.on_board and app.path == chosen and app.plan.tokens_after == NEAR
+        # meanwhile the Gemini chat changes: it comes first, the chosen session moves down a row
+        touch(paths["gemini"], 0)
+        published = app.published
+        app.feed.changes({str(paths["gemini"])})
+        await wait_for(pilot, lambda: app.published > published, what="the rows published again")
         await pilot.press("escape")
         await pilot.pause()
         assert app.on_board and app.board.selected == chosen
-        assert app.board_screen.query_one(BoardTable).cursor == 1
+        assert [Path(r.key).name for r in app.board.shown][:3] == [paths[n].name for n in ("gemini", "claude", "near")]
+        assert app.board_screen.query_one(BoardTable).cursor == 2
         await pilot.press("s")  # by pressure: the session near compaction comes first, still selected
         assert app.board.order is Order.PRESSURE and app.board.shown[0].key == chosen == app.board.selected
-
 
 
 async def test_an_append_reaches_its_row_through_the_watcher(tmp_path):

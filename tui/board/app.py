@@ -32,7 +32,8 @@ from tokenbox.tui.board.state import DEFAULT_SINCE, BoardState
 from tokenbox.tui.board.watch import watch_places
 from tokenbox.tui.view import Levels
 
-TICK_SECONDS = 1.0  # the clock of "last activity" and of fading, while the board is on screen
+TICK_SECONDS = 1.0  # how often the clock is read while the board is on screen
+CLOCK_STEP = 10  # seconds: the board's clock moves in such steps ("last" reads now, 10s, 20s, … then minutes)
 BOARD = "board"  # the board screen's name (installed: it keeps its state under the inspector)
 
 
@@ -80,7 +81,7 @@ class BoardApp(TokenboxApp):
         self._board_stop = threading.Event()
         self.board_screen = BoardScreen()
         self.published = 0  # how many times the worker published rows (tests wait on it)
-        self.set_reactive(BoardApp.board, BoardState(now=clock(), since=since, warn_levels=warn_levels))
+        self.set_reactive(BoardApp.board, BoardState(now=self.board_clock(), since=since, warn_levels=warn_levels))
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -103,9 +104,15 @@ class BoardApp(TokenboxApp):
     def _watch_places(self) -> None:
         watch_places(self.feed.places, self._board_stop, self.feed.changes, force_polling=self.force_polling)
 
+    def board_clock(self) -> float:
+        """The board's time: the clock in whole ``CLOCK_STEP``s (the rows' "last" and their fading move in
+        such steps, so a tick between two of them changes nothing and draws nothing)."""
+        now = self.clock()
+        return now - now % CLOCK_STEP
+
     def _tick(self) -> None:
         if self.screen is self.board_screen:
-            self.board = self.board.at(self.clock())
+            self.board = self.board.at(self.board_clock())
 
     def on_rows_published(self, message: RowsPublished) -> None:
         published = message.published
@@ -113,7 +120,7 @@ class BoardApp(TokenboxApp):
         if self.published == 1 and self.watching:
             self._watch_places()
         self.board = self.board.with_rows(published.rows, busy=published.busy, places=published.places,
-                                          skipped=published.skipped).at(self.clock())
+                                          skipped=published.skipped).at(self.board_clock())
 
     def watch_board(self, old: BoardState, new: BoardState) -> None:
         if self.screen is self.board_screen:

@@ -27,6 +27,7 @@ from tokenbox.tui.view import Levels, fmt
 
 ACTIVE_SECONDS = 60  # a session that changed this recently is marked active (●)
 IDLE_SECONDS = 600  # one idle longer is drawn muted (it leaves after ``since``)
+MODEL_MAX = 26  # columns of the model at most (what is left goes to the project)
 PROJECT_MAX = 48  # columns of the project at most: the numbers stay near the names on wide terminals
 WIDE = 140  # columns from which numbers are written whole and the gauge is longer
 GAUGE_CELLS = {"used": "█", "free": "·", "mark": "┊"}
@@ -55,7 +56,7 @@ class Columns:
         agent, context, gauge, room = (18, 9, 20, 9) if wide else (8, 6, 8, 5)
         fixed = 2 + agent + 1 + 1 + context + 1 + 4 + 1 + gauge + 1 + room + 1 + 3 + 1 + 5  # …, project, model gaps
         rest = max(0, width - fixed - 1)
-        model = min(26 if wide else 16, max(0, rest - 12))
+        model = min(MODEL_MAX, max(0, rest - 12))
         if model < 8:
             model = 0
         project = min(PROJECT_MAX, max(6, rest - (model + 1 if model else 0)))
@@ -63,9 +64,9 @@ class Columns:
 
 
 def ago(seconds: float) -> str:
-    """How long ago: ``now``, ``12s``, ``3m``, ``1h05``, ``2d``."""
+    """How long ago: ``now`` (under 10 s), ``12s``, ``3m``, ``1h05``, ``2d``."""
     seconds = max(0, int(seconds))
-    if seconds < 5:
+    if seconds < 10:
         return "now"
     if seconds < 60:
         return f"{seconds}s"
@@ -118,12 +119,13 @@ def gauge(figures: Figures, width: int) -> list[tuple[str, str]]:
     mark = None
     if figures.compact_at is not None and figures.window:
         mark = min(width - 1, round(width * figures.compact_at / window))
-    out = []
+    out: list[tuple[str, str]] = []
     for cell in range(width):
-        if cell == mark and cell >= used:
-            out.append((GAUGE_CELLS["mark"], "mark"))
+        part = "mark" if cell == mark and cell >= used else "used" if cell < used else "free"
+        if out and out[-1][1] == part:
+            out[-1] = (out[-1][0] + GAUGE_CELLS[part], part)
         else:
-            out.append((GAUGE_CELLS["used"], "used") if cell < used else (GAUGE_CELLS["free"], "free"))
+            out.append((GAUGE_CELLS[part], part))
     return out
 
 
@@ -208,15 +210,31 @@ class BoardTable(Themed, LineView):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._state: BoardState | None = None
+        # each row's text by what it is drawn from (the row, its "last", the columns and styles): a new
+        # state redraws only the rows that changed
+        self._built: dict[tuple, Text] = {}
 
     def show(self, state: BoardState) -> None:
-        """Draw the rows of ``state`` (only those on screen are built)."""
+        """Draw the rows of ``state`` (only those on screen are built, and only when they changed)."""
         self._state = state
         columns = Columns.fit(self.scrollable_content_region.width or self.size.width or 80)
         styles = self.component_styles()
         rows = state.shown
-        lines = LazyRows(len(rows), lambda i: row_text(rows[i], columns, state.now, state.warn_levels, styles))
-        self.set_lines(lines, state.cursor)
+        built: dict[tuple, Text] = {}
+        before = self._built
+
+        def line(index: int) -> Text:
+            row = rows[index]
+            key = (row, ago(state.now - row.mtime), state.now - row.mtime < ACTIVE_SECONDS,
+                   state.now - row.mtime >= IDLE_SECONDS, columns, state.warn_levels, id(styles))
+            text = before.get(key)
+            if text is None:
+                text = row_text(row, columns, state.now, state.warn_levels, styles)
+            built[key] = text
+            return text.copy()  # a copy: the line view takes the same object for a changed one
+
+        self._built = built
+        self.set_lines(LazyRows(len(rows), line), state.cursor)
 
     def restyle(self) -> None:
         if self._state is not None:

@@ -13,10 +13,11 @@ import threading
 import time
 from collections.abc import Callable
 
-from tokenbox.tui.watcher import DEBOUNCE_MS, STEP_MS, WAKE_MS
+from tokenbox.tui.watcher import DEBOUNCE_MS, STEP_MS
 from watchfiles import watch
 
 PLACES_SECONDS = 5.0  # how often the list of places is checked for a folder that appeared or went
+WAKE_MS = 1000  # the watch wakes this often with nothing to report (to check the places; stopping is at once)
 
 
 def watch_places(
