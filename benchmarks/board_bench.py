@@ -120,7 +120,8 @@ async def inspector_appends(path: str, transcript: Transcript, waits: list[float
     return times, idle
 
 
-async def board_appends(env: dict[str, str], actives: list, waits: list[float], idle_seconds: float) -> tuple[list[float], float, int]:
+async def board_appends(env: dict[str, str], actives: list, waits: list[float], idle_seconds: float,
+                        settle: float) -> tuple[list[float], float, int]:
     """Append → that row read and drawn on the board; its idle CPU (%); how many rows it showed."""
     from tokenbox.tui.board.app import BoardApp
 
@@ -128,7 +129,7 @@ async def board_appends(env: dict[str, str], actives: list, waits: list[float], 
     times = []
     async with app.run_test(size=SIZE) as pilot:
         await _wait(lambda: app.board.listed and not app.board.busy)
-        await pilot.pause(0.5)  # the watch is set up
+        await pilot.pause(settle / 3)  # the watch is set up
         streams = [turns_of(transcript, len(waits)) for _, transcript in actives]
         for index, wait in enumerate(waits):
             await asyncio.sleep(wait)
@@ -140,7 +141,7 @@ async def board_appends(env: dict[str, str], actives: list, waits: list[float], 
             await _wait(lambda path=path, before=before: _reads(app, path) > before)
             await pilot.pause(0)
             times.append(time.perf_counter() - started)
-        await pilot.pause(1.5)  # the last change settled (a tick, the rows' "now")
+        await pilot.pause(settle)  # the last change settled (a tick, the rows' "now")
         idle = await _idle_cpu(idle_seconds)
         rows = len(app.board.shown)
     return times, idle, rows
@@ -197,13 +198,13 @@ def run(bench, start, tui_start) -> None:
     from benchmarks.tui_bench import app_class, watch_settings
 
     s = bench.sizes
-    count, active, largest_mb = (40, 4, 0.3) if s.smoke else (200, 10, 2.0)
+    count, active, largest_mb = (12, 2, 0.1) if s.smoke else (200, 10, 2.0)
     repeats = 2 if s.smoke else max(6, s.tui_repeats * 2)
-    idle_seconds = 1.0 if s.smoke else 10.0 if s.repeats >= 15 else 5.0
+    idle_seconds = 0.2 if s.smoke else 10.0 if s.repeats >= 15 else 5.0
     home = build_home(os.path.join(bench.dir, "board"), count, active, largest_mb)
     _, reload_interval = app_class()
     step_ms, _ = watch_settings()
-    waits = pauses(max(0.3, reload_interval * 1.5), repeats, step_ms)
+    waits = pauses(max(0.1 if s.smoke else 0.3, reload_interval * 1.5), repeats, step_ms)
     # the inspector follows a copy of an active transcript in its own folder (the board's watcher is not running)
     alone = os.path.join(bench.dir, "board-inspector", "active.jsonl")
     os.makedirs(os.path.dirname(alone), exist_ok=True)
@@ -211,7 +212,8 @@ def run(bench, start, tui_start) -> None:
     mirror = Transcript(seed=200).grow_to(int(ACTIVE_MB * 1_000_000))  # the same requests as that transcript next
     half = repeats // 2
     first, idle_inspector = asyncio.run(inspector_appends(alone, mirror, waits[:half], idle_seconds))
-    board, idle_board, rows = asyncio.run(board_appends(home["env"], home["active"], waits, idle_seconds))
+    board, idle_board, rows = asyncio.run(board_appends(home["env"], home["active"], waits, idle_seconds,
+                                                        0.3 if s.smoke else 1.5))
     second, _ = asyncio.run(inspector_appends(alone, mirror, waits[half:], 0.0))
     inspector = first[1:] + second[1:]  # each app's first append warms its widgets
     note = f"{rows} rows, {active} active; {len(board) - 1} appends"
