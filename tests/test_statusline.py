@@ -198,3 +198,24 @@ def test_chained_user_lines_without_a_request_cost_memory_linear_in_their_number
         finally:
             tracemalloc.stop()
     assert peaks[1] / peaks[0] < 2.6, peaks  # twice the lines, about twice the memory
+
+
+def test_cost_placeholders_price_the_newest_request_and_pass_claude_codes_total():
+    # the short transcript's last request: claude-sonnet-4, 5 input + 129 cache write + 17 303 cache read,
+    # 72 output, at Anthropic's published prices (3, 3.75, 0.30, 15 USD per million tokens)
+    expected = (5 * 3 + 129 * 3.75 + 17_303 * 0.30 + 72 * 15) / 1e6
+    payload = {"transcript_path": str(TRANSCRIPTS[0]), "cost": {"total_cost_usd": 8.342332}}
+    assert status(payload, "--no-color", "--format", "{cost} of {session_cost}") == f"${expected:.4f} of $8.34"  # under a cent: four decimals
+    odd = {"transcript_path": str(TRANSCRIPTS[0]), "cost": {"total_cost_usd": "lots"}}
+    assert status(odd, "--no-color", "--format", "{session_cost}") == "–"
+
+
+def test_the_status_line_has_its_help_and_is_listed(capsys):
+    out = io.StringIO()
+    assert run(["--help"], io.StringIO(""), out, {}) == 0  # never waits for stdin
+    text = out.getvalue()
+    assert text.startswith("usage: tokenbox statusline") and "{cost}" in text and "--compact-buffer" in text
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["--help"])
+    assert exit_info.value.code == 0
+    assert re.search(r"^\s+statusline\s*$|^\s+statusline\s+\S", capsys.readouterr().out, re.MULTILINE)

@@ -14,14 +14,16 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
+from platformdirs import user_downloads_path
 from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
+from textual.events import Resize
 from textual.notifications import Notify, SeverityLevel
 from textual.reactive import var
 from textual.screen import Screen
@@ -30,10 +32,12 @@ from textual.widgets import Static
 from tokenbox.core import Plan
 from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS, warn_levels
 from tokenbox.core.model.errors import ConfigError
+from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.plan import HeadlineKind
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT, config_path
 from tokenbox.tui import firstplan, watcher
+from tokenbox.tui.agentview import part_of, topbar_fields
 from tokenbox.tui.alerts import alerts
 from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
 from tokenbox.tui.claude import DiscoveryError, discover
@@ -45,7 +49,7 @@ from tokenbox.tui.gauge import Gauge
 from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.keys import KEYS, bindings
 from tokenbox.tui.messages import ConfigChanged, FileChanged, PlanComputed, TimelineFilled
-from tokenbox.tui.planner import Outcome, Planner, PlanRequest, TurnPoint
+from tokenbox.tui.planner import AgentFacts, Outcome, Planner, PlanRequest, TurnPoint
 from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.sections import SectionBars, SectionHeader
@@ -228,9 +232,11 @@ class TokenboxApp(App[None]):
                 self._watch()
             self._watch_config()
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: Resize) -> None:
+        # the event's size: this handler runs before Textual's own, which updates ``self.size`` later (the
+        # sidebar kept the width before the resize: shown at 80 columns after 140, hidden at 140 after 80);
         # every part again after the layout settles (fitted texts follow their widgets' widths)
-        self.set_reactive(TokenboxApp.state, replace(self.state, width=self.size.width))
+        self.set_reactive(TokenboxApp.state, replace(self.state, width=event.size.width))
         self.call_after_refresh(self._redraw_all)
 
     def on_unmount(self) -> None:
@@ -494,8 +500,9 @@ class TokenboxApp(App[None]):
         self._view_memo = (plan, step, levels, view)
         return view
 
-    def _draw_gauge(self, plan: Plan | None, step: int, levels: Levels) -> None:
-        self.query_one(Gauge).show(self._view(plan, step, levels))
+    def _draw_gauge(self, plan: Plan | None, step: int, levels: Levels, facts: AgentFacts | None, agent: bool,
+                    trimming: bool) -> None:
+        self.query_one(Gauge).show(self._view(plan, step, levels), facts, agent=agent and not trimming)
 
     def _draw_timelines(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
                         following: bool) -> None:
@@ -504,26 +511,33 @@ class TokenboxApp(App[None]):
         widget, usage = self.query_one(Timeline), self.query_one(UsageTimeline)
         recorded = view is not None and has_recorded(timeline)
         if view is not None and recorded:
-            usage.show(timeline, view.plan.session.turn, following, view.approx)
+            usage.show(timeline, view.plan.session.turn, following, view.approx, view.plan.pending)
         usage.display = recorded
         if timeline and plan is not None and not recorded:
             widget.show(timeline, plan.session.turn, following, levels)
         else:
             widget.display = False
 
-    def _draw_sections(self, plan: Plan | None, step: int, levels: Levels, selected: int) -> None:
+    def _draw_sections(self, plan: Plan | None, step: int, levels: Levels, selected: int, agent: bool,
+                       trimming: bool) -> None:
         view = self._view(plan, step, levels)
-        self.query_one(SectionBars).show(view, selected if view else None)
+        self.query_one(SectionBars).show(view, selected if view else None, agent=agent, trimmed=trimming)
         # one row, fixed by the stylesheet: no layout pass (a new plan already redraws enough)
-        show_text(self.query_one("#detail-title", Static), Text(self._detail_title(view, selected), end=""), layout=False)
+        show_text(self.query_one("#detail-title", Static),
+                  Text(self._detail_title(view, selected, agent and not trimming), end=""), layout=False)
 
-    def _draw_detail(self, plan: Plan | None, step: int, levels: Levels, selected: int, message: tuple | None) -> None:
+    def _draw_detail(self, plan: Plan | None, step: int, levels: Levels, selected: int, message: tuple | None,
+                     as_sent: bool) -> None:
         view = self._view(plan, step, levels)
-        self.query_one(DetailView).show(view, selected if view else None, self._detail_message(message))
+        self.query_one(DetailView).show(view, selected if view else None, self._detail_message(message), as_sent=as_sent)
 
     def _draw_topbar(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
-                     following: bool, sidebar_visible: bool) -> None:
+                     following: bool, sidebar_visible: bool, facts: AgentFacts | None, agent: bool, trimming: bool) -> None:
         view = self._view(plan, step, levels)
+        if view is not None and agent:
+            headline = None if sidebar_visible else _headline(view)
+            self.query_one(TopBar).show(*topbar_fields(view, facts, bool(timeline), following, headline, trimming))
+            return
         self.query_one(TopBar).show(*self._topbar(view, bool(timeline), following, sidebar_visible))
 
     def _detail_message(self, parts: tuple[str | None, str | None, str | None] | None) -> str | None:
@@ -557,6 +571,11 @@ class TokenboxApp(App[None]):
             error = f"{self._short(error)} — showing the last good plan"
         elif error or state.settings_error:
             error = self._short(error or state.settings_error or "")
+        elif state.plan is not None and not state.plan.ok and state.agent:
+            plan = state.plan
+            error = (f"this request cannot be packed into max_ctx {fmt(plan.budget.max_ctx)}: its critical parts "
+                     f"(the part not in the file and the latest input) take {fmt(plan.fixed_load)} tokens "
+                     f"of the {fmt(plan.budget.available)} available (0: back to its window)")
         elif state.plan is not None and not state.plan.ok:
             error = "critical overflow: " + (state.plan.error or {}).get("message", "")
         plan_ms = None if self.frozen or state.outcome is None else state.outcome.plan_seconds * 1000
@@ -574,11 +593,15 @@ class TokenboxApp(App[None]):
             notes.append("planning…" + (" (the plan shown is stale)" if state.stale and state.plan is not None else ""))
         elif state.stale and state.plan is not None:
             notes.append("stale: re-reading the file")
-        warnings = state.outcome.warnings if state.outcome is not None and state.plan is not None else ()
-        if warnings:
-            notes.append(f"⚠ {self._short(warnings[0])}" + (f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""))
+        warnings = state.warnings
+        if warnings:  # the key to read them whole first: the line is cut at the terminal's edge
+            count = f"{len(warnings)} warnings" if len(warnings) > 1 else "warning"
+            notes.append(f"⚠ {count} (w): {self._short(warnings[0])}")
         if state.what_if:
             notes.append(f"what-if {state.what_if * WHAT_IF_STEP_PERCENT:+d}% (0 resets)")
+        elif state.agent and not state.trimming_shown and state.plan is not None and state.plan.steps:
+            # shown as sent, though it is over the window less its reply reserve (a request's max_tokens)
+            notes.append("over the window less the reply reserve: + or - shows it packed")
         return " · ".join(n for n in notes if n)
 
     def _draw_sidebar_layout(self, visible: bool, width: int) -> None:
@@ -593,27 +616,37 @@ class TokenboxApp(App[None]):
         sidebar.set_class(width >= WIDE, "-wide")
 
     def _draw_sidebar_mode(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
-                           sidebar: str | None) -> None:
-        """The lower sidebar: the trim trace, or the token breakdown (the default for imported sessions)."""
+                           sidebar: str | None, facts: AgentFacts | None, agent: bool, trimming: bool) -> None:
+        """The lower sidebar: the trim trace, or the token breakdown (for an agent's request its categories,
+        the default; the trace only once a what-if budget trims it)."""
         view = self._view(plan, step, levels)
         self.query_one(TraceView).show(view)
         imported = is_imported(view)
         breakdown = sidebar == "breakdown" if sidebar else imported
+        if agent and not trimming:
+            breakdown = True
         for selector in ("#trace-title", "#trace"):
             self.query_one(selector).display = not breakdown
         for selector in ("#breakdown-title", "#breakdown"):
             self.query_one(selector).display = breakdown
         if imported:
-            self.query_one("#trace-title", Static).update(Text("Trim trace · v: breakdown", end=""))
+            self.query_one("#trace-title", Static).update(Text("Trim trace · v: categories" if agent else
+                                                               "Trim trace · v: breakdown", end=""))
         if breakdown:
-            turn = f" · turn {view.plan.session.turn}" if view is not None and timeline else ""
-            self.query_one(BreakdownTitle).update(Text(f"Breakdown{turn} · v: trace", end=""))
-            self.query_one(BreakdownView).show(view)
+            turn = f" · {'request' if agent else 'turn'} {view.plan.session.turn}" if view is not None and timeline else ""
+            if agent:
+                title = f"Context by category{turn}" + (" · v: trace" if trimming else "")
+            else:
+                title = f"Breakdown{turn} · v: trace"
+            self.query_one(BreakdownTitle).update(Text(title, end=""))
+            self.query_one(BreakdownView).show(view, facts, agent=agent, trimmed=trimming)
 
-    def _detail_title(self, view: View | None, selected: int) -> str:
+    def _detail_title(self, view: View | None, selected: int, agent: bool = False) -> str:
         if view is None or not view.plan.sections:
             return "Detail"
         result = view.plan.sections[selected]
+        if agent:  # the part's whole label opens the detail (the table cuts it where it is narrow)
+            return f"Detail — {part_of(view, selected)}"
         return f"Detail — {plain(result.id, FIELD_LIMIT)} after step {view.step}"
 
     def _topbar(self, view: View | None, multi_turn: bool, following: bool, sidebar_visible: bool) -> tuple[list[str], int, int]:
@@ -694,14 +727,67 @@ class TokenboxApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that do not apply are hidden from the footer: turn keys only for multi-turn logs, the
-        trace, what-if, policy, tokenizer and sidebar keys once there is a plan. (Not by the plan's
-        steps: they come and go while following, and every footer rebuild costs memory in Textual.)"""
-        multi_turn, has_plan = _applicable(self.state)
+        trace, policy and sidebar keys for a layout (an agent's request under a what-if budget too), the
+        threads for an agent's session, what-if, tokenizer and warnings once there is a plan. (Not by the
+        plan's steps: they come and go while following, and every footer rebuild costs memory in Textual.)
+        A key that does not apply runs its stand-in (``keys.py``), which says why."""
+        multi_turn, has_plan, agent, trimming, warned, threaded = _applicable(self.state)
         if action in ("turn", "follow"):
             return multi_turn
-        if action in ("step", "step_to", "budget", "policy", "tokenizer", "sidebar"):
+        if action in ("step", "step_to", "policy", "sidebar"):
+            return trimming  # an agent's request has no trim trace until a what-if budget packs it
+        if action in ("budget", "tokenizer"):
             return has_plan
+        if action == "warnings":  # in the footer for an agent's session, and wherever there are warnings
+            return has_plan and (agent or warned)
+        if action == "threads":
+            return threaded
         return True
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """The palette's Screenshot: into the Downloads folder when there is one, else into
+        ``$XDG_STATE_HOME/tokenbox/screenshots`` (made when needed); Textual assumed ~/Downloads exists."""
+        return super().deliver_screenshot(filename, path or screenshot_folder(os.environ), time_format)
+
+    def action_unavailable(self, why: str) -> None:
+        """A key that does not apply here: say why (its stand-in binding, ``keys.py``)."""
+        state = self.state
+        if why == "turns":
+            text = ("one turn only: [ ] and f move between the turns of a log" if state.plan is not None
+                    else "no plan yet: [ ] and f move between the turns of a log")
+        elif why == "trim":
+            text = ("an agent's request is shown as it was sent: the trim trace and policy apply once a what-if "
+                    "budget packs it (+ or -)" if state.agent else "no plan yet")
+        elif why == "warnings":
+            text = "no warnings for the plan shown" if state.plan is not None else "no plan yet"
+        elif state.agent:
+            text = "one thread only: this session has no sub-agent"
+        else:
+            text = "threads are an agent's (a transcript's main thread and its sub-agents): this is a tokenbox session"
+        self.notify(text, timeout=self.toast_seconds or 3, markup=False)
+
+    def action_threads(self) -> None:
+        """The session's threads; the one chosen is shown (``Esc``: the one shown stays)."""
+        from tokenbox.tui.threads import ThreadsScreen  # start-up: the list (and Textual's OptionList) when first asked for
+
+        facts = self.state.facts
+        if facts is None or isinstance(self.screen, ThreadsScreen):
+            return
+        self.push_screen(ThreadsScreen(facts), self._thread_chosen)
+
+    def _thread_chosen(self, name: str | None) -> None:
+        if name is None or self.state.facts is None or name == self.state.facts.thread:
+            return
+        self.state = self.state.with_thread(None if name == MAIN_THREAD else name)
+        self.request_plan("thread")
+
+    def action_warnings(self) -> None:
+        """Every warning of the plan shown, whole."""
+        from tokenbox.tui.warnings import WarningsScreen  # start-up: the screen when first asked for
+
+        if not isinstance(self.screen, WarningsScreen):
+            self.push_screen(WarningsScreen(self.state.warnings, self.display_name))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -710,7 +796,7 @@ class TokenboxApp(App[None]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for key in KEYS:
-            if key.action in ("quit", "help"):
+            if key.action in ("quit", "help") or not key.listed:
                 continue
             yield SystemCommand(key.help, escape(f"key {key.shown}"), self._command(key.action))
         yield SystemCommand("Help: keys and legend", escape("key ?"), self.action_help)
@@ -727,12 +813,15 @@ class TokenboxApp(App[None]):
 # the status line is drawn every time (progress, what-if, reload time).
 PARTS: tuple[tuple[Callable[[ViewState], tuple], Callable[..., None]], ...] = (
     (lambda s: (s.sidebar_visible, s.width), TokenboxApp._draw_sidebar_layout),
-    (lambda s: (s.plan, s.step, s.warn_levels), TokenboxApp._draw_gauge),
-    (lambda s: (s.plan, s.step, s.warn_levels, s.timeline, s.following), TokenboxApp._draw_timelines),
-    (lambda s: (s.plan, s.step, s.warn_levels, s.timeline, s.sidebar), TokenboxApp._draw_sidebar_mode),
-    (lambda s: (s.plan, s.step, s.warn_levels, s.selected), TokenboxApp._draw_sections),
-    (lambda s: (s.plan, s.step, s.warn_levels, s.selected, _message(s)), TokenboxApp._draw_detail),
-    (lambda s: (s.plan, s.step, s.warn_levels, s.timeline, s.following, s.sidebar_visible), TokenboxApp._draw_topbar),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.facts, s.agent, s.trimming_shown), TokenboxApp._draw_gauge),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.timeline, s.following), TokenboxApp._draw_timelines),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.timeline, s.sidebar, s.facts, s.agent, s.trimming_shown),
+     TokenboxApp._draw_sidebar_mode),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.selected, s.agent, s.trimming_shown), TokenboxApp._draw_sections),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.selected, _message(s), s.agent and not s.trimming_shown),
+     TokenboxApp._draw_detail),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.timeline, s.following, s.sidebar_visible, s.facts, s.agent,
+                s.trimming_shown), TokenboxApp._draw_topbar),
 )
 
 
@@ -782,12 +871,11 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
         if options.claude:
             from tokenbox.tui.claude_app import ClaudeApp
 
-            fallback = options.claude_project is None
             try:
-                found = discover(options.claude_project, fallback=fallback)
+                found = discover(options.claude_project)  # a project without a session says so (no fallback)
             except DiscoveryError as exc:
                 return fail(str(exc))
-            app: TokenboxApp = ClaudeApp(found, fallback=fallback, **settings)
+            app: TokenboxApp = ClaudeApp(found, **settings)
         elif options.codex:
             from tokenbox.tui.codex import discover as discover_codex
 
@@ -830,6 +918,18 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
     return 0
 
 
+def screenshot_folder(environ: Mapping[str, str]) -> str:
+    """Where screenshots go: the user's Downloads folder if it exists, else tokenbox's own folder under
+    ``$XDG_STATE_HOME`` (``~/.local/state``), made on first use."""
+    downloads = str(user_downloads_path())
+    if os.path.isdir(downloads):
+        return downloads
+    base = environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    folder = os.path.join(base, "tokenbox", "screenshots")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
+
+
 def _headline(view: View) -> str:
     """The gauge's headline in words, for the top bar while the sidebar is hidden."""
     plan = view.plan
@@ -844,6 +944,8 @@ def _headline(view: View) -> str:
     return f"context {view.headline_approx}{view.percent}%{note}"
 
 
-def _applicable(state: ViewState) -> tuple[bool, bool]:
-    """What decides which keys apply: several turns, a plan at all."""
-    return state.turn_count > 1, state.plan is not None
+def _applicable(state: ViewState) -> tuple[bool, bool, bool, bool, bool, bool]:
+    """What decides which keys apply: several turns, a plan at all, an agent's session, the trim controls,
+    warnings, several threads."""
+    threaded = state.facts is not None and len(state.facts.threads) > 1
+    return state.turn_count > 1, state.plan is not None, state.agent, state.trimming_shown, bool(state.warnings), threaded

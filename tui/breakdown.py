@@ -1,10 +1,10 @@
-"""The token breakdown of the shown turn: tokens and share per category and per tool definition.
+"""The token breakdown of the shown turn: tokens and share per group of sections.
 
-Imported sessions (Claude Code transcripts, Anthropic/OpenAI requests) are grouped by the importer's
-category (system prompt, tool definitions, history, tool results, latest message); native tokenbox
-sessions by section kind. Counts are those of the shown step, so the rows always add up:
-``sum(groups) + joins == total``. Approximate counts carry ``≈``. A turn with recorded usage also
-shows the recorded context and what the file does not contain (``recorded - estimate``).
+``breakdown(view)`` groups imported sessions (Claude Code transcripts, Anthropic/OpenAI requests) by
+the importer's category and native tokenbox sessions by section kind; counts are those of the shown
+step, so the groups always add up: ``sum(groups) + joins == total``. The panel (``BreakdownView``)
+draws a tokenbox session's groups by kind; an agent's request gets its own panel, the categories of
+Claude Code's ``/context`` (``tui/categories.py``). Approximate counts carry ``≈``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from tokenbox.core.analysis.breakdown import (
     sum_by,
     tool_totals,
 )
+from tokenbox.tui.agentview import PART_CLASSES
 from tokenbox.tui.lines import LineView
+from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import plain
 from tokenbox.tui.styles import PLAIN, Styles, Themed
 from tokenbox.tui.view import View, fmt
@@ -33,8 +35,6 @@ LABEL_WIDTH = 17  # "tool definitions" and a blank
 COUNT_WIDTH = 8  # "≈200 000": rows (with " ✂") stay within 35 cells, the sidebar less a scrollbar
 SHARE_WIDTH = 6  # "100.0%"
 MIN_LABEL_WIDTH = 8  # the narrowest label column: "joins", "total" and a cut name stay legible
-NOT_RECORDED = "system prompt + tools"  # what Claude Code transcripts leave out
-UNKNOWN = "not in the file"
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,6 @@ class Breakdown:
     cache_marks: int
     cache_prefix: int | None
     approx: str  # "≈" or ""
-    not_recorded: str = NOT_RECORDED  # what a recorded context holds that the file does not
 
     @property
     def unaccounted(self) -> int | None:
@@ -110,7 +109,6 @@ def breakdown(view: View) -> Breakdown:
         cache_marks=len(cache_breakpoints(plan.session)) if imported else 0,
         cache_prefix=cached_prefix_tokens(plan) if imported else None,
         approx=view.approx,
-        not_recorded=NOT_RECORDED if "not_recorded" in plan.session.meta else UNKNOWN,
     )
 
 
@@ -164,8 +162,9 @@ def _row(label: str, count: str, tail: str = "", style: Style | str = "", tail_s
 
 
 def breakdown_lines(view: View, styles: Styles = PLAIN, width: int | None = None) -> list[Text]:
-    """The panel's rows, ``width`` cells wide at most (a number is never cut): a header, one row per group,
-    joins, the total; recorded usage; tools by cost."""
+    """The panel's rows for a tokenbox session, ``width`` cells wide at most (a number is never cut): a
+    header, one row per section kind, joins, the total (an agent's request has its own panel,
+    ``tui/categories.py``)."""
     labels = label_width(width)
     b = breakdown(view)
     trimmed_style = styles["breakdown--trimmed"]
@@ -189,20 +188,6 @@ def breakdown_lines(view: View, styles: Styles = PLAIN, width: int | None = None
     if b.total != b.total_before:
         lines.append(_row("untrimmed", fmt(b.total_before, approx), f"✂ {fmt(b.total_before - b.total, approx)}",
                           tail_style=trimmed_style, labels=labels))
-    if b.recorded is not None:
-        lines.append(_row("+ unaccounted", fmt(b.unaccounted or 0, approx), labels=labels))
-        lines.append(_row("= recorded", fmt(b.recorded), style=styles["breakdown--recorded"], labels=labels))
-        lines.append(Text(f"unaccounted: {b.not_recorded}", "dim", no_wrap=True, end=""))
-    if b.cache_prefix is not None:
-        lines.append(_row("cache prefix", fmt(b.cache_prefix, approx), f"{b.cache_marks} marks", labels=labels))
-    if b.tools:
-        lines.append(Text(""))
-        tools = Text(no_wrap=True, end="", style="bold")
-        tools.append(f"Tools by cost ({len(b.tools)})")
-        lines.append(tools)
-        for tool in b.tools:
-            row = _row(tool.label, fmt(tool.tokens, approx), share(tool.tokens, b.total), labels=labels)
-            lines.append(row)
     return lines
 
 
@@ -211,21 +196,33 @@ class BreakdownTitle(Static):
 
 
 class BreakdownView(Themed, LineView, inherit_bindings=False, can_focus=False):
-    """The breakdown panel of the sidebar (scrolls when the tool list is long)."""
+    """The breakdown panel of the sidebar (scrolls when the tool list is long); for an agent's request,
+    its categories as ``/context`` shows them and the ledger of its compactions (``tui/categories.py``)."""
 
     ELLIPSIS = True
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"breakdown--trimmed", "breakdown--recorded"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"breakdown--trimmed", "breakdown--recorded", "gauge--free", "gauge--buffer",
+                                             "gauge--crit", *PART_CLASSES}
     _view: View | None = None
+    _facts: AgentFacts | None = None
+    _agent = False
+    _trimmed = False
 
-    def show(self, view: View | None) -> None:
-        self._view = view
+    def show(self, view: View | None, facts: AgentFacts | None = None, *, agent: bool = False, trimmed: bool = False) -> None:
+        self._view, self._facts, self._agent, self._trimmed = view, facts, agent, trimmed
         width = self.scrollable_content_region.width or None  # none before the first layout
-        lines = breakdown_lines(view, self.component_styles(), width) if view is not None else [Text("no plan", "dim")]
+        if view is None:
+            lines = [Text("no plan", "dim")]
+        elif agent:
+            from tokenbox.tui.categories import category_lines  # start-up: an agent's panel only when one is shown
+
+            lines = category_lines(view, facts, self.component_styles(), width, trimmed)
+        else:
+            lines = breakdown_lines(view, self.component_styles(), width)
         self.set_lines(lines)
 
     def on_lines_resized(self) -> None:
         """The label column is as wide as the panel allows."""
-        self.show(self._view)
+        self.restyle()
 
     def restyle(self) -> None:
-        self.show(self._view)
+        self.show(self._view, self._facts, agent=self._agent, trimmed=self._trimmed)

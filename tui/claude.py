@@ -6,20 +6,26 @@ absolute directory with every character other than ``A-Z a-z 0-9`` replaced by `
 (``/work/main`` → ``-work-main``). Sub-agent transcripts (``agent-*.jsonl``, or files in
 sub-folders) are not sessions and are never followed.
 
-``discover`` picks the most recently modified transcript of the project (falling back, and saying
-so, to the newest transcript of any project when the project has none); ``SessionWatch`` notices
+``discover`` picks the most recently modified transcript of the project; a project without one is
+an error that says so and names the newest session elsewhere (``--claude`` never follows another
+project's session by itself; the ``fallback`` mode that does remains for callers that ask for it).
+``--claude-project DIR`` also takes a folder of transcripts anywhere (a copy, another machine's
+``projects/<project>`` folder). ``SessionWatch`` notices
 when a new session starts so that the app can switch to it. ``ClaudeApp`` is the inspector with
 both (in ``claude_app``): it follows the transcript and switches to a newer session with a notification.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.sources import discovery
+from tokenbox.core.sources.formats import SNIFF_LINES
+from tokenbox.core.sources.readers.claude_code import looks_like_transcript
 
 CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 POLL_SECONDS = 1.0
@@ -99,22 +105,44 @@ def _all_transcripts(projects: str) -> list[tuple[int, str]]:
 def project_folder(project: str | None, environ: Mapping[str, str] | None = None) -> tuple[str, str, str]:
     """``(projects folder, project directory, its transcript folder)`` for ``project`` (default: cwd).
 
-    ``project`` may also name a transcript folder itself (``~/.claude/projects/-work-main``).
+    ``project`` may also name a transcript folder itself: one under ``~/.claude/projects``
+    (``~/.claude/projects/-work-main``) or a folder anywhere whose newest ``.jsonl`` is a transcript.
     """
     projects = os.path.join(config_dir(environ), "projects")
     directory = os.path.abspath(os.path.expanduser(project)) if project else os.getcwd()
-    if project and os.path.dirname(directory) == projects:
+    if project and (os.path.dirname(directory) == projects or holds_transcripts(directory)):
         return projects, directory, directory
     return projects, directory, os.path.join(projects, project_folder_name(directory))
 
 
-def discover(
-    project: str | None = None, *, fallback: bool = True, environ: Mapping[str, str] | None = None
-) -> Discovery:
-    """The newest transcript of ``project`` (default: the current directory); raises ``DiscoveryError``.
+def holds_transcripts(folder: str) -> bool:
+    """Whether the newest ``.jsonl`` directly in ``folder`` is a Claude Code transcript (its first lines say)."""
+    found = transcripts(folder)
+    if not found:
+        return False
+    try:
+        with open(found[0][1], encoding="utf-8", errors="replace") as handle:
+            head = [handle.readline() for _ in range(SNIFF_LINES)]
+    except OSError:
+        return False
+    for line in head:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if looks_like_transcript(value):
+            return True
+    return False
 
-    With ``fallback`` (``--claude`` without a project) a project without transcripts falls back to the
-    newest transcript of any project; ``Discovery.note`` says so.
+
+def discover(
+    project: str | None = None, *, fallback: bool = False, environ: Mapping[str, str] | None = None
+) -> Discovery:
+    """The newest transcript of ``project`` (default: the current directory); raises ``DiscoveryError``,
+    which names the newest transcript of any other project when the project has none.
+
+    With ``fallback`` a project without transcripts falls back to the newest transcript of any project
+    instead; ``Discovery.note`` says so.
     """
     config = config_dir(environ)
     projects, directory, folder = project_folder(project, environ)
@@ -130,12 +158,15 @@ def discover(
     own = transcripts(folder)
     if own:
         return Discovery(own[0][1], directory, folder)
+    anywhere = _all_transcripts(projects)
     if not fallback:
+        elsewhere = (f"; the newest session of another project is {printable(anywhere[0][1])}, "
+                     f"open it with tokenbox-tui FILE" if anywhere else "")
         raise DiscoveryError(
             f"no Claude Code transcripts for {printable(directory)} in {printable(folder)} "
-            f"(run Claude Code in that directory first, or use --claude to follow the newest session of any project)"
+            f"(start Claude Code in that directory, or name the project or a folder of transcripts with "
+            f"--claude-project DIR{elsewhere})"
         )
-    anywhere = _all_transcripts(projects)
     if not anywhere:
         raise DiscoveryError(
             f"no Claude Code transcripts in {printable(projects)} (start a Claude Code session first, "
@@ -152,7 +183,7 @@ class SessionWatch:
     switches to the project's own session as soon as one appears.
     """
 
-    def __init__(self, discovery: Discovery, *, fallback: bool = True, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, discovery: Discovery, *, fallback: bool = False, environ: Mapping[str, str] | None = None) -> None:
         self.current = discovery
         self.allow_fallback = fallback
         self.environ = dict(os.environ if environ is None else environ)

@@ -30,7 +30,7 @@ class ClaudeApp(TokenboxApp):
         self,
         discovery: Discovery,
         *,
-        fallback: bool = True,
+        fallback: bool = False,
         poll_seconds: float = POLL_SECONDS,
         environ: Mapping[str, str] | None = None,
         **options,

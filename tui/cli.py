@@ -71,11 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--claude", action="store_true",
         help="follow the newest Claude Code transcript of the current directory's project "
-             "(~/.claude/projects/, or $CLAUDE_CONFIG_DIR/projects/), switching to new sessions as they start",
+             "(~/.claude/projects/, or $CLAUDE_CONFIG_DIR/projects/), switching to new sessions as they start; "
+             "a project without one is an error that says so",
     )
     parser.add_argument(
         "--claude-project", metavar="DIR",
-        help="like --claude, for the project in DIR (or a transcript folder under ~/.claude/projects/)",
+        help="like --claude, for the project in DIR, or DIR itself when it is a folder of transcripts "
+             "(~/.claude/projects/<project>, or a copy anywhere)",
     )
     parser.add_argument(
         "--codex", action="store_true",

@@ -35,23 +35,37 @@ def _mark(text: str, style: Style | str = "") -> Text:
     return Text(f"✂──── {text} ────", style, no_wrap=True, end="")
 
 
-def detail_blocks(view: View, index: int) -> list[tuple[str, str | Text]]:
-    """The detail as ``(kind, text)`` blocks: ``info``, ``text``, ``cut``, ``mark`` (before wrapping)."""
+def detail_blocks(view: View, index: int, as_sent: bool = False) -> list[tuple[str, str | Text]]:
+    """The detail as ``(kind, text)`` blocks: ``info``, ``text``, ``cut``, ``mark`` (before wrapping);
+    ``as_sent``: a part of an agent's request as it was sent (its label whole first, its share)."""
     plan = view.plan
     result, state = plan.sections[index], view.state.sections[index]
     approx = view.approx
     section = result.section
-    info = (f"{plain(result.id, FIELD_LIMIT)} · {plain(result.kind, FIELD_LIMIT)} · {plain(state.action)} · "
-            f"{fmt(state.tokens, approx)} of {fmt(result.tokens_before, approx)} tokens · keep {plain(section.keep)}"
-            + (" · critical" if result.critical else ""))
+    agent = as_sent
+    if agent:  # an agent's request as it was sent: its size and share (the title holds its label)
+        where = section.meta.get("line")
+        info = (f"{fmt(state.tokens, approx)} tokens · {100 * state.tokens / max(1, view.total):.1f}% of the request"
+                + (f" · line {where}" if isinstance(where, int) else "") + f" · id {plain(result.id, FIELD_LIMIT)}")
+    else:
+        info = (f"{plain(result.id, FIELD_LIMIT)} · {plain(result.kind, FIELD_LIMIT)} · {plain(state.action)} · "
+                f"{fmt(state.tokens, approx)} of {fmt(result.tokens_before, approx)} tokens · keep {plain(section.keep)}"
+                + (" · critical" if result.critical else ""))
     blocks: list[tuple[str, str | Text]] = [("info", info)]
     label = section.meta.get("label")
     if isinstance(label, str) and label:
-        blocks.append(("info", plain(label, FIELD_LIMIT)))  # what a person calls this part
+        # what a person calls this part; for an agent's request whole, first (the table cuts it where narrow)
+        blocks.insert(0 if agent else 1, ("info", plain(label) if agent else plain(label, FIELD_LIMIT)))
     if section.tokens is not None and not section.text:
-        what = ("what the request held that the file does not: sized from the recorded usage, so that the parts add "
-                "up to it" if section.kind == "inferred" else "a part with a fixed size and no text of its own")
-        blocks.append(("info", what))
+        if section.kind == "inferred":
+            what = ("what the request held that the file does not: sized from the recorded usage, so that the parts add "
+                    "up to it" if section.meta.get("known", True) else
+                    "what the request held that the file does not: no request has recorded its size yet")
+            blocks.append(("info", what))
+            if plan.calibration is not None:
+                blocks.append(("info", "how: " + plain(plan.calibration.method)))
+        else:
+            blocks.append(("info", "a part with a fixed size and no text of its own"))
         return blocks
     applied = [s for s in plan.steps[: view.step] if s.section == result.id]
     if applied:
@@ -204,25 +218,27 @@ class DetailView(Themed, LineView, inherit_bindings=False):
         self._content: tuple | None = None  # what the rows were built from (``_content_of``)
         self._source: Iterator[Text] | None = None
         self._count = 0
+        self.as_sent = False  # a part of an agent's request as it was sent (``detail_blocks``)
 
-    def show(self, view: View | None, index: int | None, message: str | None = None) -> None:
-        key = (id(view.plan) if view else None, view.step if view else None, index, message)
+    def show(self, view: View | None, index: int | None, message: str | None = None, *, as_sent: bool = False) -> None:
+        self.as_sent = as_sent
+        key = (id(view.plan) if view else None, view.step if view else None, index, message, as_sent)
         if key == self._last_key and view is not None and view.plan is self.view.plan:  # type: ignore[union-attr]
             return  # nothing changed: keep the (possibly large) text as it is
         same_section = self._last_key is not None and self._last_key[2] == index and self._last_key[0] == key[0]
         self.view, self.index, self.message = view, index, message
         self._last_key = key
-        content = self._content_of(view, index, message)
+        content = self._content_of(view, index, message, as_sent)
         if content == self._content:
             return  # a new plan, but this section's detail reads the same (an edit elsewhere): keep the rows
         self._content = content
         self._rebuild(keep_scroll=same_section)
 
     @staticmethod
-    def _content_of(view: View | None, index: int | None, message: str | None) -> tuple:
+    def _content_of(view: View | None, index: int | None, message: str | None, as_sent: bool = False) -> tuple:
         """What the rows are built from (but the width and the styles, which rebuild them by themselves)."""
         shown = view is not None and index is not None and index < len(view.plan.sections)
-        return (index, message, tuple(detail_blocks(view, index)) if shown else None)  # type: ignore[arg-type]
+        return (index, message, tuple(detail_blocks(view, index, as_sent)) if shown else None)  # type: ignore[arg-type]
 
     def _rebuild(self, keep_scroll: bool = True) -> None:
         width = max(10, (self.scrollable_content_region.width or 60) - 1)
@@ -282,7 +298,7 @@ class DetailView(Themed, LineView, inherit_bindings=False):
             if not self.message:
                 yield Text("no section selected", "dim")
             return
-        for kind, text in detail_blocks(view, index):
+        for kind, text in detail_blocks(view, index, self.as_sent):
             if kind == "info":  # wrapped like the text: an explanation can be longer than the pane
                 yield from iter_wrap(str(text), width, styles["detail--info"], escape)
             elif kind == "mark":

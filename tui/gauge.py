@@ -1,5 +1,10 @@
 """The sidebar gauge: usage of ``max_ctx`` after the shown step, a bar split into its parts,
-the numbers behind it, tokenizer, caches, overflow state and fingerprint."""
+the numbers behind it, tokenizer, caches, overflow state and fingerprint.
+
+An agent's request (``render_agent_gauge``) shows its context against the window instead: the bar in
+the colours of its categories, the auto-compact threshold marked on it (``┃``) with the buffer above
+it, the room left before compaction and how many requests that lasts, and what the request and the
+session cost."""
 
 from __future__ import annotations
 
@@ -9,12 +14,15 @@ from rich.style import Style
 from rich.text import Text
 from tokenbox.core.model.plan import HeadlineKind, PrefixCache
 from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT
+from tokenbox.tui.agentview import PART_CLASSES, category_colour, part_colour, request_cost_text, usd
 from tokenbox.tui.fitted import FittedStatic
+from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import FIELD_LIMIT, plain
-from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
+from tokenbox.tui.styles import BAR_CLASSES, GAP, PLAIN, Styles, Themed
 from tokenbox.tui.view import View, bar_class, fmt, gauge_cells, level
 
-CELLS = {"section": "█", "joins": "▒", "free": "·", "reserve": "▓", "headroom": "▚", "over": "▞"}
+CELLS = {"section": "█", "joins": "▒", "free": "·", "reserve": "▓", "headroom": "▚", "over": "▞", "buffer": "░",
+         "threshold": "┃"}
 
 
 class Gauge(Themed, FittedStatic):
@@ -23,17 +31,23 @@ class Gauge(Themed, FittedStatic):
     DEFAULT_CSS = "Gauge { height: auto; }"
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "gauge--ok", "gauge--warn", "gauge--crit", "gauge--info", "gauge--overflow",
-        *(f"gauge--{kind}" for kind in CELLS if kind != "section"), *BAR_CLASSES,
+        *(f"gauge--{kind}" for kind in CELLS if kind != "section"), *BAR_CLASSES, *PART_CLASSES,
     }
     _view: View | None = None
+    _facts: AgentFacts | None = None
+    _agent = False
 
-    def show(self, view: View | None) -> None:
-        self._view = view
+    def show(self, view: View | None, facts: AgentFacts | None = None, *, agent: bool = False) -> None:
+        """``view``'s gauge; ``agent``: an agent's request as it is (no what-if), with core's ``facts`` of it."""
+        self._view, self._facts, self._agent = view, facts, agent
         styles = self.component_styles()
-        self.show_fitted(lambda width: render_gauge(view, max(10, width), styles))
+        if agent and view is not None:
+            self.show_fitted(lambda width: render_agent_gauge(view, facts, max(10, width), styles))
+        else:
+            self.show_fitted(lambda width: render_gauge(view, max(10, width), styles))
 
     def restyle(self) -> None:
-        self.show(self._view)
+        self.show(self._view, self._facts, agent=self._agent)
 
 
 def _cell_style(kind: str, styles: Styles) -> Style:
@@ -59,9 +73,7 @@ def _row(out: Text, label: str, value: str | Text, style: str | Style = "", swat
     out.append(f"{label:<{ROW_START - 2}}", "dim")
     if swatch:
         out.append(CELLS[swatch], _cell_style(swatch, styles))
-        out.append(" ")
-    else:
-        out.append(" ")
+    out.append(" ", GAP)  # its own element in a screenshot: the value's first cell stays where it is
     out.append_text(text)
     out.append("\n")
     if rest is not None:
@@ -133,7 +145,8 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
              styles["gauge--info"] + Style(bold=True), width=width)
     tokenizer = Text(plain(plan.tokenizer.name, FIELD_LIMIT))
     fits = ROW_START + len(tokenizer) + len(" ≈ approximate") <= width
-    tokenizer.append(" exact" if plan.tokenizer.exact else " ≈ approximate" if fits else " ≈",
+    tokenizer.append(" ", GAP)
+    tokenizer.append("exact" if plan.tokenizer.exact else "≈ approximate" if fits else "≈",
                      "dim" if plan.tokenizer.exact else warn)
     _row(out, "tokenizer", tokenizer)
     _row(out, "policy", plain(plan.trimming))
@@ -157,3 +170,109 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
     out.append(f"{'fingerprint':<13}", "dim")
     out.append(fingerprint.removeprefix("sha256:")[:12], "bold")
     return out
+
+
+def agent_cells(view: View, width: int, compact_at: int | None) -> list[tuple[str, str]]:
+    """The agent gauge's bar as ``width`` cells, each ``(kind, style class)``: the parts in their
+    categories' colours, free space, the auto-compact threshold and the buffer above it."""
+    window = max(1, view.plan.budget.max_ctx)
+
+    def cell_of(tokens: int) -> int:
+        return min(width, (tokens * width + window // 2) // window)
+
+    cells: list[tuple[str, str]] = [("free", "gauge--free")] * width
+    if compact_at is not None:
+        for i in range(cell_of(compact_at), width):
+            cells[i] = ("buffer", "gauge--buffer")
+    used = 0
+    for index, state in enumerate(view.state.sections):
+        if not state.tokens:
+            continue
+        start, used = cell_of(used), used + state.tokens
+        end = max(cell_of(used), start + 1 if start < width else start)
+        for i in range(start, min(end, width)):
+            cells[i] = ("section", part_colour(view, index))
+    joins = view.total - used
+    if joins > 0:
+        for i in range(cell_of(used), min(width, cell_of(used + joins))):
+            cells[i] = ("section", category_colour("framing"))
+    if compact_at is not None and 0 < cell_of(compact_at) <= width:
+        at = min(width - 1, cell_of(compact_at))
+        over = view.total >= compact_at
+        cells[at] = ("threshold", "gauge--crit" if over else "gauge--threshold")
+    if view.total > window and width:
+        cells[-1] = ("over", "gauge--over")
+    return cells
+
+
+def render_agent_gauge(view: View, facts: AgentFacts | None, width: int, styles: Styles = PLAIN) -> Text:
+    """An agent's request against its window: headline, bar, the room before auto-compaction and its
+    forecast, the cost; ``width`` cells wide (a count is never cut: a long value goes on below)."""
+    plan = view.plan
+    out = Text(no_wrap=True, overflow="ellipsis", end="")
+    percent = view.percent
+    compact_at = facts.compact_at if facts is not None else None
+    outlook = facts.forecast if facts is not None else None
+    due = compact_at is not None and view.total >= compact_at
+    headline = styles["gauge--" + ("crit" if due else level(percent, view.levels))] + Style(bold=True)
+    out.append("Context ", "bold")
+    out.append(f"{view.headline_approx}{percent}%", headline)
+    out.append(" ")
+    if plan.pending:
+        out.append("pending (predicted)", "italic")
+    elif plan.headline_kind == HeadlineKind.RECORDED:
+        out.append("recorded", "dim")
+    else:
+        out.append(plan.headline_kind.value, "dim")
+    out.append("\n")
+    for kind, style in agent_cells(view, width, compact_at):
+        out.append(CELLS[kind], styles[style])
+    out.append("\n")
+    window = plan.budget.max_ctx
+    _row(out, "used", Text(f"{fmt(view.total, view.headline_approx)} / {fmt(window)}", headline), swatch="section",
+         styles=styles, width=width)
+    if compact_at is not None:
+        room = compact_at - view.total
+        _row(out, "compacts at", f"{fmt(compact_at)} ({100 * compact_at // max(1, window)}%)", swatch="threshold",
+             styles=styles, width=width)
+        if room > 0:
+            _row(out, "room", f"{fmt(room, view.headline_approx)} before it", width=width)
+        else:
+            _row(out, "room", f"none: {fmt(-room, view.headline_approx)} past it", styles["gauge--crit"], width=width)
+        _row(out, "buffer", fmt(window - compact_at), swatch="buffer", styles=styles, width=width)
+        if outlook is not None:
+            _row(out, "forecast", _forecast_text(outlook), width=width)
+            if outlook.growth is not None and outlook.basis >= 2:
+                _row(out, "growth", f"{fmt(round(outlook.growth))}/request (last {outlook.basis})", "dim", width=width)
+    else:
+        _row(out, "free", f"{fmt(window - view.total, view.headline_approx)} of the window", swatch="free",
+             styles=styles, width=width)
+        _row(out, "compaction", "rule not known", "dim", width=width)
+    _row(out, "request", request_cost_text(plan), width=width)
+    cost = facts.cost if facts is not None else None
+    if cost is not None and cost.usd is not None:
+        threads = len(facts.threads) if facts is not None else 1
+        more = f" ({threads} threads)" if threads > 1 else ""
+        _row(out, "session", f"{usd(cost.usd)}{more}", width=width)
+    if cost is not None and cost.unpriced:
+        _row(out, "no price", ", ".join(plain(m, FIELD_LIMIT) for m in cost.unpriced), "dim", width=width)
+    as_of = plan.cost.prices_as_of if plan.cost is not None else cost.prices_as_of if cost is not None else None
+    if as_of:
+        _row(out, "prices", f"as of {as_of}", "dim", width=width)
+    tokenizer = Text(plain(plan.tokenizer.name, FIELD_LIMIT))
+    calibration = plan.calibration
+    if calibration is not None or not plan.tokenizer.exact:
+        tokenizer.append(" ", GAP)
+        tokenizer.append(f"≈ ×{calibration.scale:.2f}" if calibration is not None else "≈", styles["gauge--warn"])
+    _row(out, "tokenizer", tokenizer, width=width)
+    return out
+
+
+def _forecast_text(outlook) -> str:
+    """``≈51 requests to go``, or why there is no figure."""
+    requests = outlook.requests
+    if requests == 0:
+        return "compaction due"
+    if requests is None:
+        return "not growing" if outlook.growth is not None else "too few requests to say"
+    return f"≈{requests} request{'s' if requests != 1 else ''} to go"

@@ -34,6 +34,14 @@ LEGEND: tuple[tuple[str, str], ...] = (
     ("Trace", "Step 0 is untrimmed; Δ is the deficit still to trim after a step (\"fits\" when none); stepping moves "
               "the gauge, the bars and the detail together and selects the section it changed."),
     ("Detail", "The section's text after the shown step; ✂ marks text that was cut."),
+    ("Agents", "A transcript, rollout, chat, capture or request body is shown as the request it was: its parts "
+               "(message, tool call, tool result, thinking, image, the hidden part the file does not hold) with "
+               "their tokens and share, the context by category as Claude Code's /context groups it (≈: "
+               "calibrated estimates that add up to the recorded context), the auto-compact threshold (┃) with "
+               "the room before it and a forecast, every compaction so far, and the cost from the offline price "
+               "table (its date shown; override prices in the config file). a lists the threads (the main one "
+               "and each sub-agent), w every warning. + and - pack the request into a what-if window: its Token "
+               "Box plan, with the trim trace, steps and policy."),
     ("Errors", "A broken file keeps the last good plan on screen with the error in the status line."),
     ("More", "ctrl+p opens the command palette; Tab moves the focus; q or ctrl+q quits."),
 )
@@ -52,7 +60,8 @@ def help_text(styles: Styles = PLAIN, levels: Levels = DEFAULT_WARN_LEVELS) -> G
     key_style = styles["help--key"] + Style(bold=True)
     keys = _grid()
     for key in KEYS:
-        keys.add_row(Text(f" {key.shown}", key_style), Text(key.help))
+        if key.listed:
+            keys.add_row(Text(f" {key.shown}", key_style), Text(key.help))
     keys.add_row(Text(" Esc", key_style), Text("Leave the detail / close this help"))
     legend = _grid()
     for term, paragraph in LEGEND:

@@ -17,6 +17,7 @@ class Key:
     shown: str  # how the key is written for people
     footer: bool = True
     group: str = ""  # keys of one group share a footer label ("← → step"), which keeps the footer short
+    listed: bool = True  # False: a stand-in that says why a key does not apply (not in the help or the palette)
 
 
 # the footer labels of the key pairs
@@ -44,12 +45,20 @@ KEYS: tuple[Key, ...] = (
     Key("left_square_bracket", "turn(-1)", "turn◀", "Previous turn of a .jsonl log", "[", group=TURN_GROUP),
     Key("right_square_bracket", "turn(1)", "turn▶", "Next turn of a .jsonl log", "]", group=TURN_GROUP),
     Key("f", "follow", "follow", "Follow the newest turn of a .jsonl log", "f"),
+    Key("a", "threads", "threads", "An agent's threads: the main one and each sub-agent, with their context and cost", "a"),
+    Key("w", "warnings", "warnings", "Every warning of the plan shown, whole", "w"),
     Key("v", "sidebar", "breakdown", "Sidebar: switch between the trim trace and the token breakdown", "v"),
     Key("s", "toggle_sidebar", "sidebar", "Show or hide the sidebar (hidden by itself below 100 columns)", "s", footer=False),
     Key("question_mark", "help", "help", "Show this help", "?"),
     Key("p", "policy", "policy", "Switch the trimming policy (tokenbox / progressive)", "p"),
     Key("t", "tokenizer", "tokenizer", "Cycle through the tokenizers", "t"),
     Key("q", "quit", "quit", "Quit", "q"),
+    # Stand-ins, tried when the key above does not apply (Textual runs the next binding of a key whose
+    # action is not allowed): they say why, instead of nothing happening.
+    *(Key(keys, f"unavailable('{why}')", "", "", shown, footer=False, listed=False) for keys, shown, why in (
+        ("left_square_bracket", "[", "turns"), ("right_square_bracket", "]", "turns"), ("f", "f", "turns"),
+        ("left", "←", "trim"), ("right", "→", "trim"), ("home", "Home", "trim"), ("end", "End", "trim"),
+        ("p", "p", "trim"), ("v", "v", "trim"), ("a", "a", "threads"), ("w", "w", "warnings"))),
 )
 
 

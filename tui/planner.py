@@ -7,7 +7,10 @@ never by its text). The last good turns are kept: a broken file reports its erro
 good plan stays on screen, and what-if changes still work on it. What-if budgets are core's
 (``Engine.plan(what_if=k)``); the timeline's per-turn points are cached by turn identity and
 settings (a completed turn never changes) and estimates of uncached turns are filled in by
-``Planner.fill_timeline`` after the newest plan is on screen.
+``Planner.fill_timeline`` after the newest plan is on screen. An agent's session comes with what
+core's analysis says of it (``AgentFacts``: its threads and their cost, the compactions of the
+thread shown, the auto-compact threshold and the forecast); the request's ``thread`` picks a
+sub-agent's thread (the main one by default).
 """
 
 from __future__ import annotations
@@ -19,13 +22,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from tokenbox.core import BadInput, Engine, Plan, Session, TokenizerError
-from tokenbox.core.model.errors import ErrorKind, NotYetComplete, error_kind
-from tokenbox.core.model.names import ESTIMATE
+from tokenbox.core.analysis.compactions import Compaction, Forecast, auto_compact_at, forecast, ledger, since_last
+from tokenbox.core.analysis.threads import SessionCost, SessionTotals, ThreadSummary, session_cost
+from tokenbox.core.commands.thresholds import compact_buffer
+from tokenbox.core.model.errors import ConfigError, ErrorKind, NotYetComplete, error_kind
+from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
 from tokenbox.core.model.plan import PrefixCache
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.planning.config import config_path, load_settings
 from tokenbox.core.sources.loader import Loader
-from tokenbox.core.sources.turns import turn_facts, turn_identity
+from tokenbox.core.sources.turns import LazyTurns, turn_facts, turn_identity
 
 MAX_TIMELINE = 200
 TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)
@@ -46,6 +52,7 @@ class PlanRequest:
     reason: str = "start"
     seq: int = 0
     reserve_out: int | None = None  # overrides the file's reserve_out (``--reserve-out``)
+    thread: str | None = None  # a thread of an agent's log (None: the default, its main thread)
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,19 @@ class TurnPoint:
     recorded: int | None = None  # the context size the file recorded for the turn (Claude Code usage)
     sidechain: bool = False  # a sub-agent's turn
     estimated: bool = True  # False: only the recorded usage is known yet (the estimate fills in later)
+    hidden: int | None = None  # the part of the request the file does not hold (an agent's turn; None: unknown)
+
+
+@dataclass(frozen=True)
+class AgentFacts:
+    """What core's analysis says of an agent's session, beside the plan of the turn shown."""
+
+    thread: str  # the thread shown
+    threads: tuple[ThreadSummary, ...]  # every thread of the session (main first)
+    cost: SessionCost | None  # every priced request of every thread
+    compactions: tuple[Compaction, ...]  # of the thread shown, up to the turn shown
+    compact_at: int | None  # the auto-compact threshold (None: the agent's rule is not known, or it is off)
+    forecast: Forecast | None  # room before compaction at the turn shown, and how long it lasts
 
 
 @dataclass(frozen=True)
@@ -102,6 +122,7 @@ class Outcome:
     stale: bool = False  # the plan is of the last good turns: the file failed to load since
     timeline_complete: bool = True  # False: some turns show recorded usage only, estimates to follow
     warnings: tuple[str, ...] = ()  # skipped log lines, and the plan's own warnings
+    agent: AgentFacts | None = None  # an agent's session: threads, cost, compactions (None: a tokenbox session)
 
     @property
     def error(self) -> str | None:
@@ -133,6 +154,8 @@ class Planner:
         self._turns: Sequence[Session] | None = None
         self._warnings: tuple[str, ...] = ()  # lines of the last load that were skipped, and why
         self._points: dict[tuple, TurnPoint] = {}  # timeline points by (turn identity, settings)
+        self._threads: dict[str, Sequence[Session]] = {}  # every thread of a transcript, as last loaded
+        self._totals = SessionTotals()  # the threads' requests and costs, summed as the file grows
         # the engine is used by one thread at a time: a follow-up run can start while the worker
         # before it still fills in its timeline
         self._lock = threading.Lock()
@@ -174,11 +197,12 @@ class Planner:
             except (OSError, RecursionError, MemoryError, ValueError) as exc:
                 load_error = PlanError(ErrorKind.LOAD, f"{printable(request.path)}: cannot load: {printable(str(exc))}")
         self._warnings = warnings
-        turns = self._turns
-        # claude-estimate is fitted per transcript thread: it is not one to cycle through
-        names = tuple(n for n in engine.registry.names() if n != ESTIMATE)
-        if turns is None:
+        if loaded:
+            self._threads = self._load_threads(request.path, engine)
+        names = tuple(engine.registry.names())
+        if self._turns is None:
             return Outcome(request, None, load_error, tokenizers=names)
+        thread, turns = self._thread_turns(request)
         index = len(turns) - 1 if request.turn is None else max(0, min(request.turn, len(turns)) - 1)
         session = turns[index]
         options = dict(budget=request.budget, trimming=request.trimming, reserve_out=request.reserve_out,
@@ -207,14 +231,53 @@ class Planner:
             stale=load_error is not None,
             timeline_complete=complete,
             warnings=warnings + plan.warnings,
+            agent=self._agent_facts(engine, plan, turns, index, thread),
         )
+
+    def _thread_turns(self, request: PlanRequest) -> tuple[str, Sequence[Session]]:
+        """The thread the request asks for (the main one when it is not there) and its turns."""
+        assert self._turns is not None
+        if request.thread is not None and request.thread != MAIN_THREAD and request.thread in self._threads:
+            return request.thread, self._threads[request.thread]
+        return MAIN_THREAD, self._turns
+
+    def _load_threads(self, path: str, engine: Engine) -> dict[str, Sequence[Session]]:
+        """Every thread of a transcript (``{}`` for other files: their one thread is ``_turns``); the
+        sub-agents' files are followed, so a reload reads what was appended to them."""
+        if not isinstance(self._turns, LazyTurns):
+            return {}
+        try:
+            return dict(self._loader.load_threads(path, max_bytes=engine.settings.max_file_size))
+        except BadInput:
+            return {}
+
+    def _agent_facts(self, engine: Engine, plan: Plan, turns: Sequence[Session], index: int, thread: str) -> AgentFacts | None:
+        """Core's analysis of an agent's session at the turn shown (``None`` for a tokenbox session)."""
+        if plan.session.source_format == NATIVE_FORMAT:
+            return None
+        threads = self._threads or {MAIN_THREAD: self._turns or turns}
+        summaries = self._totals.update(threads, engine.settings.config_prices)
+        contexts = self._totals.contexts(thread)
+        if len(contexts) != len(turns):  # a thread the totals do not hold (they always should)
+            contexts = [None] * len(turns)
+        records = tuple(c for c in ledger(turns, contexts) if c.after_request <= index)
+        window = plan.base_max_ctx or plan.budget.max_ctx
+        try:
+            buffer = compact_buffer(None, os.environ)
+        except ConfigError:
+            buffer = None  # the config file's mistake is the engine's to report
+        threshold = auto_compact_at(plan.session, window, os.environ, buffer)
+        outlook = None
+        if threshold is not None:
+            outlook = forecast([*since_last(contexts, records, index), plan.tokens_after], threshold)
+        return AgentFacts(thread, summaries, session_cost(summaries), records, threshold, outlook)
 
     def fill_timeline(self, outcome: Outcome) -> Outcome | None:
         """``outcome`` with every timeline point estimated (``None`` when there was nothing to fill)."""
         if outcome.timeline_complete or outcome.plan is None or self._turns is None or self._engine is None:
             return None
         request = outcome.request
-        turns = self._turns
+        _, turns = self._thread_turns(request)
         index = len(turns) - 1 if request.turn is None else max(0, min(request.turn, len(turns)) - 1)
         tokenizer = outcome.plan.tokenizer.name if request.cycle_tokenizer else request.tokenizer
         options = dict(budget=request.budget, trimming=request.trimming, reserve_out=request.reserve_out,
@@ -290,8 +353,9 @@ class Planner:
 
 def _point(number: int, plan: Plan) -> TurnPoint:
     recorded = plan.recorded.context_tokens if plan.recorded is not None else None
+    inferred = [s.tokens_before for s in plan.sections if s.kind == "inferred"]
     return TurnPoint(number + 1, plan.usage_percent, plan.tokens_before, plan.tokens_after, plan.prefix_cache, plan.ok,
-                     recorded, plan.session.meta.get("sidechain") is True)
+                     recorded, plan.session.meta.get("sidechain") is True, hidden=sum(inferred) if inferred else None)
 
 
 def config_stamp() -> object:

@@ -12,13 +12,13 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
+from tokenbox.tui.agentview import PART_CLASSES
+from tokenbox.tui.bars import ACTIONS, bar_scale, bar_text, scale_tokens
 from tokenbox.tui.lines import LazyRows, LineView
 from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
 from tokenbox.tui.view import View, bar_class, fmt
-
-ACTIONS = ("kept", "compressed", "truncated", "dropped", "skipped")  # styled by section--<action>
 
 
 @dataclass(frozen=True)
@@ -85,26 +85,6 @@ def lenses_by_section(view: View) -> dict[str, list[str]]:
     return out
 
 
-def scale_tokens(view: View) -> int:
-    """What a full bar stands for: the largest part (its size before trimming or its allotment).
-
-    Scaled to the largest part, not the budget, so bars stay informative when the window dwarfs the
-    content; the header names the scale and the gauge shows the budget.
-    """
-    return max([1] + [max(s.tokens_before, s.allotment) for s in view.plan.sections])
-
-
-def bar_scale(tokens: int, width: int) -> str:
-    """What one bar cell stands for, in the longest form that fits ``width`` (never a cut number)."""
-    compact = f"{tokens / 1000:.0f}k" if tokens < 999_500 else f"{tokens / 1_000_000:.1f}M"
-    unit = "token" if tokens == 1 else "tokens"
-    for text in (f"█ = {fmt(tokens)} tok · full bar = largest part", f"█ = {fmt(tokens)} {unit}",
-                 f"█ = {fmt(tokens)} tok", f"█={fmt(tokens)}", f"█={compact}"):
-        if len(text) <= width:
-            return text
-    return "█"
-
-
 def header_text(view: View | None, cols: Columns) -> Text:
     t = Text(no_wrap=True, end="", style="bold")
     scale = bar_scale(max(1, -(-scale_tokens(view) // cols.bar)), cols.bar) if view else "bar"
@@ -118,28 +98,6 @@ def header_text(view: View | None, cols: Columns) -> Text:
     t.append(f"{'action':<10}")
     if cols.lenses:
         t.append(" lenses")
-    return t
-
-
-def bar_text(view: View, index: int, width: int, styles: Styles = PLAIN, scale: int | None = None) -> Text:
-    """The bar of section ``index``: kept part, trimmed part, reported expansion (``scale``: the
-    view's ``scale_tokens``, passed in when drawing many rows)."""
-    plan = view.plan
-    result, state = plan.sections[index], view.state.sections[index]
-    scale = scale_tokens(view) if scale is None else scale
-
-    def cells(tokens: int) -> int:
-        return 0 if tokens <= 0 else max(1, (tokens * width + scale - 1) // scale)
-
-    kept = min(width, cells(state.tokens))
-    whole = min(width, max(kept, cells(result.tokens_before)))
-    t = Text(no_wrap=True, end="")
-    t.append("█" * kept, styles[bar_class(index)])
-    t.append("░" * (whole - kept), styles["section--trimmed"])
-    if view.step == view.last_step and result.allotment > result.tokens_after:
-        grown = min(width, cells(result.allotment)) - whole
-        t.append("┄" * max(0, grown), styles["section--grown"])
-    t.append(" " * (width - t.cell_len))
     return t
 
 
@@ -200,20 +158,26 @@ class SectionBars(Themed, LineView, inherit_bindings=False):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         *(f"section--{action}" for action in ACTIONS),
-        "section--trimmed", "section--grown", "section--current", "section--critical", *BAR_CLASSES,
+        "section--trimmed", "section--grown", "section--current", "section--critical", *BAR_CLASSES, *PART_CLASSES,
     }
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.view: View | None = None
         self.header: SectionHeader | None = None
+        self.agent = False  # an agent's request: its parts (``tui/parts.py``), not a layout's sections
+        self.trimmed = False  # with ``agent``: packed into a what-if budget (the trim columns join)
 
-    def show(self, view: View | None, selected: int | None) -> None:
+    def show(self, view: View | None, selected: int | None, *, agent: bool = False, trimmed: bool = False) -> None:
         self.view = view
+        self.agent, self.trimmed = agent and view is not None, trimmed
         self._rebuild(selected)
 
     def _rebuild(self, selected: int | None) -> None:
         width = self.scrollable_content_region.width or 80
+        if self.agent:
+            self._rebuild_parts(selected, width)
+            return
         cols = Columns.fit(self.view, width)
         if self.header is not None:
             show_text(self.header, header_text(self.view, cols))
@@ -223,6 +187,18 @@ class SectionBars(Themed, LineView, inherit_bindings=False):
         view, styles = self.view, self.component_styles()
         scale, lenses = scale_tokens(view), lenses_by_section(view)
         rows = LazyRows(len(view.plan.sections), lambda i: row_text(view, i, cols, styles, scale, lenses))
+        self.set_lines(rows, selected)
+
+    def _rebuild_parts(self, selected: int | None, width: int) -> None:
+        from tokenbox.tui import parts  # start-up: an agent's table only when an agent's session is shown
+
+        view, styles = self.view, self.component_styles()
+        assert view is not None
+        cols = parts.PartColumns.fit(view, width, self.trimmed)
+        if self.header is not None:
+            show_text(self.header, parts.header_text(view, cols))
+        scale = scale_tokens(view)
+        rows = LazyRows(len(view.plan.sections), lambda i: parts.row_text(view, i, cols, styles, scale))
         self.set_lines(rows, selected)
 
     def on_lines_resized(self) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import re
 import shlex
@@ -270,6 +271,7 @@ def _server_class() -> type:
             tasks = [task for task in self.handlers if task is not None]
             if tasks:
                 await asyncio.wait(tasks, timeout=5)
+            await _close_app_transports()
 
         @aiohttp_jinja2.template("app_index.html")
         async def handle_index(self, request: web.Request) -> dict[str, object]:
@@ -298,6 +300,26 @@ def _server_class() -> type:
                 self.handlers.pop(task, None)
 
     return TokenboxServer
+
+
+async def _close_app_transports() -> None:
+    """Close every tab's subprocess transport while the server's loop still runs.
+
+    textual-serve never waits for a tab's app process, so its transport lives on until the collector
+    frees it, and closes itself then through its loop: after aiohttp's ``run_app`` closed the loop that
+    printed a traceback ("Event loop is closed") on stderr whenever an app was slow to exit (seen under
+    load). The tabs had their grace in ``on_shutdown``; closing a transport whose process still runs
+    kills it, and closing one twice does nothing.
+    """
+    import asyncio  # start-up: only when serving
+    from asyncio.base_subprocess import BaseSubprocessTransport
+
+    loop = asyncio.get_running_loop()
+    gc.collect()
+    for transport in [o for o in gc.get_objects() if isinstance(o, BaseSubprocessTransport)]:
+        if transport._loop is loop and not transport.is_closing():  # asyncio has no public getter
+            transport.close()
+    await asyncio.sleep(0)  # their connection_lost callbacks run now
 
 
 def _int(text: str | None, default: int) -> int:

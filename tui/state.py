@@ -17,10 +17,11 @@ from dataclasses import dataclass, field, replace
 from tokenbox.core import Plan
 from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
 from tokenbox.core.model.errors import ErrorKind
+from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
 from tokenbox.core.model.session import TRIMMING_POLICIES
 from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT
 from tokenbox.tui.alerts import Watermark
-from tokenbox.tui.planner import Outcome, PlanRequest, TurnPoint
+from tokenbox.tui.planner import AgentFacts, Outcome, PlanRequest, TurnPoint
 from tokenbox.tui.view import View, describe_changes
 
 MIN_WHAT_IF = 1 - 100 // WHAT_IF_STEP_PERCENT  # the smallest what-if that leaves some max_ctx
@@ -50,10 +51,12 @@ class ViewState:
     sidebar_shown: bool | None = None  # None: by the terminal's width; else toggled with ``s``
     width: int = HIDDEN  # the terminal's columns (the app sets them on mount and on every resize)
     warn_levels: tuple[int, int, int] = DEFAULT_WARN_LEVELS  # percentages that colour and notify
+    thread: str | None = None  # the thread of an agent's log shown (key ``a``); None: the main one
     # what is known of the session followed
     turn: int | None = None  # the turn pinned by ``[``/``]``; None follows the newest
     outcome: Outcome | None = None  # the newest outcome accepted (it may carry only an error)
     plan: Plan | None = None  # the plan on screen: the last good one
+    facts: AgentFacts | None = None  # core's analysis of an agent's session, beside ``plan`` (None: tokenbox's)
     plans_shown: int = 0  # plans put on screen since the app started (a new plan is news)
     step: int = 0
     at_end: bool = True  # the step follows the plan's last step when a new plan arrives
@@ -76,7 +79,7 @@ class ViewState:
 
     def view(self) -> View | None:
         """The plan at the step shown, or None before the first plan."""
-        return View.at(self.plan, self.step, self.warn_levels) if self.plan is not None else None
+        return View.at(self.plan, self.shown_step, self.warn_levels) if self.plan is not None else None
 
     @property
     def sidebar_visible(self) -> bool:
@@ -97,11 +100,36 @@ class ViewState:
             reason=reason,
             seq=seq,
             reserve_out=self.reserve_out,
+            thread=self.thread,
         )
 
     def waiting_note(self) -> str:
         """The calm words of the waiting state ("waiting for the first complete line")."""
         return f"waiting for {self.waiting_for or 'the first complete turn'}"
+
+    @property
+    def agent(self) -> bool:
+        """Whether the plan shown is of an agent's session (a transcript, rollout, chat, capture or request
+        body): the screen shows the request's parts, not a layout's."""
+        return self.plan is not None and self.plan.session.source_format != NATIVE_FORMAT
+
+    @property
+    def trimming_shown(self) -> bool:
+        """Whether the trim controls apply: a tokenbox session's layout, or an agent's request packed into a
+        what-if budget (``+``/``-``, or ``--budget``/``--reserve-out``): its Token Box plan under that window."""
+        if self.plan is None:
+            return False
+        return not self.agent or self.plan.what_if != 0 or self.budget is not None or self.reserve_out is not None
+
+    @property
+    def shown_step(self) -> int:
+        """The step drawn: the one stepped to, or for an agent's request as it was sent, step 0 (untrimmed)."""
+        return self.step if self.trimming_shown else 0
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Every warning of the plan shown (and of the lines the load skipped), whole."""
+        return self.outcome.warnings if self.outcome is not None and self.plan is not None else ()
 
     @property
     def following(self) -> bool:
@@ -146,6 +174,8 @@ class ViewState:
         return replace(
             self,
             plan=plan,
+            facts=outcome.agent,
+            thread=None if outcome.agent is None or outcome.agent.thread == MAIN_THREAD else outcome.agent.thread,
             plans_shown=self.plans_shown + 1,
             changes=changes,
             timeline=outcome.timeline,
@@ -217,6 +247,10 @@ class ViewState:
             return self
         current = self.turn if self.turn is not None else self.plan.session.turn
         return replace(self, turn=max(1, min(self.turn_count, current + delta)))
+
+    def with_thread(self, thread: str | None) -> ViewState:
+        """Another thread of the log (None: the main one), following its newest turn."""
+        return replace(self, thread=thread, turn=None, selected=0, at_end=True)
 
     def with_sidebar_switched(self, imported: bool) -> ViewState:
         """The lower sidebar switched between the trim trace and the breakdown."""

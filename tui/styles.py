@@ -31,6 +31,10 @@ class Styles(dict[str, Style]):
 
 
 PLAIN = Styles()  # no colours: the default of every pure renderer
+# Blanks that must stay a text element of their own in SVG screenshots: Textual joins neighbouring
+# segments of one style into one element, and SVG viewers drop an element's leading blanks (the text
+# after them moved left). A style set to what it is anyway keeps them apart without showing.
+GAP = Style(italic=False)
 
 
 def styles_of(widget: Widget, names: Iterable[str]) -> tuple[Styles, bool]:

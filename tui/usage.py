@@ -1,11 +1,12 @@
-"""The context-size timeline of a log with recorded usage (Claude Code transcripts): two series.
+"""The context-size timeline of a log with recorded usage (an agent's requests): two series.
 
-Per turn, ``rec`` is the context the provider recorded (input + cache write + cache read tokens)
-and ``est`` tokenbox's count of the same turn (the untrimmed context, ``≈`` when approximate),
+Per request, ``rec`` is the context the provider recorded (input + cache write + cache read tokens)
+and ``file`` the part of it the file itself shows (the request's visible parts, calibrated: ``≈``),
 each row scaled from its own lowest to its highest value (a sparkline shows the trend; the numbers
-beside it give the size). The current turn is marked ``▲``; sub-agent (sidechain) turns are grey and
-marked ``s``. Below: the current turn's ratio and the unaccounted rest (recorded - estimate: what the
-file does not contain, for Claude Code the system prompt and the tool definitions).
+beside it give the size). The gap between the two rows is what the file does not hold (the system
+prompt, tool definitions, memory files). The current request is marked ``▲``; a sub-agent's requests
+are grey and marked ``○``. Below: the current request's split between the file and the rest, or its
+prediction when it is not sent yet.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from tokenbox.tui.styles import PLAIN, Styles, Themed
 from tokenbox.tui.view import fmt
 
 BLOCKS = "▁▂▃▄▅▆▇█"
-LABEL = 4  # "rec " / "est "
+LABEL = 5  # "rec  " / "file "
 VALUE = 9  # right column: the current turn's value
 
 
@@ -39,10 +40,10 @@ def window_of(points: tuple[TurnPoint, ...], current: int, width: int) -> tuple[
     return points[start : start + width]
 
 
-def heading(t: Text, points: tuple[TurnPoint, ...], current: int, following: bool) -> int:
+def heading(t: Text, points: tuple[TurnPoint, ...], current: int, following: bool, word: str = "Turns") -> int:
     """The first row of a timeline ("Turns 3/9 following newest") appended to ``t``; the turn count."""
     count = points[-1].turn
-    t.append("Turns ", "bold")
+    t.append(f"{word} ", "bold")
     t.append(f"{current}/{count} ", "bold")
     t.append("following newest" if following else "pinned (f: follow)", "dim")
     t.append("\n")
@@ -59,21 +60,22 @@ def _cell(value: int | None, low: int, high: int) -> str:
 
 
 def usage_text(
-    points: tuple[TurnPoint, ...], current: int, following: bool, width: int, approx: str, styles: Styles = PLAIN
+    points: tuple[TurnPoint, ...], current: int, following: bool, width: int, approx: str, styles: Styles = PLAIN,
+    pending: bool = False,
 ) -> Text:
     """The two-series timeline, ``width`` cells wide, coloured with ``styles`` (the usage timeline's classes)."""
     side = styles["usage--sidechain"]
     t = Text(no_wrap=True, overflow="ellipsis", end="")
     if not points:
         return t
-    count = heading(t, points, current, following)
+    count = heading(t, points, current, following, "Requests")
     bars = max(4, width - LABEL - VALUE - 1)
     window = window_of(points, current, bars)
     cell = max(1, min(3, bars // max(1, len(window))))
     shown = next((p for p in points if p.turn == current), points[-1])
     for label, value_of, style, value in (
         ("rec", lambda p: p.recorded, styles["usage--recorded"], "—" if shown.recorded is None else fmt(shown.recorded)),
-        ("est", lambda p: p.tokens_before if p.estimated else None, styles["usage--estimate"], fmt(shown.tokens_before, approx)),
+        ("file", _in_file, styles["usage--estimate"], "—" if _in_file(shown) is None else fmt(_in_file(shown) or 0, "≈")),
     ):
         values = [v for v in (value_of(p) for p in window) if v is not None]
         low, high = (min(values), max(values)) if values else (0, 0)
@@ -88,7 +90,7 @@ def usage_text(
         if p.turn == current:
             mark, style = "▲", styles["usage--current"]
         elif p.sidechain:
-            mark, style = "s", side
+            mark, style = "○", side
         elif not p.ok:
             mark, style = "!", styles["usage--broken"]
         else:
@@ -100,19 +102,34 @@ def usage_text(
         if cell - 1 - left:
             t.append(" " * (cell - 1 - left))
     t.append("\n")
-    if shown.recorded is not None and shown.estimated:
-        unaccounted = shown.recorded - shown.tokens_before
-        ratio = shown.tokens_before / shown.recorded if shown.recorded else 0.0
-        t.append(f"est/rec {approx}{ratio:.3f}", "dim")
-        t.append("  ")
-        t.append("unaccounted ", "dim")
-        t.append(fmt(unaccounted, approx), Style(bold=True))
+    visible = _in_file(shown)
+    if pending and shown.recorded is None:
+        t.append("not sent yet: predicted ", "dim")
+        t.append(fmt(shown.tokens_after, "≈"), Style(bold=True))
+    elif shown.recorded is not None and visible is not None and shown.estimated:
+        t.append("in the file ", "dim")
+        t.append(fmt(visible, "≈"), Style(bold=True))
+        share = 100 * visible / max(1, shown.recorded)
+        t.append(f" ({share:.0f}%)" if share >= 1 or not visible else f" ({share:.1f}%)", "dim")
+        t.append("\n")
+        t.append("not in it   ", "dim")
+        t.append(fmt(shown.recorded - visible, "≈"), Style(bold=True))
+    elif shown.recorded is not None:
+        t.append("recorded; the file's share is still being counted", "dim")
     else:
-        t.append("no usage recorded for this turn", "dim")
+        t.append("no usage recorded for this request", "dim")
     t.append("\n")
-    # the turn keys only where they apply, as in the footer
-    t.append("▲ shown  s sub-agent" + ("  [ ] turns" if count > 1 else ""), "dim")
+    # the request keys only where they apply, as in the footer
+    legend = "▲ shown" + ("  ○ sub-agent" if any(p.sidechain for p in window) else "")
+    t.append(legend + ("  [ ] requests" if count > 1 else ""), "dim")
     return t
+
+
+def _in_file(point: TurnPoint) -> int | None:
+    """What the file shows of a request: its estimate less the part it does not hold (None: not counted yet)."""
+    if not point.estimated:
+        return None
+    return point.tokens_before - (point.hidden or 0)
 
 
 class UsageTimeline(Themed, FittedStatic):
@@ -123,13 +140,13 @@ class UsageTimeline(Themed, FittedStatic):
         "usage--recorded", "usage--estimate", "usage--sidechain", "usage--current", "usage--broken",
     }
     FALLBACK_WIDTH = 37
-    _shown: tuple[tuple[TurnPoint, ...], int, bool, str] = ((), 0, False, "")
+    _shown: tuple[tuple[TurnPoint, ...], int, bool, str, bool] = ((), 0, False, "", False)
 
-    def show(self, points: tuple[TurnPoint, ...], current: int, following: bool, approx: str) -> None:
-        self._shown = (points, current, following, approx)
+    def show(self, points: tuple[TurnPoint, ...], current: int, following: bool, approx: str, pending: bool = False) -> None:
+        self._shown = (points, current, following, approx, pending)
         self.display = bool(points)
         styles = self.component_styles()
-        self.show_fitted(lambda width: usage_text(points, current, following, width, approx, styles))
+        self.show_fitted(lambda width: usage_text(points, current, following, width, approx, styles, pending))
 
     def restyle(self) -> None:
         self.show(*self._shown)

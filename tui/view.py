@@ -148,6 +148,12 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
     """What changed between two plans: sections added/removed/edited, budget, tokenizer, policy, turn."""
     if old is None:
         return "first plan"
+    if old.session.thread != new.session.thread:
+        return f"thread {new.session.thread}"  # another thread of the log: nothing of the one before is compared
+    compacted = len(new.session.meta.get("compactions") or ()) - len(old.session.meta.get("compactions") or ())
+    if compacted > 0 and new.session.turn >= old.session.turn:  # every part changed: say why, not which
+        return (f"turn {new.session.turn}/{new.session.turn_count}; compacted: the context restarted from a summary "
+                "(the ledger is under the categories)")
     parts: list[str] = []
     if old.session.turn != new.session.turn or old.session.turn_count != new.session.turn_count:
         parts.append(f"turn {new.session.turn}/{new.session.turn_count}")

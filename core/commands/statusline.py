@@ -14,9 +14,11 @@ input, bad JSON, a missing or unreadable transcript, no request yet), it prints 
 exits 0: a status line must never break the agent's screen.
 
 ``--format`` takes a template with ``{pct}``, ``{tokens}``, ``{window}``, ``{to_compact}``,
-``{compact_at}``, ``{biggest}``, ``{biggest_tokens}``, ``{model}``, ``{pending}`` (``≈`` or empty) and
-``{thread}``; colours follow the warning levels (``--warn-levels``, ``TOKENBOX_WARN_LEVELS``, the
-config file; 75/90/100 by default) unless ``NO_COLOR`` is set or ``--no-color`` is given.
+``{compact_at}``, ``{biggest}``, ``{biggest_tokens}``, ``{model}``, ``{pending}`` (``≈`` or empty),
+``{thread}``, ``{cost}`` (the newest sent request's cost from tokenbox's price table, ``model.prices``)
+and ``{session_cost}`` (Claude Code's own session total from stdin); colours follow the warning levels
+(``--warn-levels``, ``TOKENBOX_WARN_LEVELS``, the config file; 75/90/100 by default) unless
+``NO_COLOR`` is set or ``--no-color`` is given. ``--help`` prints the flags and placeholders.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from tokenbox.core.commands.thresholds import compact_buffer, warn_levels
+from tokenbox.core.commands.thresholds import compact_buffer, prices_in_force, warn_levels
 from tokenbox.core.model.compaction import compact_threshold, window_for
+from tokenbox.core.model.prices import Overrides, request_cost, usd
+from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_thread, thread_turns
 from tokenbox.core.sources.readers.claude_truth import visible_tokens
@@ -58,6 +62,7 @@ class Headline:
     biggest: str
     biggest_tokens: int
     compact_at: int | None
+    cost: float | None = None  # the newest sent request's cost (None: no recorded usage, or no price)
 
     @property
     def percent(self) -> int:
@@ -90,7 +95,8 @@ def read_tail(path: str, size: int) -> tuple[list[str], int]:
     return text.split("\n")[:-1], 1  # the last piece is empty or a line still being written
 
 
-def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer: int | None) -> Headline | None:
+def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer: int | None,
+             prices: Overrides | None = None) -> Headline | None:
     """The headline of the main thread's newest turn, from the tail of the transcript at ``path``."""
     size = TAIL_BYTES
     file_size = os.path.getsize(path)
@@ -129,6 +135,14 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
             key = "history"
         groups[key] = groups.get(key, 0) + visible_tokens((section,), scale)
     biggest, biggest_tokens = max(groups.items(), key=lambda item: (item[1], item[0])) if groups else ("", 0)
+    cost = None
+    for index in range(len(turns) - 1, max(-1, len(turns) - 3), -1):  # the newest request sent (not a pending one)
+        info = turns.info(index)
+        usage = info.get("recorded")
+        if isinstance(usage, RecordedUsage):
+            priced = request_cost(info.get("model") if isinstance(info.get("model"), str) else None, usage, prices)
+            cost = priced.usd if priced is not None else None
+            break
     return Headline(
         tokens=session.context_tokens,
         window=window,
@@ -137,10 +151,12 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
         biggest=biggest,
         biggest_tokens=biggest_tokens,
         compact_at=compact_threshold(window, environ, buffer),
+        cost=cost,
     )
 
 
-def render(line: Headline, template: str, model: str, levels: Sequence[int], color: bool) -> str:
+def render(line: Headline, template: str, model: str, levels: Sequence[int], color: bool,
+           session_cost: float | None = None) -> str:
     """The status line for ``line`` (``template`` placeholders: see the module docstring)."""
     room = None if line.compact_at is None else max(0, line.compact_at - line.tokens)
     values = {
@@ -154,6 +170,8 @@ def render(line: Headline, template: str, model: str, levels: Sequence[int], col
         "model": model,
         "pending": "≈" if line.pending else "",
         "thread": line.thread,
+        "cost": "–" if line.cost is None else usd(line.cost),
+        "session_cost": "–" if session_cost is None else usd(session_cost),
     }
     try:
         text = template.format(**values)
@@ -170,8 +188,52 @@ def render(line: Headline, template: str, model: str, levels: Sequence[int], col
     return f"{_COLORS[level]}{text}{_RESET}"
 
 
+SUMMARY = "one line for Claude Code's status line: context, room before auto-compact, the biggest part, cost"
+DESCRIPTION = (
+    "Reads the JSON Claude Code passes on stdin (transcript_path, model, …) and prints one line: the context "
+    "of the newest request, its percent of the window, the room before Claude Code auto-compacts and the "
+    "biggest part. Set it in ~/.claude/settings.json: "
+    '{"statusLine": {"type": "command", "command": "tokenbox statusline"}}. '
+    "It always exits 0; on bad input it prints \"ctx –\"."
+)
+PLACEHOLDERS = ("pct", "tokens", "window", "to_compact", "compact_at", "biggest", "biggest_tokens", "model", "pending",
+                "thread", "cost", "session_cost")
+
+
+def add_arguments(parser: Any) -> None:
+    """The status line's flags on an ``argparse`` parser (for ``--help``; ``_options`` reads them itself)."""
+    placeholders = ", ".join(f"{{{name}}}" for name in PLACEHOLDERS)
+    template = DEFAULT_FORMAT.replace("%", "%%")  # argparse expands % in help texts
+    parser.add_argument("--format", metavar="TEMPLATE",
+                        help=f"the line's template, with {placeholders} (default: {template!r}); {{cost}} is the "
+                             "newest request's cost from tokenbox's price table, {session_cost} Claude Code's own "
+                             "session total")
+    parser.add_argument("--no-color", action="store_true", help="no colours (also NO_COLOR)")
+    parser.add_argument("--warn-levels", metavar="A,B,C",
+                        help="the percentages that turn the line yellow and red (default 75,90,100; also "
+                             "TOKENBOX_WARN_LEVELS or warn_levels in the config file)")
+    parser.add_argument("--compact-buffer", metavar="N",
+                        help="tokens between the window and the auto-compact threshold (default: Claude Code's "
+                             "formula; also TOKENBOX_COMPACT_BUFFER or compact_buffer in the config file)")
+
+
+def help_text() -> str:
+    """``tokenbox statusline --help``."""
+    import argparse  # start-up: argparse only for --help (Claude Code runs the status line every few hundred ms)
+
+    parser = argparse.ArgumentParser(prog="tokenbox statusline", description=DESCRIPTION,
+                                     epilog="Prices (for {cost}) can be overridden under prices: in the config file.")
+    add_arguments(parser)
+    return parser.format_help()
+
+
 def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, environ: Mapping[str, str]) -> int:
-    """Print one line; always 0 (a broken status line would break Claude Code's screen)."""
+    """Print one line; always 0 (a broken status line would break Claude Code's screen). ``--help`` prints
+    the flags and placeholders instead."""
+    if "-h" in argv or "--help" in argv:
+        stdout.write(help_text())
+        stdout.flush()
+        return 0
     try:
         stdout.write(_line(argv, stdin, environ) + "\n")
         stdout.flush()
@@ -198,10 +260,17 @@ def _line(argv: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> str
     if not isinstance(path, str) or not os.path.isfile(path):
         return MARKER
     levels, buffer = _thresholds(options, environ)
-    line = headline(path, model_id, environ, buffer)
+    template = options["format"]
+    try:
+        prices = prices_in_force(environ) if "{cost" in template else None
+    except Exception:
+        prices = None  # a mistake in the config file's prices: the built-in table still prices
+    line = headline(path, model_id, environ, buffer, prices)
     if line is None:
         return MARKER + " (no request yet)"
-    return render(line, options["format"], label, levels, color)
+    spent = data.get("cost", {}).get("total_cost_usd") if isinstance(data.get("cost"), dict) else None
+    spent = float(spent) if isinstance(spent, (int, float)) and not isinstance(spent, bool) and spent >= 0 else None
+    return render(line, template, label, levels, color, spent)
 
 
 def read_stdin(stdin: TextIO, timeout: float = STDIN_TIMEOUT, limit: int = STDIN_LIMIT) -> str:

@@ -5,8 +5,9 @@ usage crosses them, the gauge marks them and the status line colours by them. ``
 the distance from the window to the auto-compact threshold (``None``: Claude Code's own formula, see
 ``tokenbox.core.model.compaction``). Environment: ``TOKENBOX_WARN_LEVELS=70,85,100`` and
 ``TOKENBOX_COMPACT_BUFFER=40000``; config file (``$XDG_CONFIG_HOME/tokenbox/config.yaml``): keys
-``warn_levels`` and ``compact_buffer``. Light on purpose: the status line reads these on every run, so
-the config file is parsed (YAML) only when it names one of the two keys.
+``warn_levels`` and ``compact_buffer``. The status line's ``{cost}`` takes the config file's ``prices``
+(``prices_in_force``). Light on purpose: the status line reads these on every run, so the config file
+is parsed (YAML) only when it names one of these keys.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tokenbox.core.model.errors import ConfigError
+from tokenbox.core.model.prices import PriceEntry, file_date, parse_overrides
 
 DEFAULT_WARN_LEVELS = (75, 90, 100)  # usage percentages that raise a warning, an alarm, an overflow
 _MAX_BUFFER = 10**9
+_KEYS = ("warn_levels", "compact_buffer", "prices")  # the config file's keys read here
 
 
 def parse_levels(raw: Any, where: str) -> tuple[int, int, int]:
@@ -41,15 +44,19 @@ def parse_buffer(raw: Any, where: str) -> int:
     return int(text)
 
 
-def _config(environ: Mapping[str, str]) -> dict[str, Any]:
+def _config_path(environ: Mapping[str, str]) -> str:
     base = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    path = os.path.join(base, "tokenbox", "config.yaml")
+    return os.path.join(base, "tokenbox", "config.yaml")
+
+
+def _config(environ: Mapping[str, str]) -> dict[str, Any]:
+    path = _config_path(environ)
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read(1 << 20)
     except OSError:
         return {}
-    if "warn_levels" not in text and "compact_buffer" not in text:
+    if not any(key in text for key in _KEYS):
         return {}
     import yaml  # start-up: PyYAML only when the config file names a key read here (the status line runs often)
 
@@ -87,3 +94,13 @@ def compact_buffer(flag: str | None, environ: Mapping[str, str], config: Mapping
     """The auto-compact buffer in force (``None``: Claude Code's own formula)."""
     names = ("--compact-buffer", "TOKENBOX_COMPACT_BUFFER", "compact_buffer")
     return _in_force(flag, environ, config, names, parse_buffer, None)
+
+
+def prices_in_force(environ: Mapping[str, str], config: Mapping[str, Any] | None = None) -> dict[str, PriceEntry]:
+    """The config file's ``prices`` (``{}``: the built-in table alone); a price written without ``as_of``
+    is dated the day the config file was last changed."""
+    config = _config(environ) if config is None else config
+    raw = config.get("prices")
+    if raw is None:
+        return {}
+    return parse_overrides(raw, "prices in the config file", file_date(_config_path(environ)))

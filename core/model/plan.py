@@ -14,6 +14,7 @@ from typing import Any
 
 from tokenbox.core.model.errors import ConfigError
 from tokenbox.core.model.names import NATIVE_FORMAT, SEPARATOR
+from tokenbox.core.model.prices import Cost
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 
 PLAN_SCHEMA = "tokenbox.plan/1"
@@ -206,6 +207,7 @@ class Plan:
     base_max_ctx: int | None = None  # max_ctx before a what-if change (None: no what-if)
     what_if: int = 0  # what-if steps of ``WHAT_IF_STEP_PERCENT`` % applied to ``base_max_ctx``
     warnings: tuple[str, ...] = ()
+    cost: Cost | None = None  # what the request cost, priced from its recorded usage (agent sessions only)
 
     @property
     def pending(self) -> bool:
@@ -315,6 +317,8 @@ class Plan:
         data["warnings"] = list(self.warnings)
         if self.session.source_format != NATIVE_FORMAT or self.recorded is not None:
             data["recorded"] = self.recorded.to_dict() if self.recorded else None
+        if self.session.source_format != NATIVE_FORMAT:
+            data["cost"] = self.cost.to_dict() if self.cost is not None else None
         return data
 
 

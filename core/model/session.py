@@ -153,6 +153,19 @@ class Session:
     warnings: tuple[str, ...] = ()
     positions: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, hash=False)
 
+    @property
+    def model_name(self) -> str | None:
+        """The model the request went to, as the file names it: ``model``, else the name a reader kept in
+        ``meta`` (a model the table does not know), else the request body's own ``model`` setting."""
+        if self.model:
+            return self.model
+        named = self.meta.get("model")
+        if isinstance(named, str) and named:
+            return named
+        request = self.meta.get("request")
+        named = request.get("model") if isinstance(request, dict) else None
+        return named if isinstance(named, str) and named else None
+
     def position(self, key: str) -> tuple[int | None, int | None]:
         """Line and column of a top-level key as written (``None`` when unknown)."""
         line, col = self.positions.get(key, (None, None))

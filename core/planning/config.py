@@ -3,18 +3,20 @@
 Environment: ``TOKENBOX_MAX_CTX``, ``TOKENBOX_TOKENIZER``, ``CONTEXT_MAX_TOKENS`` (passepartout's name,
 below ``TOKENBOX_MAX_CTX``) and ``TOKENBOX_MAX_FILE_SIZE``. Config file:
 ``$XDG_CONFIG_HOME/tokenbox/config.yaml`` (``~/.config`` when unset) with keys ``max_ctx``,
-``reserve_out``, ``headroom``, ``tokenizer`` and ``max_file_size``.
+``reserve_out``, ``headroom``, ``tokenizer``, ``max_file_size`` and ``prices`` (per-model prices that
+override or extend the built-in table, ``tokenbox.core.model.prices``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from tokenbox.core.model.errors import ConfigError, SessionError, TokenizerError, WhatIfTooSmall
 from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.prices import PriceEntry, file_date, parse_overrides
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.validator import Validator
 from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, read_text
@@ -22,7 +24,7 @@ from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, read_text
 DEFAULT_MAX_CTX = 16384
 # warn_levels and compact_buffer are read by core/thresholds (kept light for the status line): allowed
 # here, checked there
-CONFIG_KEYS = ("max_ctx", "reserve_out", "headroom", "tokenizer", "max_file_size", "warn_levels", "compact_buffer")
+CONFIG_KEYS = ("max_ctx", "reserve_out", "headroom", "tokenizer", "max_file_size", "warn_levels", "compact_buffer", "prices")
 MAX_COUNT = 10**9
 WHAT_IF_STEP_PERCENT = 5  # one what-if step (``Engine.plan(what_if=k)``): k × 5% of the resolved max_ctx
 
@@ -39,6 +41,7 @@ class Settings:
     config_headroom: float | None = None
     config_tokenizer: str | None = None
     config_max_file_size: int | None = None
+    config_prices: Mapping[str, PriceEntry] = field(default_factory=dict)  # model key -> price in force
 
     @property
     def max_file_size(self) -> int:
@@ -97,6 +100,12 @@ def _read_config(path: str) -> dict:
             result["config_tokenizer"] = v.string(fields["tokenizer"], "tokenizer")
         if "max_file_size" in fields:
             result["config_max_file_size"] = v.integer(fields["max_file_size"], "max_file_size", 1, 2**40)
+        if "prices" in fields:
+            try:
+                result["config_prices"] = parse_overrides(fields["prices"].plain(), "prices in the config file", file_date(path))
+            except ConfigError as exc:
+                line, col = fields["prices"].line, fields["prices"].col
+                raise ConfigError(exc.problem, exc.remedy, path, line, col) from None
         return result
     except SessionError as exc:
         raise ConfigError(exc.problem, exc.remedy, exc.path, exc.line, exc.col) from None

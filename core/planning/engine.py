@@ -16,6 +16,7 @@ from dataclasses import replace
 from tokenbox.core.model.errors import BadInput, ConfigError, ContextCriticalOverflow, SessionError, TokenizerError
 from tokenbox.core.model.names import ESTIMATE, NATIVE_FORMAT
 from tokenbox.core.model.plan import Budget, Plan, PlanFailure, SectionResult, TokenizerInfo
+from tokenbox.core.model.prices import request_cost
 from tokenbox.core.model.session import TRIMMING_POLICIES, Section, Session, TurnHistory
 from tokenbox.core.planning.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.planning.config import Resolved, Settings, load_settings, resolve, what_if_budget
@@ -242,6 +243,8 @@ class Engine:
             base_max_ctx=base_max_ctx,
             what_if=what_if,
             warnings=session.warnings + notes,
+            cost=(request_cost(session.model_name, session.recorded, self.settings.config_prices)
+                  if session.source_format != NATIVE_FORMAT else None),
         )
         if isinstance(outcome, ContextCriticalOverflow):
             sizes = [p.section.tokens if p.section.tokens is not None else counter.count(p.text) if p.text else 0

@@ -321,7 +321,7 @@ def test_bad_environment(valid, home, env, message):
     ("config", "message"),
     [
         ("max_ctx: lots\n", "1:10: max_ctx must be a whole number, not a string ('lots') (use a number from 1 to 1000000000)"),
-        ("max_ctx: 1000\nbogus: 1\n", "2:1: unknown key 'bogus' in the config file (known keys: max_ctx, reserve_out, headroom, tokenizer, max_file_size, warn_levels, compact_buffer)"),
+        ("max_ctx: 1000\nbogus: 1\n", "2:1: unknown key 'bogus' in the config file (known keys: max_ctx, reserve_out, headroom, tokenizer, max_file_size, warn_levels, compact_buffer, prices)"),
         ("- a\n", "1:1: the config file must be a mapping, not a list (write `key: value` pairs)"),
         ("max_ctx: [\n", "2:1: YAML syntax: did not find expected node content while parsing a flow node that starts at line 2, column 1 (fix the syntax)"),
     ],

@@ -208,7 +208,9 @@ async def test_hostile_imported_request(tmp_path):
             assert app.selected == index
             screens.look(f"section {index}")
             await pilot.press("down")
-        assert "Tools by cost (1)\n[@click=app.quit…" in "\n".join(app.query_one("#breakdown").plain_lines())  # cut, inert
+        listed = "\n".join(app.query_one("#breakdown").plain_lines())
+        assert "Tool definitions by cost (1)\n■ [@click=app.quit]" in listed  # inert, whole over two rows
+        assert "]0;x\\x07\\u202e" in listed  # the rest of the name on the next row, escaped
         assert "[@click=app.quit]Q[/]" in screens.text
         await assert_responsive(pilot)
 

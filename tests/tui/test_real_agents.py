@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from textual.notifications import Notify
-from tokenbox.core import load_turns
+from tokenbox.core import Engine, load_turns
 from tokenbox.core.analysis.breakdown import category_totals, load_turn_usages, tool_totals
 from tokenbox.tui import app as app_module
 from tokenbox.tui.breakdown import BreakdownView, breakdown
@@ -99,11 +99,19 @@ def request_turns(lines: list[str]) -> int:
 # ---------------------------------------------------------------- transcripts
 
 
-async def breakdown_and_timeline_are_core_s(pilot, name: str) -> None:
-    """The timeline holds core's recorded and estimated context of every turn; the breakdown (the
-    sidebar's default for an imported session) adds up and marks heuristic counts ``≈``."""
+def hidden_part(session) -> int:
+    """The part of a turn its transcript does not hold, as core sizes it (the ``inferred`` section)."""
+    plan = Engine().plan(session)
+    return sum(r.tokens_after for r in plan.sections if r.kind == "inferred")
+
+
+async def categories_and_timeline_are_core_s(pilot, name: str) -> None:
+    """The timeline holds core's recorded context of every request and the part the file shows; the
+    categories panel (the sidebar of an agent's session) adds up to the recorded context, marks its
+    calibrated counts ``≈`` and completes the window with the free space and Claude Code's buffer."""
     app = pilot.app
     usages = load_turn_usages(FIXTURES / name)
+    turns = load_turns(FIXTURES / name)
     plan = app.plan
     assert plan.session.turn == len(usages) == app.turn_count
     assert [p.recorded for p in app.timeline] == [u.recorded.context_tokens for u in usages]
@@ -112,37 +120,41 @@ async def breakdown_and_timeline_are_core_s(pilot, name: str) -> None:
     assert app.query_one(UsageTimeline).display and not app.query_one("#timeline").display
     timeline = usage_text(app)
     last = usages[-1]
-    assert f"Turns {last.turn}/{last.turn}" in timeline
+    recorded = last.recorded.context_tokens
+    visible = last.estimated - hidden_part(turns[-1])
+    assert f"Requests {last.turn}/{last.turn}" in timeline
     rec_row = next(line for line in timeline.splitlines() if line.startswith("rec "))
-    est_row = next(line for line in timeline.splitlines() if line.startswith("est "))
-    assert rec_row.endswith(f"{last.recorded.context_tokens:,}".replace(",", " "))
-    assert est_row.endswith("≈" + f"{last.estimated:,}".replace(",", " "))
-    assert f"est/rec ≈{last.ratio:.3f}" in timeline
-    assert f"unaccounted ≈{last.unaccounted:,}".replace(",", " ") in timeline
-    if any(u.sidechain for u in usages):
-        marks = timeline.splitlines()[3][4:]
-        assert marks.count("s") == sum(u.sidechain for u in usages)  # sub-agent turns are marked
+    file_row = next(line for line in timeline.splitlines() if line.startswith("file "))
+    assert rec_row.endswith(spaced(recorded))
+    assert file_row.endswith("≈" + spaced(visible))
+    assert f"in the file ≈{spaced(visible)} ({round(100 * visible / recorded)}%)" in timeline
+    assert f"not in it   ≈{spaced(recorded - visible)}" in timeline
+    assert "○" not in timeline  # the main thread: no sub-agent's request among its turns
     assert app.query_one(BreakdownView).display and not app.query_one(TraceView).display
     assert_adds_up(app)
     text = breakdown_text(app)
-    for label in ("history", "tool results", "latest message", "joins", "estimate", "+ unaccounted", "= recorded"):
+    for label in ("messages", "tool calls", "tool results", "in use", "free space", "auto-compact buffer", "window"):
         assert label in text, label
-    for line in text.splitlines()[1:7]:
-        if "%" in line:
-            assert "≈" in line  # heuristic counts are marked
-    assert f"{plan.recorded.context_tokens:,}".replace(",", " ") in text
-    numbers = breakdown(app.current_view())
-    assert numbers.recorded - numbers.estimated == last.unaccounted
+    rows = [line for line in text.splitlines() if line.startswith("■ ")]
+    assert rows and all("≈" in row for row in rows[:-2])  # calibrated counts (free space and buffer aside)
+    threshold = 200_000 - 20_000 - 13_000  # Claude Code's rule for a 200k window (CONTRACT §9)
+    assert f"in use {spaced(recorded)}" in " ".join(text.split())
+    assert f"free space {spaced(threshold - recorded)}" in " ".join(text.split())
+    assert f"auto-compact buffer {spaced(200_000 - threshold)}" in " ".join(text.split())
 
 
-async def sidebar_toggle(pilot) -> None:
+def spaced(number: int) -> str:
+    return f"{number:,}".replace(",", " ")
+
+
+async def v_explains_the_trace_is_for_a_what_if(pilot) -> None:
+    """An agent's request is shown as sent: ``v`` (the trim trace) says it applies under a what-if budget."""
     app = pilot.app
     assert app.query_one(BreakdownView).display
     await pilot.press("v")
-    assert app.query_one(TraceView).display and not app.query_one(BreakdownView).display
-    assert "v: breakdown" in str(app.query_one("#trace-title").render())
-    await pilot.press("v")
-    assert app.query_one(BreakdownView).display
+    await pilot.pause()
+    assert app.query_one(BreakdownView).display and not app.query_one(TraceView).display
+    assert "a what-if budget packs it" in " ".join(" ".join(screen_lines(app)).split())  # the toast says why
 
 
 async def sidebar_never_cuts_a_number(pilot) -> None:
@@ -166,34 +178,34 @@ async def sidebar_never_cuts_a_number(pilot) -> None:
     await pilot.pause()
 
 
-async def turn_keys_move_timeline_and_breakdown(pilot) -> None:
+async def turn_keys_move_timeline_and_categories(pilot) -> None:
     app = pilot.app
     await pilot.press("left_square_bracket", "left_square_bracket")
     await wait_for(pilot, lambda: app.plan.session.turn == 5, what="turn 5")
     await wait_idle(pilot)
-    assert "Turns 5/7 pinned" in usage_text(app)
-    assert "Breakdown · turn 5" in str(app.query_one("#breakdown-title").render())
-    assert "16 962" in breakdown_text(app)  # turn 5's recorded context
+    assert "Requests 5/7 pinned" in usage_text(app)
+    assert "Context by category · request 5" in str(app.query_one("#breakdown-title").render())
+    assert "16 962" in breakdown_text(app)  # request 5's recorded context
     assert_adds_up(app)
 
 
 async def test_short_transcript(tmp_path):
-    """On one app of the short transcript, in turn: the timeline and breakdown, the sidebar toggle,
-    every sidebar width, the turn keys."""
+    """On one app of the short transcript, in turn: the timeline and categories, ``v``, every sidebar width,
+    the turn keys."""
     app = make_app(copy_fixture(SHORT, tmp_path, "transcript.jsonl"), watch=False)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await wait_plan(pilot)
-        await breakdown_and_timeline_are_core_s(pilot, SHORT)
-        await sidebar_toggle(pilot)
+        await categories_and_timeline_are_core_s(pilot, SHORT)
+        await v_explains_the_trace_is_for_a_what_if(pilot)
         await sidebar_never_cuts_a_number(pilot)
-        await turn_keys_move_timeline_and_breakdown(pilot)
+        await turn_keys_move_timeline_and_categories(pilot)
 
 
 async def test_long_transcript_with_sub_agents(tmp_path):
     app = make_app(copy_fixture(LONG, tmp_path, "transcript.jsonl"), watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_plan(pilot)
-        await breakdown_and_timeline_are_core_s(pilot, LONG)
+        await categories_and_timeline_are_core_s(pilot, LONG)
 
 
 async def test_what_if_on_a_transcript(tmp_path):
@@ -204,7 +216,7 @@ async def test_what_if_on_a_transcript(tmp_path):
         first = next(s for s in app.plan.sections if s.id == app.plan.steps[0].section)
         assert first.section.meta["category"] == "history" and first.section.meta["message"] == 0  # oldest first
         assert_adds_up(app)
-        assert "untrimmed" in breakdown_text(app) and "✂" in breakdown_text(app)
+        assert "untrimmed ✂" in breakdown_text(app) and "messages ✂" in breakdown_text(app)
         await pilot.press("home")
         assert_adds_up(app)  # at step 0 too
         await pilot.press("end", "minus")
@@ -235,21 +247,25 @@ def test_usage_text_units():
     from tokenbox.tui.usage import usage_text as render
 
     points = (
-        TurnPoint(1, 1, 100, 100, "none", True, 1000),
-        TurnPoint(2, 1, 50, 50, "none", True, 400, sidechain=True),
+        TurnPoint(1, 1, 100, 100, "none", True, 1000, hidden=40),
+        TurnPoint(2, 1, 50, 50, "none", True, 400, sidechain=True, hidden=10),
         TurnPoint(3, 1, 200, 200, "none", True, None),  # no usage recorded (e.g. an API error)
-        TurnPoint(4, 1, 300, 300, "none", True, 1300),
+        TurnPoint(4, 1, 1300, 1300, "none", True, 1300, hidden=1000),
     )
     rows = render(points, 4, True, 37, "≈").plain.splitlines()
-    assert rows[0] == "Turns 4/4 following newest"
-    assert rows[1].startswith("rec ") and rows[1].endswith(" 1 300") and len(rows[1]) <= 37
-    assert rows[2].startswith("est ") and rows[2].endswith("≈300")
-    assert rows[3].rstrip().endswith("▲") and "s" in rows[3]
-    assert rows[4] == "est/rec ≈0.231  unaccounted ≈1 000"
-    assert render(points, 3, False, 37, "").plain.splitlines()[4] == "no usage recorded for this turn"
+    assert rows[0] == "Requests 4/4 following newest"
+    assert rows[1].startswith("rec  ") and rows[1].endswith(" 1 300") and len(rows[1]) <= 37
+    assert rows[2].startswith("file ") and rows[2].endswith("≈300")  # 1 300 recorded, 1 000 of it not in the file
+    assert rows[3].rstrip().endswith("▲") and "○" in rows[3]  # the sub-agent's request
+    assert rows[4] == "in the file ≈300 (23%)"
+    assert rows[5] == "not in it   ≈1 000"
+    assert rows[6] == "▲ shown  ○ sub-agent  [ ] requests"
+    assert render(points, 3, False, 37, "").plain.splitlines()[4] == "no usage recorded for this request"
     assert "pinned" in render(points, 3, False, 37, "").plain
-    assert rows[1][4:16] == "▆▆▆▁▁▁   ███"  # 3 cells a turn, scaled 400..1300; turn 3 recorded nothing
-    assert rows[2][4:16] == "▂▂▂▁▁▁▅▅▅███"
+    assert render((*points[:3], TurnPoint(4, 1, 1500, 1500, "none", True, None)), 4, True, 37, "≈",
+                  pending=True).plain.splitlines()[4] == "not sent yet: predicted ≈1 500"
+    assert rows[1][5:17] == "▆▆▆▁▁▁   ███"  # 3 cells a request, scaled 400..1300; request 3 recorded nothing
+    assert rows[2][5:17] == "▁▁▁▁▁▁▅▅▅███"  # 60, 40, 200, 300 in the file, scaled 40..300
     assert render((), 1, True, 37, "").plain == ""
 
 
@@ -270,30 +286,31 @@ def test_share_and_cells():
 
 
 async def test_request_shows_per_tool_costs(tmp_path):
+    """A request body holds its tool definitions: the categories panel lists each tool's cost, costliest
+    first (names whole, over two rows when long), and where its cache prefix ends."""
     app = make_app(copy_fixture(REQUEST, tmp_path, "request.json"), watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_plan(pilot)
         assert not app.query_one(UsageTimeline).display  # one request: no turns, no recorded usage
         assert_adds_up(app)
         text = breakdown_text(app)
-        for label in ("tool definitions", "system prompt", "history", "tool results", "latest message", "total"):
+        for label in ("tool definitions", "system prompt", "messages", "tool results", "in use", "window"):
             assert label in text, label
-        assert "recorded" not in text
-        assert "Tools by cost (17)" in text
+        assert "Tool definitions by cost (17)" in text
         tools = tool_totals(app.plan)
         assert len(tools) == 17
         rows = text.splitlines()
-        start = rows.index("Tools by cost (17)")
-        listed = [row.split()[0] for row in rows[start + 1 :]]
+        start = rows.index("Tool definitions by cost (17)")
+        listed = [row[2:].split()[0] for row in rows[start + 1 :] if row.startswith("■ ")]
         expected = [t.key for t in sorted(tools, key=lambda t: -t.tokens_after)]
         assert len(listed) == len(expected)
-        for shown, name in zip(listed, expected, strict=True):  # costliest first (long names cut with "…")
-            assert shown == name or (shown.endswith("…") and name.startswith(shown[:-1]))
+        for shown, name in zip(listed, expected, strict=True):  # costliest first (a long name goes on below)
+            assert name.startswith(shown)
         bash = next(t for t in tools if t.key == "Bash")
-        assert any(row.split()[:1] == ["Bash"] and "≈" + f"{bash.tokens_after:,}".replace(",", " ") in row for row in rows)
+        assert any(row[2:].split()[:1] == ["Bash"] and "≈" + spaced(bash.tokens_after) in row for row in rows)
         numbers = breakdown(app.current_view())
         assert sum(t.tokens for t in numbers.tools) == next(g.tokens for g in numbers.groups if g.key == "tool")
-        assert "cache prefix" in text and "4 marks" in text
+        assert "cache prefix (4 marks)" in " ".join(text.split()).replace("(4 ≈15 669 7.8% marks)", "(4 marks)")
 
 
 async def test_request_at_budget_20000_compresses_tool_results_first(tmp_path):
@@ -396,7 +413,7 @@ async def test_transcript_growing_line_by_line(tmp_path):
                 assert app.plan.pending == load_turns(path)[-1].pending
                 assert len(app.timeline) == turns
                 if turns > 1:
-                    assert f"Turns {turns}/{turns} following" in usage_text(app)
+                    assert f"Requests {turns}/{turns} following" in usage_text(app)
                 assert_adds_up(app)
         assert app.turn_count == 7
         assert [p.recorded for p in app.timeline] == [u.recorded.context_tokens for u in load_turn_usages(path)]
@@ -418,7 +435,7 @@ async def test_transcript_followed_by_the_real_watcher(tmp_path):
             await wait_for(pilot, lambda n=expected: app.turn_count == n and app.plan.session.turn == n,
                            what=f"{expected} turns")
         assert app.turn_count == 10 and app.file_error is None  # the main thread's requests
-        assert "Turns 10/10" in usage_text(app)
+        assert "Requests 10/10" in usage_text(app)
 
 
 # ---------------------------------------------------------------- --claude discovery
@@ -474,16 +491,30 @@ def test_discover_the_newest_transcript_of_the_project(claude_home):
     assert by_folder.path == found.path
 
 
-def test_discover_falls_back_to_any_project(claude_home, monkeypatch, tmp_path):
+def test_a_project_without_a_session_says_so_and_falls_back_only_when_asked(claude_home, monkeypatch, tmp_path):
     elsewhere = tmp_path / "no-sessions-here"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    found = discover()
+    with pytest.raises(DiscoveryError, match=r"no Claude Code transcripts for .*\(.*\)$") as info:
+        discover()  # --claude: never another project's session by itself
+    other = claude_home["projects"] / project_folder_name(str(claude_home["other"])) / "other-session.jsonl"
+    assert str(elsewhere) in str(info.value) and f"another project is {other}" in str(info.value)
+    found = discover(fallback=True)
     assert found.fallback and found.path.endswith("other-session.jsonl")  # the newest of any project
     assert found.note == "fallback: newest session of any project (" + project_folder_name(str(claude_home["other"])) + ")"
     assert str(elsewhere) in found.explanation and found.path in found.explanation
-    with pytest.raises(DiscoveryError, match=r"no Claude Code transcripts for .*\(.*\)$"):
-        discover(str(elsewhere), fallback=False)
+
+
+def test_claude_project_takes_a_folder_of_transcripts_anywhere(claude_home, tmp_path):
+    copied = tmp_path / "copied-transcripts"
+    make_transcript(copied, "a.jsonl", 1_000_000)
+    newest = make_transcript(copied, "b.jsonl", 2_000_000, LONG)
+    found = discover(str(copied))
+    assert found.path == str(newest) and found.folder == str(copied)
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "data.jsonl").write_text('{"x": 1}\n')  # a folder of other JSON lines is a project
+    with pytest.raises(DiscoveryError, match="no Claude Code transcripts for"):
+        discover(str(tmp_path / "repo"))
 
 
 def test_discover_with_claude_config_dir(claude_home, monkeypatch, tmp_path):
@@ -498,7 +529,7 @@ def test_discover_with_claude_config_dir(claude_home, monkeypatch, tmp_path):
     [
         ("nothing", "no Claude Code folder at"),
         ("no-projects", "no Claude Code projects in"),
-        ("empty-projects", "no Claude Code transcripts in"),
+        ("empty-projects", "no Claude Code transcripts for"),
     ],
 )
 def test_discover_errors(tmp_path, monkeypatch, setup, needle):
@@ -534,7 +565,7 @@ def test_session_watch_leaves_the_fallback_for_the_project(claude_home, monkeypa
     elsewhere = tmp_path / "later-project"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    watch = SessionWatch(discover())
+    watch = SessionWatch(discover(fallback=True), fallback=True)
     assert watch.current.fallback
     own = make_transcript(claude_home["projects"] / project_folder_name(str(elsewhere)), "first.jsonl", 10)
     found = watch.check()  # older than the fallback, but it is the project's own session
@@ -555,6 +586,15 @@ def test_cli_claude_opens_the_discovered_transcript(claude_home, monkeypatch):
     assert seen == {"cls": "ClaudeApp", "path": str(claude_home["own"] / "new-session.jsonl"), "reserve": 100, "note": ""}
     assert app_module.main(["--claude-project", str(claude_home["other"])]) == 0
     assert seen["path"].endswith("other-session.jsonl")
+
+
+def test_cli_claude_in_a_project_without_sessions_says_so(claude_home, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(app_module.TokenboxApp, "run", lambda self: pytest.fail("no app should start"))
+    monkeypatch.chdir(tmp_path)
+    assert app_module.main(["--claude"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tokenbox: error: no Claude Code transcripts for ") and err.count("\n") == 1
+    assert "other-session.jsonl" in err  # where a session is, named: not followed
 
 
 @pytest.mark.parametrize(
@@ -605,8 +645,8 @@ async def test_claude_app_says_when_it_falls_back(claude_home, monkeypatch, tmp_
     elsewhere = tmp_path / "fresh-project"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    found = discover()
-    app = ClaudeApp(found, frozen=True, toast_seconds=3600, watch=False)
+    found = discover(fallback=True)
+    app = ClaudeApp(found, fallback=True, frozen=True, toast_seconds=3600, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_plan(pilot)
         assert "fallback: newest session of any project" in status_text(app)

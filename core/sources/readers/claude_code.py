@@ -40,7 +40,6 @@ from tokenbox.core.model.errors import NotYetComplete, SessionError, TokenizerEr
 from tokenbox.core.model.llms import lookup_model
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage, Session
-from tokenbox.core.sources.files import read_text
 from tokenbox.core.sources.readers.anthropic import plain_block
 from tokenbox.core.sources.readers.claude_truth import Fit, Observation, ScaleFits, recorded_context, with_truth
 from tokenbox.core.sources.readers.common import (
@@ -297,6 +296,7 @@ class TranscriptReader:
         self._sidechains = 0
         self._last_by_kind: dict[bool, int] = {}  # sidechain? -> newest node, for lines without a usable parent
         self._line_thread: dict[int, str] = {}
+        self._subagents: dict[str, TranscriptFollower] = {}  # the sub-agents' files beside it, followed
 
     # -- warnings
 
@@ -608,9 +608,14 @@ class TranscriptReader:
         threads: dict[str, Sequence[Session]] = {}
         readers = [self]
         for extra in subagent_files(self.path):
+            # each sub-agent file is followed like the transcript: a reload reads what was appended to it
+            follower = self._subagents.get(extra)
+            if follower is None or follower.max_bytes != max_bytes:
+                follower = self._subagents[extra] = TranscriptFollower(extra, max_bytes)
             try:
-                readers.append(read_transcript(extra, read_text(extra, max_bytes)))
+                readers.append(follower.read())
             except (OSError, SessionError):
+                del self._subagents[extra]
                 continue
         for each in readers:
             for name, thread in each.threads.items():
@@ -900,6 +905,7 @@ class TranscriptFollower:
         from tokenbox.core.sources.tail import FileTail
 
         self.path = path
+        self.max_bytes = max_bytes
         self.reader = TranscriptReader(path)
         self.lines_parsed = 0
         self._tail = FileTail(path, max_bytes=max_bytes)

@@ -92,6 +92,7 @@ def convert(nodes: list[Node], path: str) -> list[Session]:
     state = _State(path)
     base_meta: dict[str, Any] = {"source": {"format": SOURCE, "file": os.path.basename(path)}}
     turns: list[tuple[list[Message], RecordedUsage | None, dict[str, Any]]] = []
+    compactions: list[dict[str, Any]] = []
     item_count = 0
     for node in nodes:
         value = node.value
@@ -121,6 +122,8 @@ def convert(nodes: list[Node], path: str) -> list[Session]:
             _add_item(state, msg, payload.plain())
         elif kind == "compacted":
             _compacted(state, payload, node.line)
+            # the ledger's record (analysis.compactions), as Claude Code's transcripts give theirs
+            compactions.append({"line": node.line, "pre_tokens": None, "trigger": None, "after_request": len(turns)})
         else:  # event_msg
             event = _string(fields, "type")
             if event == "token_count":
@@ -142,6 +145,8 @@ def convert(nodes: list[Node], path: str) -> list[Session]:
             1,
             1,
         )
+    if compactions:
+        base_meta["compactions"] = compactions
     return _sessions(state, turns, base_meta)
 
 

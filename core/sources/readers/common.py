@@ -11,7 +11,8 @@ for every format:
 * the latest input (the trailing run of user/tool messages): critical.
 
 Each section's ``meta`` says where it came from: ``category`` (see ``CATEGORIES``), ``role``, ``block``
-(the block type as written), ``message`` (index in the file's message list), ``tool``, ``tool_use_id``,
+(the block type as written), ``part`` (its role: ``TEXT``, ``CALL``, ``RESULT``, ``THINKING``, ``MEDIA``,
+``OTHER``), ``message`` (index in the file's message list), ``tool``, ``tool_use_id``,
 ``cache_control`` and ``cache_breakpoint``, and a ``path``/``line`` locating it in the source file.
 """
 
@@ -400,6 +401,7 @@ def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Bl
     meta.update(block.meta)
     meta.update(message.meta)
     meta.pop("estimate", None)
+    meta["part"] = block.role  # what the block is in the request: text, call, result, thinking, media, other
     meta["label"] = block_label(message.role, block)
     _with_cache(meta, block.cache_control)
     if block.role in (TEXT,):

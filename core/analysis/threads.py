@@ -1,0 +1,139 @@
+"""The threads of an agent's session (the main conversation and each sub-agent) and what they cost.
+
+``SessionTotals.update(threads)`` sums, per thread, its requests, its newest and largest recorded
+context and its cost in dollars (each request priced for the model it went to, ``model.prices``);
+the session's cost is the sum over its threads. A followed transcript grows at its end: only the
+requests past the last one summed before are read again (a transcript's turns by their facts, never
+built), so a reload costs what was appended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from tokenbox.core.model.names import MAIN_THREAD
+from tokenbox.core.model.prices import Overrides, price_for, usage_cost
+from tokenbox.core.model.session import RecordedUsage, Session
+from tokenbox.core.sources.turns import LazyTurns
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFacts:
+    """One request of a thread as the totals need it."""
+
+    identity: object  # the same for the same completed request
+    context: int | None  # recorded context
+    usd: float | None  # its cost (None: no recorded usage, or no price for its model)
+    model: str | None  # the priced model's key (or the name as recorded when unpriced)
+    as_of: str | None  # the date of the price used
+    pending: bool  # a request about to be sent (not sent yet)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadSummary:
+    """A thread at a glance: requests, context now and at its peak, and its cost."""
+
+    name: str
+    requests: int  # requests sent (a pending one not counted)
+    pending: bool  # the thread ends with input not sent yet
+    current: int | None  # the newest recorded context
+    peak: int | None  # the largest recorded context
+    usd: float | None  # the cost of its priced requests (None: none priced)
+    unpriced: tuple[str, ...]  # models with recorded usage but no price
+    models: tuple[str, ...]  # the models its requests went to, in order of first use
+    prices_as_of: str | None  # the oldest date of the prices used
+
+    @property
+    def main(self) -> bool:
+        return self.name == MAIN_THREAD
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCost:
+    """The session's cost: every priced request of every thread."""
+
+    usd: float | None
+    unpriced: tuple[str, ...]
+    prices_as_of: str | None
+
+
+def _facts(turns: Sequence[Session], index: int, overrides: Overrides | None) -> RequestFacts:
+    if isinstance(turns, LazyTurns):
+        info = turns.info(index)
+        usage = info.get("recorded")
+        usage = usage if isinstance(usage, RecordedUsage) else None
+        model = info.get("model") if isinstance(info.get("model"), str) else None
+        pending = info.get("request") is None
+        identity: object = (info.get("thread"), info.get("request"), info.get("line"), usage)
+    else:
+        turn = turns[index]
+        usage, model, pending = turn.recorded, turn.model_name, turn.pending
+        identity = (id(turn), usage)
+    found = price_for(model, overrides) if usage is not None else None
+    usd = usage_cost(usage, found[1].price) if found is not None and usage is not None else None
+    key = found[0] if found is not None else model
+    return RequestFacts(identity, usage.context_tokens if usage is not None else None, usd, key,
+                        found[1].as_of if found is not None else None, pending)
+
+
+class SessionTotals:
+    """The threads' summaries, kept up to date as the session grows (one per followed file)."""
+
+    def __init__(self, overrides: Overrides | None = None) -> None:
+        self.overrides = overrides
+        self._facts: dict[str, list[RequestFacts]] = {}
+
+    def update(self, threads: Mapping[str, Sequence[Session]], overrides: Overrides | None = None) -> tuple[ThreadSummary, ...]:
+        """The summary of every thread of ``threads`` (main first, then in file order)."""
+        if overrides is not None and overrides is not self.overrides:
+            self.overrides = overrides
+            self._facts.clear()  # other prices: every request is priced again
+        out = []
+        for name, turns in threads.items():
+            known = self._facts.setdefault(name, [])
+            count = len(turns)
+            # completed requests never change: start again at the last one known (it may still have
+            # been written), or from the top when the thread is not the one it was
+            start = max(0, min(len(known), count) - 1)
+            if start and _facts(turns, start - 1, self.overrides).identity != known[start - 1].identity:
+                start = 0
+            del known[start:]
+            known.extend(_facts(turns, i, self.overrides) for i in range(start, count))
+            out.append(_summary(name, known))
+        for gone in [name for name in self._facts if name not in threads]:
+            del self._facts[gone]
+        out.sort(key=lambda s: not s.main)  # stable: the rest keep the file's order
+        return tuple(out)
+
+
+    def contexts(self, thread: str) -> list[int | None]:
+        """The recorded context of each turn of ``thread`` as last summed (``[]`` for a thread not known)."""
+        return [f.context for f in self._facts.get(thread, ())]
+
+
+def _summary(name: str, facts: Sequence[RequestFacts]) -> ThreadSummary:
+    contexts = [f.context for f in facts if f.context is not None]
+    priced = [f for f in facts if f.usd is not None]
+    unpriced = tuple(dict.fromkeys(f.model or "unknown model" for f in facts if f.context is not None and f.usd is None))
+    models = tuple(dict.fromkeys(f.model for f in facts if f.model))
+    dates = sorted({f.as_of for f in priced if f.as_of})
+    return ThreadSummary(
+        name=name,
+        requests=sum(1 for f in facts if not f.pending),
+        pending=bool(facts) and facts[-1].pending,
+        current=contexts[-1] if contexts else None,
+        peak=max(contexts) if contexts else None,
+        usd=sum(f.usd for f in priced) if priced else None,  # type: ignore[misc]
+        unpriced=unpriced,
+        models=models,
+        prices_as_of=dates[0] if dates else None,
+    )
+
+
+def session_cost(summaries: Sequence[ThreadSummary]) -> SessionCost:
+    """The cost of every thread together."""
+    priced = [s.usd for s in summaries if s.usd is not None]
+    unpriced = tuple(dict.fromkeys(m for s in summaries for m in s.unpriced))
+    dates = sorted({s.prices_as_of for s in summaries if s.prices_as_of})
+    return SessionCost(sum(priced) if priced else None, unpriced, dates[0] if dates else None)
