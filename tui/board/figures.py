@@ -16,8 +16,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from tokenbox.core.analysis.compactions import auto_compact_at
 from tokenbox.core.commands.statusline import TAIL_LIMIT, read_tail
-from tokenbox.core.model.compaction import compact_threshold, window_for
+from tokenbox.core.model.compaction import window_for
 from tokenbox.core.model.errors import NotYetComplete, TokenboxError
 from tokenbox.core.model.session import Session
 from tokenbox.core.model.textsafe import printable
@@ -30,7 +31,6 @@ from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_
 # sub-agent still running
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 GLANCE_BYTES = 32 * 1024  # the tail a glance reads first (times 4 until a recorded request is in it)
-COMPACTING = (CLAUDE_CODE,)  # the formats of agents whose auto-compact rule tokenbox knows (model.compaction)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +95,6 @@ def open_subagents(session: Session) -> int:
     return len(called - answered)
 
 
-def compaction_point(session: Session, window: int, environ: Mapping[str, str], buffer: int | None) -> int | None:
-    """The context at which the agent that wrote ``session`` compacts automatically (Claude Code's rule)."""
-    if session.source_format not in COMPACTING:
-        return None
-    return compact_threshold(window, environ, buffer)
-
-
 class SessionReader:
     """Reads one session of the board (a file, a task folder, a database's session ``DB#ID``)."""
 
@@ -137,7 +130,7 @@ class SessionReader:
         if session is None or session.context_tokens is None:
             return None
         window = window_for(session.model, session.budget.max_ctx)
-        return Figures(session.context_tokens, window, compaction_point(session, window, self.environ, self.buffer),
+        return Figures(session.context_tokens, window, auto_compact_at(session, window, self.environ, self.buffer),
                        session.model, open_subagents(session), approx=session.pending, pending=session.pending,
                        planned=not session.pending)
 
@@ -175,7 +168,7 @@ class SessionReader:
             return failed(printable(str(exc), 300))
         window = planned.budget.max_ctx
         subagents = open_subagents(session) if session.source_format == CLAUDE_CODE else None
-        return Figures(planned.tokens_after, window, compaction_point(session, window, self.environ, self.buffer),
+        return Figures(planned.tokens_after, window, auto_compact_at(session, window, self.environ, self.buffer),
                        session.model, subagents, approx=planned.headline_kind.approximate, pending=planned.pending)
 
 

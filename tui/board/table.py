@@ -22,7 +22,7 @@ from tokenbox.tui.board.sessions import Row
 from tokenbox.tui.board.state import BoardState
 from tokenbox.tui.lines import LazyRows, LineView
 from tokenbox.tui.safe import plain
-from tokenbox.tui.styles import PLAIN, Styles, Themed
+from tokenbox.tui.styles import GAP, PLAIN, Styles, Themed
 from tokenbox.tui.view import Levels, fmt
 
 ACTIVE_SECONDS = 60  # a session that changed this recently is marked active (●)
@@ -31,9 +31,6 @@ MODEL_MAX = 26  # columns of the model at most (what is left goes to the project
 PROJECT_MAX = 48  # columns of the project at most: the numbers stay near the names on wide terminals
 WIDE = 140  # columns from which numbers are written whole and the gauge is longer
 GAUGE_CELLS = {"used": "█", "free": "·", "mark": "┊"}
-# blanks kept a text element of their own in SVG screenshots (viewers drop an element's leading blanks and
-# the text after them moves left): a style set to what it is anyway keeps them apart without showing
-GAP = Style(italic=False)
 SHORT_AGENTS = {"claude": "claude", "codex": "codex", "gemini": "gemini", "copilot": "copilot", "cline": "cline",
                 "roo": "roo", "kilo": "kilo", "opencode": "opencode", "aider": "aider", "record": "record"}
 
