@@ -779,40 +779,32 @@ def _worker(mode: str, *args: str, extra_env: dict[str, str] | None = None) -> d
 
 def _tui_start(path: str) -> tuple[float, float]:
     """Seconds from starting a TUI process to its first frame and to its first plan on screen."""
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.worker", "tui-start", path],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT,
-    )
-    seen: dict[str, float] = {}
-    assert process.stdout is not None
-    for line in process.stdout:
-        seen.setdefault(line.strip(), time.perf_counter() - started)
-        if "plan" in seen:
-            break
-    _, err = process.communicate(timeout=120)
-    if "frame" not in seen or "plan" not in seen:
-        raise RuntimeError(f"TUI start-up failed: {err.strip()[-400:]}")
+    seen = _lines_seen(["tui-start", path], ("frame", "plan"), "TUI start-up")
     return seen["frame"], seen["plan"]
 
 
 def _board_start(env_json: str) -> dict[str, float]:
     """Seconds from starting a board process (``tokenbox-tui --all`` on the home of ``env_json``) to its
     first frame, to every row showing its context, and to its background work done."""
+    return _lines_seen(["board-start", env_json], ("frame", "rows", "done"), "board start-up")
+
+
+def _lines_seen(args: list[str], lines: tuple[str, ...], what: str) -> dict[str, float]:
+    """Seconds from starting ``benchmarks.worker ARGS`` to each of ``lines`` it prints (the last ends it)."""
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.worker", "board-start", env_json],
+        [sys.executable, "-m", "benchmarks.worker", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT,
     )
     seen: dict[str, float] = {}
     assert process.stdout is not None
     for line in process.stdout:
         seen.setdefault(line.strip(), time.perf_counter() - started)
-        if "done" in seen:
+        if lines[-1] in seen:
             break
     _, err = process.communicate(timeout=120)
-    if not {"frame", "rows", "done"} <= set(seen):
-        raise RuntimeError(f"board start-up failed: {err.strip()[-400:]}")
+    if not set(lines) <= set(seen):
+        raise RuntimeError(f"{what} failed: {err.strip()[-400:]}")
     return seen
 
 

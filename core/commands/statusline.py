@@ -35,7 +35,7 @@ from typing import Any, TextIO
 from tokenbox.core.commands.thresholds import compact_buffer, prices_in_force, warn_levels
 from tokenbox.core.model.compaction import compact_threshold, window_for
 from tokenbox.core.model.prices import Overrides, request_cost, usd
-from tokenbox.core.model.session import RecordedUsage
+from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_thread, thread_turns
 from tokenbox.core.sources.readers.claude_truth import visible_tokens
@@ -95,10 +95,10 @@ def read_tail(path: str, size: int) -> tuple[list[str], int]:
     return text.split("\n")[:-1], 1  # the last piece is empty or a line still being written
 
 
-def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer: int | None,
-             prices: Overrides | None = None) -> Headline | None:
-    """The headline of the main thread's newest turn, from the tail of the transcript at ``path``."""
-    size = TAIL_BYTES
+def tail_turns(path: str, size: int = TAIL_BYTES) -> Sequence[Session]:
+    """The turns of the transcript's default thread (the main one) read from its last ``size`` bytes, four
+    times more each time until a request with recorded usage is in them (``TAIL_LIMIT`` at most); the
+    newest is the one the status line shows."""
     file_size = os.path.getsize(path)
     while True:
         lines, first = read_tail(path, size)
@@ -110,9 +110,13 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
         if recorded or size >= file_size or size >= TAIL_LIMIT:
             break
         size *= 4
-    if name is None:
-        return None
-    turns = thread_turns(reader, name)
+    return thread_turns(reader, name) if name is not None else ()
+
+
+def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer: int | None,
+             prices: Overrides | None = None) -> Headline | None:
+    """The headline of the main thread's newest turn, from the tail of the transcript at ``path``."""
+    turns = tail_turns(path)
     if not len(turns):
         return None
     session = turns[-1]

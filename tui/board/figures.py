@@ -12,12 +12,11 @@ runs it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tokenbox.core.analysis.compactions import auto_compact_at
-from tokenbox.core.commands.statusline import TAIL_LIMIT, read_tail
+from tokenbox.core.commands.statusline import tail_turns
 from tokenbox.core.model.compaction import window_for
 from tokenbox.core.model.errors import NotYetComplete, TokenboxError
 from tokenbox.core.model.session import Session
@@ -25,12 +24,13 @@ from tokenbox.core.model.textsafe import printable
 from tokenbox.core.planning.engine import Engine
 from tokenbox.core.sources.loader import Loader
 from tokenbox.core.sources.readers.claude_code import SOURCE as CLAUDE_CODE
-from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_thread, thread_turns
 
 # Claude Code's tools that start a sub-agent ("Task", renamed "Agent"): a call without its result yet is a
 # sub-agent still running
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
-GLANCE_BYTES = 32 * 1024  # the tail a glance reads first (times 4 until a recorded request is in it)
+# the tail a glance reads first (times 4 until a recorded request is in it): a board glances at many. The
+# window is what the tail shows (a 1M window known only from older requests is the whole read's)
+GLANCE_BYTES = 32 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +124,8 @@ class SessionReader:
             return None
         self.reads += 1
         try:
-            session = _tail_turn(self.path)
+            turns = tail_turns(self.path, GLANCE_BYTES)  # as the status line reads it, from a smaller tail
+            session = turns[-1] if len(turns) else None
         except (OSError, ValueError, TokenboxError):
             return None
         if session is None or session.context_tokens is None:
@@ -170,26 +171,3 @@ class SessionReader:
         subagents = open_subagents(session) if session.source_format == CLAUDE_CODE else None
         return Figures(planned.tokens_after, window, auto_compact_at(session, window, self.environ, self.buffer),
                        session.model, subagents, approx=planned.headline_kind.approximate, pending=planned.pending)
-
-
-def _tail_turn(path: str) -> Session | None:
-    """The newest turn of a transcript's default thread read from its tail (grown until a request with
-    recorded usage is in it, as ``tokenbox statusline`` reads it, from a smaller tail first: a board glances
-    at many). The window is what the tail shows (a 1M window known only from older requests is the whole
-    read's)."""
-    size = GLANCE_BYTES
-    file_size = os.path.getsize(path)
-    while True:
-        lines, first = read_tail(path, size)
-        reader = TranscriptReader(path)
-        for number, line in enumerate(lines, start=first):
-            reader.feed_text(number, line)
-        name = default_thread(reader)
-        recorded = name is not None and any(r.usage is not None for r in reader.threads[name].requests)
-        if recorded or size >= file_size or size >= TAIL_LIMIT:
-            break
-        size *= 4
-    if name is None:
-        return None
-    turns = thread_turns(reader, name)
-    return turns[-1] if len(turns) else None
