@@ -205,6 +205,22 @@ def test_board_snapshot(snap_compare, home, size):
     assert snap_compare(board_app(home), terminal_size=size, run_before=wait_rows)
 
 
+def test_untrusted_names_and_errors_are_inert_text():
+    from tokenbox.tui.board.figures import Figures, failed
+    from tokenbox.tui.board.sessions import Row
+    from tokenbox.tui.board.table import Columns, row_text
+
+    hostile = "\x1b[31mred\x07 [bold]x[/] \u202eevil"
+    figures = Figures(1000, 200_000, 167_000, hostile, 0)
+    rows = [Row("k", "claude", "Claude Code", f"/p/{hostile}", None, NOW, figures, 1),
+            Row("k2", "codex", "Codex CLI", None, hostile, NOW, failed(hostile), 1)]
+    for width in (80, 200):
+        for row in rows:
+            text = row_text(row, Columns.fit(width), NOW, (75, 90, 100)).plain
+            assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+            assert "\\x1b" in text or "…" in text  # shown escaped (or cut), never sent
+
+
 # ------------------------------------------------------------------------------ flags
 
 

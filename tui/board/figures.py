@@ -126,7 +126,7 @@ class SessionReader:
         try:
             turns = tail_turns(self.path, GLANCE_BYTES)  # as the status line reads it, from a smaller tail
             session = turns[-1] if len(turns) else None
-        except (OSError, ValueError, TokenboxError):
+        except Exception:  # a tail a reader cannot take: the whole read says what is wrong
             return None
         if session is None or session.context_tokens is None:
             return None
@@ -153,6 +153,9 @@ class SessionReader:
         except (TokenboxError, OSError, ValueError, RecursionError, MemoryError) as exc:
             self._session = None
             return failed(printable(str(exc), 300))
+        except Exception as exc:  # the board must never die of one session: said on its row
+            self._session = None
+            return failed(f"internal error: {printable(repr(exc), 200)}")
         self._session = session
         if not plan and (session.recorded is None or session.pending):
             return None
@@ -167,6 +170,8 @@ class SessionReader:
             planned = engine.plan(session)
         except (TokenboxError, ValueError, RecursionError, MemoryError) as exc:
             return failed(printable(str(exc), 300))
+        except Exception as exc:  # as ``read``
+            return failed(f"internal error: {printable(repr(exc), 200)}")
         window = planned.budget.max_ctx
         subagents = open_subagents(session) if session.source_format == CLAUDE_CODE else None
         return Figures(planned.tokens_after, window, auto_compact_at(session, window, self.environ, self.buffer),
