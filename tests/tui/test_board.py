@@ -86,6 +86,25 @@ def test_rows_carry_the_recorded_context_window_and_compaction_point(home):
     assert codex.tokens == 22539 and codex.compact_at is None and codex.limit == codex.window  # its token_count
 
 
+def test_a_codex_glance_is_the_recorded_request_the_plan_shows():
+    from tokenbox.core import Engine, load_session
+    from tokenbox.core.sources.readers.codex import tail_glance
+
+    fixtures = Path(__file__).resolve().parents[1] / "importers" / "fixtures"
+    for path in sorted(fixtures.glob("codex_rollout_*.jsonl")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        counts = [json.loads(line)["payload"] for line in lines if '"token_count"' in line]
+        recorded = [c["info"]["last_token_usage"]["input_tokens"] for c in counts if c.get("info")]
+        glance = tail_glance(lines[-40:])
+        plan = Engine().plan(load_session(path))
+        if not recorded:
+            assert glance is None, path.name
+            continue
+        assert glance.context == recorded[-1] and glance.pending == plan.pending, path.name
+        if not plan.pending:
+            assert plan.tokens_after == glance.context and plan.budget.max_ctx == glance.window, path.name
+
+
 def test_idle_sessions_fade_after_since(home):
     home, paths = home
     state = BoardState(now=NOW, since=3600)

@@ -12,11 +12,12 @@ runs it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tokenbox.core.analysis.compactions import auto_compact_at
-from tokenbox.core.commands.statusline import tail_turns
+from tokenbox.core.commands.statusline import TAIL_LIMIT, read_tail, tail_turns
 from tokenbox.core.model.compaction import window_for
 from tokenbox.core.model.errors import NotYetComplete, TokenboxError
 from tokenbox.core.model.session import Session
@@ -24,6 +25,7 @@ from tokenbox.core.model.textsafe import printable
 from tokenbox.core.planning.engine import Engine
 from tokenbox.core.sources.loader import Loader
 from tokenbox.core.sources.readers.claude_code import SOURCE as CLAUDE_CODE
+from tokenbox.core.sources.readers.codex import Glance, tail_glance
 
 # Claude Code's tools that start a sub-agent ("Task", renamed "Agent"): a call without its result yet is a
 # sub-agent still running
@@ -118,11 +120,13 @@ class SessionReader:
         self._session = None
 
     def glance(self) -> Figures | None:
-        """A Claude Code transcript's newest main-thread request from the file's tail only (``None``: not a
-        transcript, or no request in its tail: ``read`` it whole)."""
-        if self.agent != "claude" or not self.path.endswith(".jsonl"):
+        """A Claude Code transcript's or a Codex rollout's newest main-thread request from the file's tail
+        only (``None``: another agent's session, or no recorded request in its tail: ``read`` it whole)."""
+        if not self.path.endswith(".jsonl") or self.agent not in ("claude", "codex"):
             return None
         self.reads += 1
+        if self.agent == "codex":
+            return self._codex_glance()
         try:
             turns = tail_turns(self.path, GLANCE_BYTES)  # as the status line reads it, from a smaller tail
             session = turns[-1] if len(turns) else None
@@ -132,8 +136,20 @@ class SessionReader:
             return None
         window = window_for(session.model, session.budget.max_ctx)
         return Figures(session.context_tokens, window, auto_compact_at(session, window, self.environ, self.buffer),
-                       session.model, open_subagents(session), approx=session.pending, pending=session.pending,
+                       session.model_name, open_subagents(session), approx=session.pending, pending=session.pending,
                        planned=not session.pending)
+
+    def _codex_glance(self) -> Figures | None:
+        try:
+            found = _codex_tail(self.path)
+        except Exception:  # as ``glance``
+            return None
+        if found is None:
+            return None
+        # without the window recorded beside it, the plan's own (the model table's) follows
+        planned = not found.pending and found.window is not None
+        return Figures(found.context, found.window, None, found.model, None, approx=found.pending,
+                       pending=found.pending, planned=planned)
 
     def read(self, engine: Engine, *, plan: bool = True) -> Figures | None:
         """Load the session (followed: only what was appended since the last read) and plan its newest
@@ -175,4 +191,16 @@ class SessionReader:
         window = planned.budget.max_ctx
         subagents = open_subagents(session) if session.source_format == CLAUDE_CODE else None
         return Figures(planned.tokens_after, window, auto_compact_at(session, window, self.environ, self.buffer),
-                       session.model, subagents, approx=planned.headline_kind.approximate, pending=planned.pending)
+                       session.model_name, subagents, approx=planned.headline_kind.approximate, pending=planned.pending)
+
+
+def _codex_tail(path: str) -> Glance | None:
+    """``codex.tail_glance`` of the rollout's tail, grown four times at a time until it finds a request."""
+    size = GLANCE_BYTES
+    file_size = os.path.getsize(path)
+    while True:
+        found = tail_glance(read_tail(path, size)[0])
+        if found is not None or size >= file_size or size >= TAIL_LIMIT:
+            return found
+        size *= 4
+

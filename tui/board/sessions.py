@@ -9,8 +9,8 @@ a database's change lists that database's sessions again (a query). Sessions not
 touched: a hundred idle transcripts cost nothing.
 
 Start-up reads recorded usage first: ``step`` does one piece of background work at a time — the first
-look of each recent session, newest first (a Claude Code transcript's tail only, as the status line reads
-it; another agent's session whole, planned when its headline is recorded), then the plans that predict or
+look of each recent session, newest first (a Claude Code transcript's or a Codex rollout's tail only;
+another agent's session whole, planned when its headline is recorded), then the plans that predict or
 estimate (a pending request, a session without recorded usage), then the whole read of sessions active
 in the last ``WARM_SECONDS`` (followed from then on: their next append costs what was appended). Only the
 ``KEEP_FOLLOWED`` most recently active sessions keep their loader; an idle one is read whole again when it

@@ -25,7 +25,9 @@ count of what was added since (never across a compaction). ``pending``, ``thread
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -366,3 +368,52 @@ def _predicted(session: Session, messages: list[Message], before: list[Message],
             "since (message framing not included)")
     return replace(session, sections=(inferred_section(0, HIDDEN_LABEL), *session.sections),
                    context_tokens=target, warnings=(*session.warnings, note))
+
+
+@dataclass(frozen=True, slots=True)
+class Glance:
+    """The newest request a rollout's tail records (``tail_glance``): what a board shows before it reads the
+    whole rollout."""
+
+    context: int  # its recorded context (``last_token_usage.input_tokens``)
+    window: int | None  # ``model_context_window`` as recorded with it
+    model: str | None  # the newest ``turn_context``'s model in the tail
+    pending: bool  # input (or a compaction) follows it: the next request is about to be sent
+
+
+def tail_glance(lines: Sequence[str]) -> Glance | None:
+    """The newest request recorded in the complete ``lines`` of a rollout's tail, read as ``convert`` reads
+    them (``None``: no ``token_count`` with usage among them)."""
+    pending = False
+    found: tuple[int, int | None] | None = None
+    model = None
+    for text in reversed(lines):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue
+        payload = value.get("payload") if isinstance(value, dict) else None
+        if not isinstance(payload, dict):
+            continue
+        kind = value.get("type")
+        if kind == "turn_context" and model is None and isinstance(payload.get("model"), str):
+            model = payload["model"]
+        if found is not None:
+            if model is not None:
+                break
+            continue
+        if kind == "compacted" or (kind == "response_item" and payload.get("type") not in OUTPUT_ITEM_TYPES
+                                   and payload.get("role") != "assistant"):
+            pending = True  # as ``_add_item``: an item that is not the model's output is new input
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+            last = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), dict) else {}
+            context, window = last.get("input_tokens"), info.get("model_context_window")
+            if _plain_count(context) is not None:
+                found = (context, _plain_count(window) or None)
+    return Glance(found[0], found[1], model, pending) if found is not None else None
+
+
+def _plain_count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _USAGE_MAX else None
+
