@@ -3,8 +3,9 @@ gives (recorded usage for a request that recorded it, a prediction for a pending
 its window, the context at which the agent compacts, the model and the sub-agents still running.
 
 ``SessionReader`` reads one session for the board. Its ``Loader`` is its own and follows the file: a read
-after an append costs what was appended. ``glance`` is the quick first look at a Claude Code transcript:
-only its tail, as the status line reads it (recorded usage first); ``read`` loads the whole session and
+after an append costs what was appended. ``glance`` is the quick first look at a Claude Code transcript
+(its tail, as the status line reads it) or a Codex rollout (its tail's newest ``token_count``): recorded
+usage first; ``read`` loads the whole session and
 plans its newest request (``plan=False``: only when the headline is recorded, so the plan is cheap — a
 prediction or an estimate waits for the board's second pass). No Textual here: the board's worker thread
 runs it.
