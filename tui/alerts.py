@@ -40,12 +40,15 @@ def alerts(
         out.append(Alert(printable(error), "error", "error"))
     if plan is None:
         return out, Watermark(previous.band, previous.ok, error, previous.turn_key)
-    usage = plan.usage_percent
+    usage = plan.usage_percent if plan.window is None else plan.window_percent
     now = band(usage, levels)
+    if plan.pending:
+        now = min(now, len(levels) - 1)  # a prediction never reaches the last level: nothing was sent yet
     if now > previous.band:
         threshold = levels[now - 1]
         severity = ("information", "warning", "error")[now - 1]
-        message = f"context usage reached {usage}%" if usage == threshold else f"context usage {usage}% crossed {threshold}%"
+        what = "predicted context" if plan.pending else "context usage"
+        message = f"{what} reached {usage}%" if usage == threshold else f"{what} {usage}% crossed {threshold}%"
         out.append(Alert(message, severity, "budget pressure"))
     elif now < previous.band:
         out.append(Alert(f"context usage back to {usage}%", "information", "budget pressure"))

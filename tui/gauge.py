@@ -19,7 +19,7 @@ from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, GAP, PLAIN, Styles, Themed
-from tokenbox.tui.view import View, bar_class, fmt, gauge_cells, level
+from tokenbox.tui.view import View, bar_class, fmt, gauge_cells
 
 CELLS = {"section": "█", "joins": "▒", "free": "·", "reserve": "▓", "headroom": "▚", "over": "▞", "buffer": "░",
          "threshold": "┃"}
@@ -104,11 +104,11 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
     plan, approx = view.plan, view.approx
     percent = view.percent
     # over budget at the shown step is red whatever the percentage of max_ctx says
-    headline = styles["gauge--" + ("crit" if view.state.deficit > 0 or not plan.ok else level(percent, view.levels))] + Style(bold=True)
+    headline = styles["gauge--" + view.level] + Style(bold=True)
     crit, warn = styles["gauge--crit"] + Style(bold=True), styles["gauge--warn"]
     pending = bool(getattr(plan, "pending", False))  # the lead's transcript path: a turn not sent yet
     out.append("Context ", "bold")
-    out.append(f"{view.headline_approx}{percent}%", headline)
+    out.append(f"{view.headline_approx}{percent}%" if view.window else f"{view.headline_approx}{fmt(view.total)}", headline)
     if pending:
         out.append(" ")
         out.append("pending", "italic")
@@ -126,8 +126,13 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
             out.append(CELLS[kind], _cell_style(kind, styles))
     out.append("\n")
     b = plan.budget
-    used = Text(f"{fmt(view.total, view.headline_approx)} / {fmt(b.max_ctx)}", headline)
+    window = view.window
+    used = Text(f"{fmt(view.total, view.headline_approx)} / {fmt(window) if window else 'window unknown'}", headline)
     _row(out, "used", used, swatch="section", styles=styles, width=width)
+    if plan.exceeds_window and not plan.what_if:
+        # a prediction above the window is not an overflow: it is what the agent would send, and it compacts first
+        _row(out, "window", f"would exceed by {fmt(view.total - (window or 0), view.headline_approx)} "
+             "(the agent will compact first)", warn, width=width)
     free = b.available - view.total
     room = f"free {fmt(free, approx)}" if free >= 0 else f"over {fmt(-free, approx)}"
     swatch = "free" if free >= 0 else "over"
@@ -175,7 +180,7 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
 def agent_cells(view: View, width: int, compact_at: int | None) -> list[tuple[str, str]]:
     """The agent gauge's bar as ``width`` cells, each ``(kind, style class)``: the parts in their
     categories' colours, free space, the auto-compact threshold and the buffer above it."""
-    window = max(1, view.plan.budget.max_ctx)
+    window = max(1, view.window or view.plan.budget.max_ctx)  # the request's window (CONTRACT §11)
 
     def cell_of(tokens: int) -> int:
         return min(width, (tokens * width + window // 2) // window)
@@ -214,9 +219,11 @@ def render_agent_gauge(view: View, facts: AgentFacts | None, width: int, styles:
     compact_at = facts.compact_at if facts is not None else None
     outlook = facts.forecast if facts is not None else None
     due = compact_at is not None and view.total >= compact_at
-    headline = styles["gauge--" + ("crit" if due else level(percent, view.levels))] + Style(bold=True)
+    # a prediction is never red: nothing was sent yet, and the agent compacts first (CONTRACT §11)
+    colour = ("warn" if plan.pending else "crit") if due else view.level
+    headline = styles["gauge--" + colour] + Style(bold=True)
     out.append("Context ", "bold")
-    out.append(f"{view.headline_approx}{percent}%", headline)
+    out.append(f"{view.headline_approx}{percent}%" if view.window else f"{view.headline_approx}{fmt(view.total)}", headline)
     out.append(" ")
     if plan.pending:
         out.append("pending (predicted)", "italic")
@@ -228,9 +235,13 @@ def render_agent_gauge(view: View, facts: AgentFacts | None, width: int, styles:
     for kind, style in agent_cells(view, width, compact_at):
         out.append(CELLS[kind], styles[style])
     out.append("\n")
-    window = plan.budget.max_ctx
-    _row(out, "used", Text(f"{fmt(view.total, view.headline_approx)} / {fmt(window)}", headline), swatch="section",
+    window = view.window or plan.budget.max_ctx
+    shown = fmt(view.window) if view.window else "window unknown"
+    _row(out, "used", Text(f"{fmt(view.total, view.headline_approx)} / {shown}", headline), swatch="section",
          styles=styles, width=width)
+    if plan.exceeds_window and not plan.what_if:
+        _row(out, "window", f"would exceed by {fmt(view.total - window, view.headline_approx)} (the agent will compact "
+             "first)", styles["gauge--warn"], width=width)
     if compact_at is not None:
         room = compact_at - view.total
         _row(out, "compacts at", f"{fmt(compact_at)} ({100 * compact_at // max(1, window)}%)", swatch="threshold",
@@ -238,7 +249,8 @@ def render_agent_gauge(view: View, facts: AgentFacts | None, width: int, styles:
         if room > 0:
             _row(out, "room", f"{fmt(room, view.headline_approx)} before it", width=width)
         else:
-            _row(out, "room", f"none: {fmt(-room, view.headline_approx)} past it", styles["gauge--crit"], width=width)
+            _row(out, "room", f"none: {fmt(-room, view.headline_approx)} past it",
+                 styles["gauge--warn" if plan.pending else "gauge--crit"], width=width)
         _row(out, "buffer", fmt(window - compact_at), swatch="buffer", styles=styles, width=width)
         if outlook is not None:
             _row(out, "forecast", _forecast_text(outlook), width=width)

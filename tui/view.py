@@ -38,9 +38,29 @@ class View:
         return self.state.total
 
     @property
+    def window(self) -> int | None:
+        """What the headline is measured against: a foreign request's context window (``None`` when
+        unknown; CONTRACT §11), else ``max_ctx``. A what-if or ``--budget`` is the window it sets."""
+        plan = self.plan
+        if plan.window is None or plan.what_if:
+            return plan.budget.max_ctx
+        return plan.window_tokens
+
+    @property
     def percent(self) -> int:
-        """Usage of ``max_ctx`` after this step (not clamped: the untrimmed layout may exceed 100%)."""
-        return (100 * self.state.total) // max(1, self.plan.budget.max_ctx)
+        """Usage of the window after this step (not clamped: the untrimmed layout, or a prediction, may
+        exceed 100%; 0 when the window is unknown)."""
+        window = self.window
+        return (100 * self.state.total) // window if window else 0
+
+    @property
+    def level(self) -> str:
+        """The gauge's colour level: over budget at the shown step is ``crit``; a prediction (a pending
+        request: nothing was sent yet) is never more than ``warn``, whatever it would reach."""
+        if self.state.deficit > 0 or not self.plan.ok:
+            return "crit"
+        named = level(self.percent, self.levels) if self.window else "ok"
+        return "warn" if named == "crit" and self.plan.pending else named
 
     @property
     def joins(self) -> int:
@@ -48,7 +68,10 @@ class View:
 
     @property
     def approx(self) -> str:
-        return "" if self.plan.tokenizer.exact else "≈"
+        """``≈`` unless the parts are counted exactly: the tokenizer's own count, or a request body counted
+        by the provider's published rules (its text parts exact, its framing the rule's)."""
+        exact = self.plan.tokenizer.exact or self.plan.headline_kind == HeadlineKind.COUNTED
+        return "" if exact else "≈"
 
     @property
     def headline_approx(self) -> str:

@@ -246,19 +246,29 @@ def _check(engine, session, args: argparse.Namespace) -> int:
     resolved = engine.resolve(session, budget=args.budget, tokenizer=args.tokenizer, reserve_out=args.reserve_out)
     plan = engine.plan(session, args.budget, args.tokenizer, reserve_out=args.reserve_out)
     tokens = plan.tokens_before
-    limit = resolved.max_ctx * (1 - Fraction(repr(float(resolved.headroom))))
+    where = printable(session.path)
+    # the window the request must fit (CONTRACT §11): a foreign log's own, which a pending prediction may
+    # exceed (its plan is laid out whole, so its max_ctx is not the gate); max_ctx for a tokenbox session
+    window = plan.window_tokens
+    if window is None:
+        sys.stderr.write(f"tokenbox: warning: {where}: window unknown, nothing to check the {tokens} tokens against "
+                         "(pass --budget N)\n")
+        return EXIT_OK
+    limit = window * (1 - Fraction(repr(float(resolved.headroom))))
     approx = "≈" if plan.headline_kind.approximate else ""
+    what = "max_ctx" if plan.window is None or args.budget else f"window ({plan.window.source})"
     numbers = (
         f"{approx}{tokens} tokens + {resolved.reserve_out} reserve_out "
         f"{'>' if tokens + resolved.reserve_out > limit else '<='} {_fmt(limit)} "
-        f"(max_ctx {resolved.max_ctx} × (1 - headroom {resolved.headroom}), {resolved.tokenizer})"
+        f"({what} {window} × (1 - headroom {resolved.headroom}), {resolved.tokenizer})"
     )
-    where = printable(session.path)
     if tokens + resolved.reserve_out > limit:
         if args.allow_over_context:
             sys.stderr.write(f"tokenbox: warning: {where}: over context, allowed by --allow-over-context: {numbers}\n")
             return EXIT_OK
-        sys.stderr.write(f"tokenbox: check failed: {where}: over context: {numbers} (trim the session or pass --allow-over-context)\n")
+        remedy = ("the pending request would exceed the window: the agent will compact first"
+                  if plan.pending else "trim the session or pass --allow-over-context")
+        sys.stderr.write(f"tokenbox: check failed: {where}: over context: {numbers} ({remedy})\n")
         return EXIT_OVER
     if args.stable_prefix or args.max_growth is not None:
         failed = _history_gates(engine, session, args, where)

@@ -8,10 +8,17 @@ the window, the room left before Claude Code auto-compacts, and the biggest part
 
     ctx 62% · 41k to compact · system+tools 17k
 
-It reads only the transcript's tail (256 KiB, more only when no recorded request is in it), with the
-same reader as ``tokenbox plan``; it loads no tokenizer tables and no YAML. Whatever goes wrong (no
-input, bad JSON, a missing or unreadable transcript, no request yet), it prints a short marker and
-exits 0: a status line must never break the agent's screen.
+When the stdin carries Claude Code's own figures (``context_window.current_usage``, CONTRACT §11) they
+are the headline: input + cache creation + cache read tokens, of ``context_window_size``; the
+transcript only splits that figure into parts. Without them (before the session's first reply) the
+headline is the transcript's, as ``tokenbox plan`` has it.
+
+It reads only the transcript's tail (256 KiB, more only when no recorded request is in it) and, when
+the tail does not reach the session's first request, its head up to that request: the hidden part
+(system prompt, tools, memory) is what the first request recorded beyond what it showed, and the rest
+of what the tail does not show is earlier history. Same reader as ``tokenbox plan``; no tokenizer
+tables and no YAML. Whatever goes wrong (no input, bad JSON, a missing or unreadable transcript), it
+prints a short marker and exits 0: a status line must never break the agent's screen.
 
 ``--format`` takes a template with ``{pct}``, ``{tokens}``, ``{window}``, ``{to_compact}``,
 ``{compact_at}``, ``{biggest}``, ``{biggest_tokens}``, ``{model}``, ``{pending}`` (``≈`` or empty),
@@ -34,6 +41,7 @@ from typing import Any, TextIO
 
 from tokenbox.core.commands.thresholds import compact_buffer, prices_in_force, warn_levels
 from tokenbox.core.model.compaction import compact_threshold, window_for
+from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.prices import Overrides, request_cost, usd
 from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.model.textsafe import printable
@@ -66,13 +74,16 @@ class Headline:
 
     @property
     def percent(self) -> int:
-        return max(0, min(100, 100 * self.tokens // self.window))
+        """Of the window; a prediction above it is not clamped (it would exceed the window: the agent
+        compacts first), as the plan's ``window.percent`` is not."""
+        return max(0, 100 * self.tokens // self.window)
 
 
 def short(tokens: int) -> str:
-    """``41k``, ``1.2M``, ``950``: a count that fits a status line."""
+    """``41k``, ``1.2M``, ``1M``, ``950``: a count that fits a status line."""
     if tokens >= 1_000_000:
-        return f"{tokens / 1_000_000:.1f}M"
+        text = f"{tokens / 1_000_000:.1f}"
+        return f"{text.removesuffix('.0')}M"
     if tokens >= 10_000:
         return f"{tokens // 1000}k"
     if tokens >= 1000:
@@ -95,10 +106,36 @@ def read_tail(path: str, size: int) -> tuple[list[str], int]:
     return text.split("\n")[:-1], 1  # the last piece is empty or a line still being written
 
 
-def tail_turns(path: str, size: int = TAIL_BYTES) -> Sequence[Session]:
-    """The turns of the transcript's default thread (the main one) read from its last ``size`` bytes, four
-    times more each time until a request with recorded usage is in them (``TAIL_LIMIT`` at most); the
-    newest is the one the status line shows."""
+def head_hidden(path: str, limit: int = TAIL_LIMIT) -> int | None:
+    """The hidden part of the session's first recorded main-thread request (its recorded context less
+    the base estimate of what it showed), read from the head of the transcript up to that request."""
+    reader = TranscriptReader(path)
+    read = 0
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            read += len(line)
+            if read > limit:
+                return None
+            reader.feed_text(number, line)
+            main = reader.threads.get(MAIN_THREAD)
+            if main and main.requests and main.requests[0].usage is not None and len(main.requests) > 1:
+                first = main.requests[0]
+                return max(0, first.usage.context_tokens - round(first.context.estimate if first.context else 0.0))
+    return None
+
+
+@dataclass(frozen=True)
+class Tail:
+    """The transcript's default thread (the main one) as its tail shows it."""
+
+    turns: Sequence[Session]  # its turns (empty: no thread in the tail)
+    thread: str | None  # its name
+    whole: bool  # the tail is the whole file (nothing before it is unseen)
+
+
+def read_tail_thread(path: str, size: int = TAIL_BYTES) -> Tail:
+    """The default thread read from the transcript's last ``size`` bytes, four times more each time until a
+    request with recorded usage is in them (``TAIL_LIMIT`` at most)."""
     file_size = os.path.getsize(path)
     while True:
         lines, first = read_tail(path, size)
@@ -110,34 +147,56 @@ def tail_turns(path: str, size: int = TAIL_BYTES) -> Sequence[Session]:
         if recorded or size >= file_size or size >= TAIL_LIMIT:
             break
         size *= 4
-    return thread_turns(reader, name) if name is not None else ()
+    turns = thread_turns(reader, name) if name is not None else ()
+    return Tail(turns, name, not lines or size >= file_size)
+
+
+def tail_turns(path: str, size: int = TAIL_BYTES) -> Sequence[Session]:
+    """The turns of the transcript's default thread read from its tail (``read_tail_thread``); the newest
+    is the one the status line shows (the board's glance reads them too)."""
+    return read_tail_thread(path, size).turns
 
 
 def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer: int | None,
-             prices: Overrides | None = None) -> Headline | None:
-    """The headline of the main thread's newest turn, from the tail of the transcript at ``path``."""
-    turns = tail_turns(path)
+             prices: Overrides | None = None, given: tuple[int | None, int | None] = (None, None)) -> Headline | None:
+    """The headline of the main thread's newest turn, from the tail of the transcript at ``path``;
+    ``given`` is what Claude Code's stdin says: ``(current context, window)``, either ``None``."""
+    tail = read_tail_thread(path)
+    turns = tail.turns
     if not len(turns):
         return None
     session = turns[-1]
-    if session.context_tokens is None:
+    current, size_given = given
+    tokens = current if current is not None else session.context_tokens
+    if tokens is None:
         return None
-    window = window_for(model_id, session.budget.max_ctx)
+    window = size_given or window_for(model_id, session.budget.max_ctx)
+    pending = session.pending and current is None
+    if tokens > window and not pending:
+        window = tokens  # a recorded context larger than the window: the request ran with a larger one (CONTRACT §11)
     scale = session.calibration.scale if session.calibration is not None else 1.0
     groups: dict[str, int] = {}
     for section in session.sections:
         category = section.meta.get("category")
-        if category == "reply":
+        if category in ("reply", "inferred"):
             continue
-        if category == "inferred":
-            key = "system+tools"
-        elif category == "tool_result" or (category == "latest" and section.meta.get("tool")):
+        if category == "tool_result" or (category == "latest" and section.meta.get("tool")):
             key = str(section.meta.get("tool") or "tools")
             if key.startswith("mcp__") and key.count("__") >= 2:
                 key = "mcp:" + key.split("__")[1]
         else:
             key = "history"
         groups[key] = groups.get(key, 0) + visible_tokens((section,), scale)
+    # What the transcript does not show is the hidden part (system prompt, tools, memory) and, when only
+    # its tail was read, the history before the tail: the head of the file tells them apart.
+    unseen = max(0, tokens - sum(groups.values()))
+    hidden = unseen
+    if not tail.whole and tail.thread == MAIN_THREAD:
+        first_hidden = head_hidden(path)
+        if first_hidden is not None and first_hidden < unseen:
+            hidden = first_hidden
+            groups["history"] = groups.get("history", 0) + unseen - first_hidden
+    groups["system+tools"] = hidden
     biggest, biggest_tokens = max(groups.items(), key=lambda item: (item[1], item[0])) if groups else ("", 0)
     cost = None
     for index in range(len(turns) - 1, max(-1, len(turns) - 3), -1):  # the newest request sent (not a pending one)
@@ -148,15 +207,33 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
             cost = priced.usd if priced is not None else None
             break
     return Headline(
-        tokens=session.context_tokens,
+        tokens=tokens,
         window=window,
-        pending=session.pending,
+        pending=pending,
         thread=session.thread,
         biggest=biggest,
         biggest_tokens=biggest_tokens,
         compact_at=compact_threshold(window, environ, buffer),
         cost=cost,
     )
+
+
+def stdin_context(data: dict[str, Any]) -> tuple[int | None, int | None]:
+    """``(current context, window)`` from Claude Code's status-line JSON (``context_window``), CONTRACT §11:
+    the context is input + cache creation + cache read of ``current_usage`` (``None`` before the first
+    reply, when Claude Code sends ``null``), the window ``context_window_size``."""
+    block = data.get("context_window")
+    if not isinstance(block, dict):
+        return None, None
+    size = block.get("context_window_size")
+    window = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
+    usage = block.get("current_usage")
+    if not isinstance(usage, dict):
+        return None, window
+    numbers = [usage.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
+        return None, window
+    return sum(numbers), window
 
 
 def render(line: Headline, template: str, model: str, levels: Sequence[int], color: bool,
@@ -261,17 +338,25 @@ def _line(argv: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> str
     model = data.get("model") if isinstance(data.get("model"), dict) else {}
     model_id = model.get("id") if isinstance(model.get("id"), str) else None
     label = model.get("display_name") if isinstance(model.get("display_name"), str) else model_id or ""
-    if not isinstance(path, str) or not os.path.isfile(path):
-        return MARKER
     levels, buffer = _thresholds(options, environ)
     template = options["format"]
     try:
         prices = prices_in_force(environ) if "{cost" in template else None
     except Exception:
         prices = None  # a mistake in the config file's prices: the built-in table still prices
-    line = headline(path, model_id, environ, buffer, prices)
+    current, window = stdin_context(data)
+    line = None
+    if isinstance(path, str) and os.path.isfile(path):
+        try:
+            line = headline(path, model_id, environ, buffer, prices, (current, window))
+        except (OSError, ValueError):
+            line = None
+    if line is None and current is not None:
+        # Claude Code's own figure, with no transcript to split it into parts
+        size = window or window_for(model_id, None)
+        line = Headline(current, size, False, MAIN_THREAD, "", 0, compact_threshold(size, environ, buffer))
     if line is None:
-        return MARKER + " (no request yet)"
+        return MARKER if not isinstance(path, str) or not os.path.isfile(path) else MARKER + " (no request yet)"
     spent = data.get("cost", {}).get("total_cost_usd") if isinstance(data.get("cost"), dict) else None
     spent = float(spent) if isinstance(spent, (int, float)) and not isinstance(spent, bool) and spent >= 0 else None
     return render(line, template, label, levels, color, spent)

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from tokenbox.core.model.errors import ConfigError
+from tokenbox.core.model.llms import Window
 from tokenbox.core.model.names import NATIVE_FORMAT, SEPARATOR
 from tokenbox.core.model.prices import Cost
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
@@ -207,6 +208,33 @@ class Plan:
     base_max_ctx: int | None = None  # max_ctx before a what-if change (None: no what-if)
     what_if: int = 0  # what-if steps of ``WHAT_IF_STEP_PERCENT`` % applied to ``base_max_ctx``
     warnings: tuple[str, ...] = ()
+    # CONTRACT §11: the context window of a foreign log's request (or body) and where it came from; the
+    # budget's ``max_ctx`` is the room its layout used, which a prediction above the window exceeds
+    window: Window | None = None
+
+    @property
+    def window_tokens(self) -> int | None:
+        """The window the headline is measured against: a foreign request's window (``None`` when unknown),
+        else ``max_ctx``."""
+        if self.window is None:
+            return self.budget.max_ctx
+        return self.window.tokens
+
+    @property
+    def window_percent(self) -> int | None:
+        """``floor(100 * tokens.after / window)``, not clamped (a prediction may exceed the window);
+        ``None`` when the window is unknown or there are no sections."""
+        window = self.window_tokens
+        if not window or not self.sections:
+            return None
+        return (100 * self.tokens_after) // window
+
+    @property
+    def exceeds_window(self) -> bool:
+        """Whether a prediction (a pending request, a counted body) is larger than its window: it would not
+        be sent as it is (the agent compacts first), which is not an overflow of the layout."""
+        window = self.window_tokens
+        return self.window is not None and window is not None and self.tokens_after > window
     cost: Cost | None = None  # what the request cost, priced from its recorded usage (agent sessions only)
 
     @property
@@ -251,8 +279,9 @@ class Plan:
 
     @property
     def usage_percent(self) -> int | None:
-        """``floor(100 * tokens.after / max_ctx)`` clamped to 0..100; ``None`` with no sections."""
-        if not self.sections:
+        """``floor(100 * tokens.after / max_ctx)`` clamped to 0..100; ``None`` with no sections, or when a
+        foreign file's window is unknown (its budget is only the room its headline takes)."""
+        if not self.sections or (self.window is not None and not self.window.known):
             return None
         return max(0, min(100, (100 * self.tokens_after) // self.budget.max_ctx))
 
@@ -317,6 +346,9 @@ class Plan:
         data["warnings"] = list(self.warnings)
         if self.session.source_format != NATIVE_FORMAT or self.recorded is not None:
             data["recorded"] = self.recorded.to_dict() if self.recorded else None
+        if self.window is not None:
+            data["window"] = {"tokens": self.window.tokens, "source": str(self.window.source),
+                              "percent": self.window_percent}
         if self.session.source_format != NATIVE_FORMAT:
             data["cost"] = self.cost.to_dict() if self.cost is not None else None
         return data

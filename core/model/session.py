@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, overload
 
+from tokenbox.core.model.llms import Window
 from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
 
 SENSORS = ("user-input", "tool-output", "heartbeat", "delegation")
@@ -106,7 +107,10 @@ class Calibration:
 
     ``scale`` multiplies the base estimate of each visible part; ``hidden`` is the part of the request
     the file does not hold (the ``inferred`` section) as the fit implies it; ``turns`` are the requests
-    of the thread the fit used (1-based, within the thread); ``method`` says in words how.
+    of the thread the fit used (1-based, within the thread); ``method`` says in words how. ``residual``
+    (a recorded request) is what it recorded less what the requests before it predicted: a jump the
+    file does not show (plan mode, an attachment, a model switch) is shown, not hidden, and the next
+    prediction starts from the recorded figure.
     """
 
     method: str
@@ -114,15 +118,19 @@ class Calibration:
     hidden: int | None
     turns: tuple[int, ...] = ()
     source: str = ""
+    residual: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "method": self.method,
             "scale": round(self.scale, 4),
             "hidden": self.hidden,
             "turns": list(self.turns),
             "source": self.source,
         }
+        if self.residual is not None:
+            data["residual"] = self.residual
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +160,9 @@ class Session:
     calibration: Calibration | None = None
     warnings: tuple[str, ...] = ()
     positions: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, hash=False)
+    # CONTRACT §11: a foreign log's (or request body's) context window and where it came from; ``None``
+    # for a tokenbox session, whose window is its budget (or the 16384 default)
+    window: Window | None = None
 
     @property
     def model_name(self) -> str | None:

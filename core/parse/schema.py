@@ -30,7 +30,7 @@ SCHEMA_VERSION = 1
 SESSION_KEYS = (
     "tokenbox", "name", "meta", "model", "tokenizer", "budget", "sensor", "trimming", "context_tokens", "calibration", "sections",
 )
-CALIBRATION_KEYS = ("method", "scale", "hidden", "turns", "source")
+CALIBRATION_KEYS = ("method", "scale", "hidden", "turns", "source", "residual")
 BUDGET_KEYS = ("max_ctx", "reserve_out", "headroom")
 BEHAVIOR_KEYS = ("name", "kind", "activation", "content", "summary", "tags", "meta")
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+")
@@ -241,6 +241,7 @@ def _calibration(v: Validator, node: Item) -> Calibration:
         hidden=None if hidden is None or value_of(hidden) is None else v.integer(hidden, "calibration hidden", 0, MAX_COUNT),
         turns=tuple(v.integer(t, "calibration turn", 1, MAX_COUNT) for t in value_of(turns) or ()) if turns is not None else (),
         source=v.string(c["source"], "calibration source") if "source" in c else "",
+        residual=v.integer(c["residual"], "calibration residual", -MAX_COUNT, MAX_COUNT) if "residual" in c else None,
     )
 
 

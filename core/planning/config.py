@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from tokenbox.core.model.errors import ConfigError, SessionError, TokenizerError, WhatIfTooSmall
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.llms import Window, WindowSource, lookup_model
 from tokenbox.core.model.prices import PriceEntry, file_date, parse_overrides
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.validator import Validator
@@ -113,7 +113,12 @@ def _read_config(path: str) -> dict:
 
 @dataclass(frozen=True)
 class Resolved:
-    """Budget, tokenizer name and policy for one plan, after precedence."""
+    """Budget, tokenizer name and policy for one plan, after precedence.
+
+    ``window`` is the context window the plan is measured against and where it came from (CONTRACT
+    §11); ``explicit`` is true when a flag or the environment set ``max_ctx`` (a what-if the layout
+    must fit, for a foreign log too).
+    """
 
     max_ctx: int
     reserve_out: int
@@ -121,6 +126,8 @@ class Resolved:
     available: int
     tokenizer: str
     trimming: str
+    window: Window | None = None
+    explicit: bool = False
 
 
 def available_tokens(max_ctx: int, headroom: float, reserve_out: int) -> int:
@@ -164,11 +171,27 @@ def resolve(
             model = lookup_model(session.model)
         except TokenizerError as exc:
             unknown = exc
-    explicit_ctx = budget or settings.env_max_ctx or session.budget.max_ctx
+    flagged = budget or settings.env_max_ctx
+    explicit_ctx = flagged or session.budget.max_ctx
     explicit_name = tokenizer or settings.env_tokenizer or session.tokenizer
-    if unknown is not None and not (explicit_ctx and explicit_name):
+    foreign = session.window is not None
+    if unknown is not None and not foreign and not (explicit_ctx and explicit_name):
         raise unknown
-    max_ctx = explicit_ctx or (model.max_ctx if model else None) or settings.config_max_ctx or DEFAULT_MAX_CTX
+    if flagged:
+        window = Window(flagged, WindowSource.SETTING)
+    elif foreign:
+        # a foreign log's window as its reader resolved it (CONTRACT §11); the 16384 default is a tokenbox
+        # session's only: an unknown window is laid out unbounded and said to be unknown
+        window = session.window
+    elif session.budget.max_ctx:
+        window = Window(session.budget.max_ctx, WindowSource.SETTING)
+    elif model is not None:
+        window = Window(model.max_ctx, WindowSource.MODEL)
+    elif settings.config_max_ctx:
+        window = Window(settings.config_max_ctx, WindowSource.SETTING)
+    else:
+        window = Window(DEFAULT_MAX_CTX, WindowSource.DEFAULT)
+    max_ctx = window.tokens or MAX_COUNT
     name = explicit_name or (model.tokenizer if model else None) or settings.config_tokenizer
     if not name:
         if model is not None:
@@ -193,4 +216,4 @@ def resolve(
             "raise max_ctx or lower reserve_out/headroom",
             field="budget",
         )
-    return Resolved(max_ctx, reserve, headroom, available, name, trimming or session.trimming)
+    return Resolved(max_ctx, reserve, headroom, available, name, trimming or session.trimming, window, bool(flagged))

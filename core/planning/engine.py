@@ -7,19 +7,22 @@ turn replays the assembly of every earlier turn first, so its cache states are t
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 import threading
 from collections.abc import Mapping
 from dataclasses import replace
+from fractions import Fraction
 
 from tokenbox.core.model.errors import BadInput, ConfigError, ContextCriticalOverflow, SessionError, TokenizerError
+from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, NATIVE_FORMAT
 from tokenbox.core.model.plan import Budget, Plan, PlanFailure, SectionResult, TokenizerInfo
 from tokenbox.core.model.prices import request_cost
 from tokenbox.core.model.session import TRIMMING_POLICIES, Section, Session, TurnHistory
 from tokenbox.core.planning.assembly import Assembled, Assembler, Assembly
-from tokenbox.core.planning.config import Resolved, Settings, load_settings, resolve, what_if_budget
+from tokenbox.core.planning.config import MAX_COUNT, Resolved, Settings, available_tokens, load_settings, resolve, what_if_budget
 from tokenbox.core.planning.layout import LayoutResult, LensCache, fixed_tokens, patch_layout, run_layout
 from tokenbox.core.tokens.charclass import BaseEstimates
 from tokenbox.core.tokens.counting import TokenCounter
@@ -193,6 +196,7 @@ class Engine:
 
     def _plan(self, session: Session, budget, tokenizer, trimming, reserve_out, what_if: int = 0) -> Plan:
         resolved = self.resolve(session, budget=budget, tokenizer=tokenizer, trimming=trimming, reserve_out=reserve_out)
+        resolved, window, window_notes = _window_room(session, resolved, what_if)
         base_max_ctx = resolved.max_ctx if what_if else None
         resolved = what_if_budget(resolved, what_if)
         counter_key = resolved.tokenizer
@@ -226,9 +230,14 @@ class Engine:
             self._remember_layout(key, outcome, parts_key.chars)
         elif isinstance(outcome, LayoutResult):
             outcome = _rebind(outcome, assembly.parts)
+        if window is not None and not window.known and isinstance(outcome, LayoutResult) and resolved.available >= MAX_COUNT // 2:
+            # an unknown window and no headline known before counting: laid out unbounded, then the budget
+            # is the room the untrimmed request takes (nothing was trimmed to a guessed window)
+            resolved = _room_for(resolved, outcome.tokens_before)
         tokenizer_obj = counter.tokenizer
         # "exact" says whether tokens.after is the tokenizer's own count of the rendered context: parts
-        # of a fixed size (a transcript's hidden part, an API's framing, images) make it another figure.
+        # of a fixed size (a transcript's hidden part, an API's framing, images) make it another figure
+        # (whether that figure is exact is the headline's kind: a body counted by a published rule is).
         exact = bool(tokenizer_obj.exact) and not any(p.section.tokens for p in assembly.parts)
         info = TokenizerInfo(resolved.tokenizer, exact, str(tokenizer_obj.version))
         plan_budget = Budget(resolved.max_ctx, resolved.reserve_out, resolved.headroom, resolved.available)
@@ -242,7 +251,8 @@ class Engine:
             recorded=session.recorded,
             base_max_ctx=base_max_ctx,
             what_if=what_if,
-            warnings=session.warnings + notes,
+            warnings=session.warnings + notes + window_notes,
+            window=window,
             cost=(request_cost(session.model_name, session.recorded, self.settings.config_prices)
                   if session.source_format != NATIVE_FORMAT else None),
         )
@@ -338,6 +348,52 @@ class Engine:
             session = turn if turn.history or index == 0 else replace(turn, history=TurnHistory(turns, index))
             plans.append(self.plan(session, **options))
         return plans
+
+
+def _room_for(resolved: Resolved, needed: int) -> Resolved:
+    """``resolved`` with the smallest ``max_ctx`` whose available room holds ``needed`` tokens."""
+    needed = max(needed, 1)
+    max_ctx = math.ceil((needed + resolved.reserve_out) / (1 - Fraction(repr(float(resolved.headroom)))))
+    while available_tokens(max_ctx, resolved.headroom, resolved.reserve_out) < needed:  # floor() rounding
+        max_ctx += 1
+    return replace(resolved, max_ctx=max_ctx, available=available_tokens(max_ctx, resolved.headroom, resolved.reserve_out))
+
+
+def _window_room(session: Session, resolved: Resolved, what_if: int) -> tuple[Resolved, Window | None, tuple[str, ...]]:
+    """CONTRACT §11 for a foreign log or request body: the window it is measured against, the budget its
+    layout uses and what to warn.
+
+    A recorded or predicted headline is never trimmed to a window: a recorded context larger than the
+    window shows the window is larger (it is raised, with a warning); a prediction (a pending request,
+    a request body counted by the provider's rules) larger than the window is planned whole, with a
+    warning that it would exceed it; an unknown window is said to be unknown and nothing is trimmed.
+    A window set by a flag or the environment (a what-if) is laid out as asked.
+    """
+    window = session.window
+    if window is None:
+        return resolved, None, ()
+    if resolved.explicit or what_if:
+        return resolved, resolved.window, ()
+    notes: list[str] = []
+    if window.note:
+        notes.append(window.note)
+    target = session.context_tokens
+    if not window.known:
+        if target is not None:
+            resolved = _room_for(resolved, target)
+        return resolved, window, tuple(notes)
+    if target is None or target <= resolved.available:
+        return resolved, window, tuple(notes)
+    room = _room_for(resolved, target)
+    if session.recorded is not None and not session.pending:
+        notes.append(f"the recorded context ({target}) is larger than the window {window.tokens} ({window.source}): the "
+                     f"request ran with a larger window, so the window is raised to {room.max_ctx}")
+        return room, Window(room.max_ctx, WindowSource.RAISED), tuple(notes)
+    what = "predicted" if session.pending else "counted"
+    tail = "the agent will compact first" if session.pending else "the provider would refuse it as it is"
+    notes.append(f"the {what} context ({target}) would exceed the window {window.tokens} by "
+                 f"{target - resolved.available} ({tail})")
+    return room, window, tuple(notes)
 
 
 def _size_inferred(session: Session, assembly: Assembly, counter: TokenCounter) -> tuple[str, ...]:

@@ -67,14 +67,15 @@ class LensCache:
         self._order: tuple[list[Assembled], list[int]] | None = None
 
     def order(self, parts: list[Assembled]) -> list[int]:
-        """The compression order (priority ASC, shrink DESC, file order) of the flexible non-empty parts.
+        """The compression order (priority ASC, shrink DESC, file order) of the flexible non-empty parts
+        (a sized part without text is one: it can only be dropped).
 
         Kept for the last parts list seen: a what-if plan of the same assembly sorts nothing again.
         """
         if self._order is not None and self._order[0] is parts:
             return self._order[1]
         order = sorted(
-            (i for i, p in enumerate(parts) if not p.section.critical and p.text and p.section.tokens is None),
+            (i for i, p in enumerate(parts) if not p.section.critical and (p.text if p.section.tokens is None else p.section.tokens)),
             key=lambda i: (parts[i].section.priority, -parts[i].section.shrink, i),
         )
         self._order = (parts, order)
@@ -113,8 +114,10 @@ def _replay_block(items, start: list[Tier], moves: list[tuple[int, Tier]], upto:
 
 def fixed_load(parts: list[Assembled], counter: TokenCounter) -> int:
     """Tokens of the critical sections rendered alone (their separators included), with the fixed
-    sizes of the parts the file does not hold (``inferred``)."""
-    return counter.count_joined([p.text for p in parts if p.section.critical and p.text and p.section.tokens is None]) + fixed_tokens(parts)
+    sizes of the critical parts the file does not hold (``inferred``); a sized part that is not critical
+    (an image or a call's framing in the history) can be dropped."""
+    return (counter.count_joined([p.text for p in parts if p.section.critical and p.text and p.section.tokens is None])
+            + sum(p.section.tokens for p in parts if p.section.tokens and p.section.critical))
 
 
 def fixed_tokens(parts: list[Assembled]) -> int:
@@ -231,6 +234,8 @@ class _Layout:
 
     def lenses(self, index: int) -> None:
         piece = self.pieces[index]
+        if piece.part.section.tokens is not None:
+            return  # a sized part has no text to shrink: it can only be dropped
         for spec in piece.part.section.strategy:
             name, _ = parse_lens(spec)
             # Re-apply while it keeps shrinking the section (idempotent lenses stop after one).
@@ -251,7 +256,7 @@ class _Layout:
     def truncate(self, index: int) -> None:
         piece = self.pieces[index]
         section = piece.part.section
-        if not piece.text or self.deficit <= 0:
+        if not piece.text or self.deficit <= 0 or section.tokens is not None:
             return
         size = piece.tokens
         target = max(section.min, size - self.deficit)
@@ -287,7 +292,16 @@ class _Layout:
 
     def drop(self, index: int) -> None:
         piece = self.pieces[index]
-        if not piece.text or self.deficit <= 0:
+        if self.deficit <= 0:
+            return
+        if piece.part.section.tokens is not None:
+            if not piece.part.section.critical and piece.tokens:
+                before = piece.tokens  # a sized part without text (an image, a call's framing): dropped whole
+                piece.tokens = 0
+                self.fixed -= before
+                self._record(index, "drop", "drop", before)
+            return
+        if not piece.text:
             return
         before = piece.tokens
         piece.text = ""

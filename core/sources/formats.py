@@ -97,9 +97,10 @@ class Format:
 
     Optional, for what a format needs besides reading a whole file: ``follow(path, max_bytes)`` (a
     ``TRANSCRIPT`` format's follower), ``line_follower(path)`` (a ``LINES`` format followed line by line
-    instead of converted again at each append) and ``torn_line(first line)`` (the text a ``LINES``
+    instead of converted again at each append), ``torn_line(first line)`` (the text a ``LINES``
     format reads in place of a line that does not parse — a record its writer cut short — or ``None``
-    when the log, known by its first line, is not of this format).
+    when the log, known by its first line, is not of this format) and ``threads(path, max_bytes, main
+    turns)`` (the sub-agent threads kept in other files beside it, by name).
     """
 
     name: str
@@ -109,6 +110,8 @@ class Format:
     follow: Callable[[str, int], Follower] | None = None
     line_follower: Callable[[str], LineFollower] | None = None
     torn_line: Callable[[str], str | None] | None = None
+    # more threads kept beside the file (sub-agent chats), given its main turns: name -> turns ({} if none)
+    threads: Callable[[str, int, Sequence[Session]], dict[str, Sequence[Session]]] | None = None
 
 
 def _claude_code_head(values: list[Any]) -> bool:
@@ -128,8 +131,8 @@ FORMATS: tuple[Format, ...] = (
     Format("claude-code", Shape.TRANSCRIPT, _claude_code_head, claude_code.transcript_turns, claude_code.TranscriptFollower),
     Format("copilot", Shape.TRANSCRIPT, copilot.detect, copilot.convert, copilot.follow),
     Format("codex", Shape.LINES, codex.detect, codex.convert),
-    Format("gemini-lines", Shape.LINES, gemini.detect_lines, gemini.convert_lines),
-    Format("gemini", Shape.DOCUMENT, gemini.detect_document, gemini.convert_document),
+    Format("gemini-lines", Shape.LINES, gemini.detect_lines, gemini.convert_lines, threads=gemini.subagent_threads),
+    Format("gemini", Shape.DOCUMENT, gemini.detect_document, gemini.convert_document, threads=gemini.subagent_threads),
     Format("request-response-pair", Shape.DOCUMENT, exchange.detect_document, exchange.convert_document),
     Format("gemini-api", Shape.DOCUMENT, gemini_api.detect, gemini_api.convert),
     Format("cline-cli-session", Shape.DOCUMENT, cline.detect_cli_session, cline.convert_cli_session),

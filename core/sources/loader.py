@@ -165,7 +165,13 @@ class Loader:
             return source.all_threads(max_bytes)
         transcript = self._followed_transcript(path, max_bytes)
         if transcript is None:
-            return {MAIN_THREAD: self.load_turns(path, max_bytes=max_bytes)}
+            main = self.load_turns(path, max_bytes=max_bytes)
+            threads: dict[str, Sequence[Session]] = {MAIN_THREAD: main}
+            for row in self.formats:
+                if row.threads is not None:
+                    for name, turns in row.threads(path, max_bytes, main).items():
+                        threads.setdefault(name, with_histories(list(turns)))
+            return threads
         return transcript.all_threads(max_bytes)
 
     def load_turns_skipping(

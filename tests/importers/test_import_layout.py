@@ -163,7 +163,7 @@ def test_anthropic_prefix_tools_system_and_cache_marks():
     assert cache_breakpoints(session) == marks
     assert session.meta["cache_breakpoints"] == list(marks)
     latest = [s.id for s in session.sections if category(s) == "latest"]
-    assert latest == ["m06.result.Bash.cache"]
+    assert latest == ["m06.framing", "m06.result.Bash.cache"]  # the result's id and structure (≈), then its text
     assert session.sensor == "tool-output"
     plan = Engine().plan(session)
     assert cached_prefix_tokens(plan) == sum(r.tokens_before for r in plan.sections)
@@ -262,7 +262,9 @@ def test_thinking_and_images_in_a_transcript(tmp_path):
     assert turns[1].recorded.context_tokens == 1530
     assert turns[1].name == "Fix the flaky test"
     by_block = {s.meta.get("block"): s for s in turns[1].sections}
-    assert by_block["image"].text == "[image: image/png, base64, 1100 characters]"
+    # an image whose payload does not decode: a typical image's cost, said so (README, "Real agents")
+    assert by_block["image"].tokens == 320 and by_block["image"].meta["size_from"] == "typical, not read"
+    assert any("its size cannot be read" in w for w in turns[1].warnings)
     # The thinking of the first reply comes before the user's "Why?": the API strips it, so it is no
     # part of the second request's context.
     assert "thinking" not in by_block and turns[1].meta["stripped_thinking"] == 1

@@ -21,6 +21,7 @@ from tokenbox.core.analysis.compactions import auto_compact_at
 from tokenbox.core.commands.statusline import TAIL_LIMIT, read_tail, tail_turns
 from tokenbox.core.model.compaction import window_for
 from tokenbox.core.model.errors import NotYetComplete, TokenboxError
+from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.session import Session
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.planning.engine import Engine
@@ -41,7 +42,7 @@ class Figures:
     """A session's newest request of the main thread, as the board shows it."""
 
     tokens: int | None  # the context: ``tokens.after`` of ``tokenbox plan`` (None: no request yet)
-    window: int | None  # the model's context window (the plan's ``max_ctx``)
+    window: int | None  # the context window the plan measures it against (CONTRACT §11; None: unknown)
     compact_at: int | None  # the context at which the agent compacts (None: not known, or turned off)
     model: str | None
     subagents: int | None  # sub-agent calls without a result yet (None: not an agent tokenbox reads them of)
@@ -64,10 +65,11 @@ class Figures:
 
     @property
     def percent(self) -> int | None:
-        """The context as a percentage of the window, as the plan's ``usage_percent``: floored, 0..100."""
+        """The context as a percentage of the window, as the plan JSON's ``window.percent``: floored, not
+        clamped (a prediction may exceed its window); None when the window is unknown."""
         if self.tokens is None or not self.window:
             return None
-        return max(0, min(100, 100 * self.tokens // self.window))
+        return max(0, 100 * self.tokens // self.window)
 
     @property
     def pressure(self) -> float:
@@ -135,10 +137,13 @@ class SessionReader:
             return None
         if session is None or session.context_tokens is None:
             return None
-        window = window_for(session.model, session.budget.max_ctx)
-        return Figures(session.context_tokens, window, auto_compact_at(session, window, self.environ, self.buffer),
-                       session.model_name, open_subagents(session), approx=session.pending, pending=session.pending,
-                       planned=not session.pending)
+        tokens = session.context_tokens
+        window = _window_of(session)
+        # the plan's own figures when they are certain from the tail: a recorded request within a known
+        # window (a raised or unknown window, a prediction: the whole plan follows)
+        planned = not session.pending and window is not None and tokens <= window
+        return Figures(tokens, window, _compact_at(session, window, self.environ, self.buffer), session.model_name,
+                       open_subagents(session), approx=session.pending, pending=session.pending, planned=planned)
 
     def _codex_glance(self) -> Figures | None:
         try:
@@ -147,9 +152,11 @@ class SessionReader:
             return None
         if found is None:
             return None
-        # without the window recorded beside it, the plan's own (the model table's) follows
-        planned = not found.pending and found.window is not None
-        return Figures(found.context, found.window, None, found.model, None, approx=found.pending,
+        # the window as the plan resolves it (CONTRACT §11: recorded, the model table, the family rule);
+        # without the window recorded beside it, or with a context above it, the plan's own follows
+        window = resolve_window(found.model, found.window).tokens
+        planned = not found.pending and found.window is not None and found.context <= found.window
+        return Figures(found.context, window, None, found.model, None, approx=found.pending,
                        pending=found.pending, planned=planned)
 
     def read(self, engine: Engine, *, plan: bool = True) -> Figures | None:
@@ -189,10 +196,25 @@ class SessionReader:
             return failed(printable(str(exc), 300))
         except Exception as exc:  # as ``read``
             return failed(f"internal error: {printable(repr(exc), 200)}")
-        window = planned.budget.max_ctx
+        # the window the plan measures its headline against (CONTRACT §11: recorded, table, family, raised
+        # for a recorded context above it; None when unknown), the same as ``tokenbox plan``'s
+        window = planned.window_tokens
         subagents = open_subagents(session) if session.source_format == CLAUDE_CODE else None
-        return Figures(planned.tokens_after, window, auto_compact_at(session, window, self.environ, self.buffer),
+        return Figures(planned.tokens_after, window, _compact_at(session, window, self.environ, self.buffer),
                        session.model_name, subagents, approx=planned.headline_kind.approximate, pending=planned.pending)
+
+
+def _window_of(session: Session) -> int | None:
+    """The window a session's plan measures it against before any raise: the reader's resolved window
+    (CONTRACT §11), else the budget a tokenbox session sets."""
+    if session.window is not None:
+        return session.window.tokens
+    return window_for(session.model, session.budget.max_ctx)
+
+
+def _compact_at(session: Session, window: int | None, environ: Mapping[str, str], buffer: int | None) -> int | None:
+    """``analysis.compactions.auto_compact_at`` for a known window (an unknown one has no threshold)."""
+    return auto_compact_at(session, window, environ, buffer) if window else None
 
 
 def _codex_tail(path: str) -> Glance | None:

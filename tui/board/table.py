@@ -111,7 +111,9 @@ def project_name(row: Row, columns: Columns) -> str:
 
 def gauge(figures: Figures, width: int) -> list[tuple[str, str]]:
     """The small gauge as ``(text, kind)`` runs: used, free, and the compaction point marked."""
-    window = max(1, figures.window or 1)
+    if not figures.window:  # an unknown window: nothing to measure against
+        return [(GAUGE_CELLS["free"] * width, "free")]
+    window = figures.window
     used = min(width, round(width * (figures.tokens or 0) / window))
     mark = None
     if figures.compact_at is not None and figures.window:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tokenbox.core.model.errors import NotYetComplete, TokenizerError
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.llms import Window, WindowSource, lookup_model, resolve_window
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import BudgetSpec, Calibration, RecordedUsage, Session
 from tokenbox.core.sources.readers.claude_truth import Fit, Observation, ScaleFits, with_truth
@@ -251,11 +251,12 @@ def thread_turns(log: AgentLog, thread: str) -> LazyTurns:
         if request.reply and not request.pending:
             sections += tuple(reply_sections(conv, request.reply, len(messages)))
         return replace(session, sections=sections, turn=index + 1, turn_count=count,
-                       budget=_budget(session, request, peaks[index]))
+                       budget=_budget(session, request, peaks[index]), window=_window(request))
 
     def _exact_truth(session: Session, index: int, tokenizer: str, notes: tuple[str, ...]) -> Session:
         """The headline of a request whose visible parts are counted exactly (the engine sizes the rest)."""
         request = requests[index]
+        hidden: int | None = None
         if request.usage is not None:
             target: int | None = request.usage.context_tokens
             how = f"recorded context; the visible parts counted with {tokenizer}, the hidden part is the rest"
@@ -269,7 +270,7 @@ def thread_turns(log: AgentLog, thread: str) -> LazyTurns:
                 notes += (FLOOR_NOTE,)
         return replace(session, sections=(inferred_section(0, log.hidden_label, target is not None), *session.sections),
                        context_tokens=target, pending=request.pending, thread=thread, warnings=notes,
-                       calibration=Calibration(how, 1.0, None, ()))
+                       calibration=Calibration(how, 1.0, hidden, ()))
 
     def build_plain(index: int) -> Session:
         """Request ``index``'s visible sections alone (for counting what an earlier request showed)."""
@@ -347,6 +348,15 @@ def _budget(session: Session, request: Request, peak: int) -> BudgetSpec:
         largest = max(peak, session.context_tokens or 0)
         window = largest if largest > DEFAULT_WINDOW else None
     return replace(session.budget, max_ctx=window) if window is not None else session.budget
+
+
+def _window(request: Request) -> Window:
+    """The request's window for the plan (CONTRACT §11): recorded, else the model table or its family
+    (said so), else unknown (``window_note`` says why): a recorded or predicted context is never trimmed."""
+    if request.window:
+        return Window(request.window, WindowSource.RECORDED)
+    window = resolve_window(short_model(request.model))
+    return window if window.known else Window(None, WindowSource.UNKNOWN)
 
 
 def window_note(request: Request) -> str | None:

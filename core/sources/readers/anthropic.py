@@ -17,9 +17,11 @@ session names the approximation ``heuristic`` (overridable with ``--tokenizer``)
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from typing import Any
 
+from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.session import Section, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers import images
@@ -84,6 +86,32 @@ TOOL_SYSTEM_PROMPT: dict[str, tuple[int, int]] = {
 }
 
 
+def output_schema(body: dict[str, Any]) -> Any:
+    """The JSON schema of a request's structured output (``output_config.format``, or the beta
+    ``output_format``), else ``None``."""
+    for holder in (body.get("output_config"), body):
+        if isinstance(holder, dict):
+            fmt = holder.get("format") if holder is not body else holder.get("output_format")
+            if isinstance(fmt, dict) and fmt.get("type") == "json_schema" and fmt.get("schema") is not None:
+                return fmt["schema"]
+    return None
+
+
+# What the API adds to a request beyond its text, where Anthropic publishes no figure: fitted (≈) on
+# the recorded requests of tests/importers/fixtures (pydantic-ai cassettes), each said to be fitted.
+STRUCTURED_OUTPUT_PROMPT = 140  # the instructions that come with an output schema (claude-sonnet-4-5: 222 recorded)
+# Server tools' own definitions, by type prefix; what they return inside the request (search results,
+# fetched pages, code output) is counted by the provider as input of that same request and is not in the body.
+SERVER_TOOL_PROMPT = {"web_fetch_": 310}
+# A tool call and its result carry a random id and JSON structure beyond their text; extended thinking,
+# when enabled, comes with instructions of its own.
+CALL_FRAMING = 20
+RESULT_FRAMING = 15
+THINKING_PROMPT = 40
+SERVER_TOOL_PREFIXES = ("web_search_", "web_fetch_", "code_execution_", "bash_code_execution", "text_editor_code_execution",
+                        "tool_search_tool_", "mcp_toolset", "advisor_")
+
+
 def tool_prompt_tokens(model: str | None, tool_choice: Any, has_tools: bool) -> int | None:
     """The published size of the tool-use system prompt for ``model`` (``None`` for an unknown model)."""
     choice = tool_choice.get("type") if isinstance(tool_choice, dict) else tool_choice
@@ -117,9 +145,68 @@ def with_tool_prompt(session: Session, body: dict[str, Any]) -> Session:
         count = sum(1 for x in session.sections if x.meta.get("category") == "tool")
         session = replace(session, sections=(*session.sections[:count], added, *session.sections[count:]))
     elif size is None:
-        session = replace(session, warnings=(f"the tool-use system prompt of model {body.get('model')!r} has no "
+        session = replace(session, warnings=(*session.warnings, f"the tool-use system prompt of model {body.get('model')!r} has no "
                                              "published size; it is not counted",))
+    added: list[Section] = []
+    notes: list[str] = []
+    thinking = body.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive"):
+        added.append(_api_part("thinking_prompt", THINKING_PROMPT, f"extended-thinking instructions (added by the API: "
+                               f"≈{THINKING_PROMPT} tokens, fitted on recorded requests: not published)"))
+    session = _with_block_framing(session)
+    if output_schema(body) is not None:
+        added.append(_api_part("structured_output_prompt", STRUCTURED_OUTPUT_PROMPT,
+                               f"structured-output instructions (added by the API: ≈{STRUCTURED_OUTPUT_PROMPT} tokens, fitted on "
+                               "recorded requests: not published)"))
+    server = sorted({t["type"] for t in tools if isinstance(t, dict) and isinstance(t.get("type"), str)
+                     and t["type"].startswith(SERVER_TOOL_PREFIXES)})
+    for kind in server:
+        prefix = next((p for p in SERVER_TOOL_PROMPT if kind.startswith(p)), None)
+        if prefix is not None:
+            added.append(_api_part(f"server_tool.{kind}", SERVER_TOOL_PROMPT[prefix],
+                                   f"{kind} definition (added by the API: ≈{SERVER_TOOL_PROMPT[prefix]} tokens, fitted: not published)"))
+    if server:
+        notes.append(f"server tools ({', '.join(server)}) run inside the request: what they return there (search results, "
+                     "fetched pages, code output) is counted by the provider as input of this same request and is not in "
+                     "the body; a definition's size is counted where it was fitted on recorded requests, and is not otherwise")
+    if added or notes:
+        count = sum(1 for x in session.sections if x.meta.get("category") in ("tool", "system"))
+        session = replace(session, sections=(*session.sections[:count], *added, *session.sections[count:]),
+                          warnings=(*session.warnings, *notes))
     return session
+
+
+def _with_block_framing(session: Session) -> Session:
+    """Each message's tool calls and results carry an id and JSON structure beyond their text: a part of
+    that size before the message's first part, of its priority (trimmed first of the message: a layout
+    that keeps a call never drops less than its framing), critical when the message is."""
+    sizes: dict[int, int] = {}
+    for section in session.sections:
+        message = section.meta.get("message")
+        if message is not None and section.meta.get("block") in ("tool_use", "tool_result") \
+                and section.meta.get("category") != "reply":
+            sizes[message] = sizes.get(message, 0) + (CALL_FRAMING if section.meta["block"] == "tool_use" else RESULT_FRAMING)
+    if not sizes:
+        return session
+    out: list[Section] = []
+    for section in session.sections:
+        message = section.meta.get("message")
+        if message in sizes and section.meta.get("category") != "reply":
+            size = sizes.pop(message)
+            out.append(Section(id=f"m{message:02d}.framing", kind="text", priority=section.priority, shrink=section.shrink,
+                               tokens=size, text="",
+                               meta={"category": section.meta.get("category"), "role": section.meta.get("role"),
+                                     "message": message, "source": SOURCE, "approximate": True,
+                                     "label": f"tool call and result framing (ids and structure: ≈{CALL_FRAMING} a call, "
+                                              f"≈{RESULT_FRAMING} a result, fitted on recorded requests)"}))
+        out.append(section)
+    return replace(session, sections=tuple(out))
+
+
+def _api_part(section_id: str, tokens: int, label: str) -> Section:
+    """A fixed-size part the API adds to the request (no text in the body)."""
+    return Section(id=section_id, kind="text", priority=0, shrink=0, tokens=tokens, text="",
+                   meta={"category": "system", "role": "system", "source": SOURCE, "label": label, "approximate": True})
 
 
 def conversation(node: Node, path: str) -> Conversation:
@@ -129,13 +216,20 @@ def conversation(node: Node, path: str) -> Conversation:
     session_model, tokenizer = pick_model(model)
     if "messages" not in fields:
         raise fail(node, path, "the request has no `messages`", "an Anthropic Messages request lists its messages")
-    conv = Conversation(SOURCE, tools_first=True, model=session_model, tokenizer=tokenizer, line=node.line)
+    conv = Conversation(SOURCE, tools_first=True, model=session_model, tokenizer=tokenizer, line=node.line,
+                        window=resolve_window(model))
     if "system" in fields:
         conv.system = system_blocks(fields["system"], path)
     if "tools" in fields and fields["tools"].value is not None:
         conv.tools = [tool_def(item, path, index) for index, item in enumerate(as_list(fields["tools"], path, "tools"))]
     for index, item in enumerate(as_list(fields["messages"], path, "messages")):
         conv.messages.append(message(item, path, index))
+    schema = output_schema(node.plain())
+    if schema is not None:
+        # structured outputs: the API writes the schema into the request (README, "Request bodies")
+        conv.system.append(Block("output_schema", TEXT, compact(schema), meta={"path": "output_config.format.schema",
+                                                                              "label": "structured output schema"},
+                                 line=node.line, col=node.col))
     link_tool_names(conv.messages)
     conv.reserve_out = reserve_for(session_model, opt_int(fields, "max_tokens"))
     conv.name = f"Anthropic Messages request ({model or 'no model'}, {len(conv.messages)} messages)"
@@ -186,10 +280,18 @@ def message(node: Node, path: str, index: int) -> Message:
 
 
 def message_blocks(node: Node, path: str, where: str) -> list[Block]:
-    """A message's content: a string (one text block) or a list of content blocks."""
+    """A message's content: a string (one text block) or a list of content blocks (the images inside a
+    tool result follow it as parts of their own)."""
     if isinstance(node.value, str):
         return [Block("text", TEXT, node.value, meta={"path": where}, line=node.line, col=node.col)]
-    return content_parts(node, path, where, content_block)
+    blocks = []
+    for block, item in zip(content_parts(node, path, where, content_block), node.value, strict=True):
+        blocks.append(block)
+        if block.role == RESULT and isinstance(item.value, dict):
+            for index, image in enumerate(result_images(item.plain(), item.line, item.col)):
+                image.meta["path"] = f"{block.meta.get('path', where)}.content.image[{index}]"
+                blocks.append(image)
+    return blocks
 
 
 def content_block(node: Node, path: str) -> Block:
@@ -223,11 +325,9 @@ def plain_block(value: dict[str, Any], line: int = 0, col: int = 0) -> Block:
         data = value.get("data")
         size = len(data) if isinstance(data, str) else 0
         return Block(btype, THINKING, f"[redacted thinking: {size} characters of encrypted data]", None, meta, cache, line, col)
-    if btype in ("image", "document"):
-        size = images.block_size(value) if btype == "image" else None
-        if size is not None:
-            meta["width"], meta["height"] = size
-            meta["tokens"] = images.anthropic_tokens(*size)
+    if btype == "image":
+        return image_block(value, line, col, cache=cache)
+    if btype == "document":
         return Block(btype, MEDIA, media_text(btype, value), None, meta, cache, line, col)
     if btype == "search_result":
         return Block(btype, RESULT, search_result_text(value), None, meta, cache, line, col)
@@ -246,12 +346,7 @@ def plain_block(value: dict[str, Any], line: int = 0, col: int = 0) -> Block:
         if value.get("is_error") is True:
             meta["is_error"] = True
         content = value.get("content")
-        if isinstance(content, list):
-            sizes = [images.block_size(item) for item in content if isinstance(item, dict) and item.get("type") == "image"]
-            image_tokens = sum(images.anthropic_tokens(*s) for s in sizes if s is not None)
-            if image_tokens:
-                meta["image_tokens"] = image_tokens
-        return Block(btype, RESULT, result_text(content), None, meta, cache, line, col)
+        return Block(btype, RESULT, result_text(content, with_images=False), None, meta, cache, line, col)
     meta["unknown"] = True
     body = {k: v for k, v in value.items() if k != "cache_control"}
     return Block(btype, OTHER, compact(body), None, meta, cache, line, col)
@@ -269,15 +364,69 @@ def call_text(btype: str, name: str, arguments: Any) -> str:
     return "\n".join(lines)
 
 
-def result_text(content: Any) -> str:
-    """A tool result's content: a string, or blocks (text as written, media as placeholders)."""
+def result_text(content: Any, with_images: bool = True) -> str:
+    """A tool result's content: a string, or blocks (text as written, media as placeholders; images left
+    out with ``with_images`` false: ``result_images`` makes them parts of their own)."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(_inner_block_text(item) for item in content)
+        return "\n".join(_inner_block_text(item) for item in content
+                         if with_images or not (isinstance(item, dict) and item.get("type") == "image"))
     return compact(content)
+
+
+# An image's size written beside it (``Successfully captured screenshot (958x1003, jpeg)``) or in its URL.
+_DIMENSIONS = re.compile(r"(?<![\d.])(\d{2,5})\s*[x×]\s*(\d{2,5})(?![\d.])")
+# An image whose size cannot be told (a remote URL, a redacted payload) is counted as a typical web
+# image, 600 × 400 (320 tokens; the remote images of the recorded requests in tests/ are 540 × 360 and
+# 400 × 301), with a warning: an image costs from a few dozen tokens to about 1 600.
+TYPICAL_IMAGE = (600, 400)
+
+
+def image_block(value: dict[str, Any], line: int = 0, col: int = 0, *, context: str = "", cache: Any = None) -> Block:
+    """An image block, costed by Anthropic's size rule: the size from its header (base64), else from a
+    ``W×H`` in its URL or in the text beside it (``context``), else a typical image and a note saying so."""
+    meta: dict[str, Any] = {}
+    size = images.block_size(value)
+    how = "read from the image"
+    source = value.get("source") if isinstance(value.get("source"), dict) else {}
+    if size is None:
+        for text, where in ((source.get("url"), "its URL"), (context, "the text beside it")):
+            found = _DIMENSIONS.search(text) if isinstance(text, str) else None
+            if found is not None and 0 < int(found.group(1)) <= 1 << 16 and 0 < int(found.group(2)) <= 1 << 16:
+                size, how = (int(found.group(1)), int(found.group(2))), f"as {where} says"
+                break
+    if size is None:
+        size = TYPICAL_IMAGE
+        what = f"the image at {source['url']}" if isinstance(source.get("url"), str) else "an image"
+        meta["note"] = (f"{what}: its size cannot be read (a remote or unreadable image): counted as a typical "
+                        f"{size[0]}×{size[1]} image, {images.anthropic_tokens(*size)} tokens (≈; an image costs up to ≈1 600)")
+        meta["approximate"] = True
+        how = "typical, not read"
+    meta["width"], meta["height"] = size
+    meta["tokens"] = images.anthropic_tokens(*size)
+    meta["size_from"] = how
+    return Block("image", MEDIA, media_text("image", value), None, meta, cache, line, col)
+
+
+def result_images(value: dict[str, Any], line: int = 0, col: int = 0) -> list[Block]:
+    """The images inside a tool result, each a part of its own (the result's text carries none of them),
+    linked to the result's call."""
+    content = value.get("content")
+    if not isinstance(content, list):
+        return []
+    texts = " ".join(item["text"] for item in content if isinstance(item, dict) and isinstance(item.get("text"), str))
+    out = []
+    for item in content:
+        if isinstance(item, dict) and item.get("type") == "image":
+            block = image_block(item, line, col, context=texts)
+            block.meta["in_tool_result"] = True
+            if isinstance(value.get("tool_use_id"), str):
+                block.meta["tool_use_id"] = value["tool_use_id"]
+            out.append(block)
+    return out
 
 
 def _inner_block_text(item: Any) -> str:

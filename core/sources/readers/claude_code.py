@@ -17,7 +17,9 @@ Corrupt chains never move later lines into an earlier turn: a parent is looked u
 lines before (a dangling parent, a cycle and a self-parent all fall back to the previous line of the
 same thread), a repeated ``uuid`` names its newest line, and each case is a warning naming the line.
 ``<synthetic>`` messages (Claude Code's own API-error notes) and ``isVisibleInTranscriptOnly`` lines
-were never sent and stay out; ``toolUseResult`` is Claude Code's own record and is never read.
+were never sent and stay out, except the compaction summary (``isCompactSummary``), which is the first
+message of the next context; ``toolUseResult`` is Claude Code's own record, never read as context: it
+only tells the size of the files a compaction restores (``claude_truth.FileAccess``).
 
 Threads: the main conversation and each sub-agent (``isSidechain`` lines, by ``agentId`` or by the
 root of their chain; ``<session>/subagents/agent-*.jsonl`` files are read as more threads). Turns of a
@@ -35,13 +37,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tokenbox.core.model.compaction import LONG_WINDOW
-from tokenbox.core.model.errors import NotYetComplete, SessionError, TokenizerError
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.compaction import DEFAULT_WINDOW, LONG_WINDOW
+from tokenbox.core.model.errors import NotYetComplete, SessionError
+from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage, Session
-from tokenbox.core.sources.readers.anthropic import plain_block
-from tokenbox.core.sources.readers.claude_truth import Fit, Observation, ScaleFits, recorded_context, with_truth
+from tokenbox.core.sources.readers.anthropic import plain_block, result_images
+from tokenbox.core.sources.readers.claude_truth import (
+    PRIOR_SCALE,
+    RESIDUAL_NOTED,
+    FileAccess,
+    Fit,
+    Observation,
+    Restored,
+    ScaleFits,
+    recorded_context,
+    typical_hidden,
+    with_truth,
+)
 from tokenbox.core.sources.readers.common import (
     CALL,
     RESULT,
@@ -237,6 +250,8 @@ class Compaction:
     pre_tokens: int | None
     trigger: str | None
     after_request: int  # requests of the thread before it
+    post_tokens: int | None = None  # newer Claude Code versions record the context after it
+    restored: Restored | None = None  # what Claude Code attaches again after it (files, plan, todos)
 
 
 @dataclass
@@ -253,6 +268,7 @@ class Thread:
     observations: list = field(default_factory=list)  # per request, for calibration (tokenbox.core.sources.readers.claude_truth)
     peaks: list = field(default_factory=list)  # per request, the largest recorded context so far
     fits: Any = field(default=None)
+    files: FileAccess = field(default_factory=lambda: FileAccess())
 
     def __post_init__(self) -> None:
         if self.fits is None:
@@ -358,9 +374,12 @@ class TranscriptReader:
         node = self._new_node("boundary", thread_name, "system", None, number)
         meta = value.get("compactMetadata") if isinstance(value.get("compactMetadata"), dict) else {}
         pre = meta.get("preTokens")
+        post = meta.get("postTokens")
         thread.compactions.append(
             Compaction(number, thread_name, pre if isinstance(pre, int) and not isinstance(pre, bool) else None,
-                       _str(meta.get("trigger")), len(thread.requests))
+                       _str(meta.get("trigger")), len(thread.requests),
+                       post if isinstance(post, int) and not isinstance(post, bool) and post > 0 else None,
+                       thread.files.restored())
         )
         thread.epoch += 1
         uuid = _str(value.get("uuid"))
@@ -381,7 +400,9 @@ class TranscriptReader:
         thread = self._thread(thread_name, value)
         blocks = self._blocks(number, message.get("content"))
         synthetic = kind == "assistant" and message.get("model") == "<synthetic>"
-        unsent = synthetic or value.get("isVisibleInTranscriptOnly") is True or value.get("isApiErrorMessage") is True
+        summary = value.get("isCompactSummary") is True  # shown in the transcript only, and sent as the next context
+        unsent = synthetic or (value.get("isVisibleInTranscriptOnly") is True and not summary) \
+            or value.get("isApiErrorMessage") is True
         if value.get("isMeta") is True or value.get("isCompactSummary") is True:
             flag = "is_meta" if value.get("isMeta") is True else "is_compact_summary"
             for block in blocks:
@@ -389,7 +410,7 @@ class TranscriptReader:
         if kind == "assistant" and not unsent:
             key = _str(message.get("id")) or _str(value.get("requestId")) or f"line-{number}"
             node_index = self._request_line(number, thread, key, parent, role, blocks, message, value)
-        elif kind == "user" and not unsent and blocks and all(b.role == RESULT for b in blocks):
+        elif kind == "user" and not unsent and blocks and all(b.role == RESULT or b.meta.get("in_tool_result") for b in blocks):
             node_index = self._results_line(number, thread_name, parent, blocks)
         else:
             node = self._new_node("line", thread_name, role, parent, number)
@@ -399,7 +420,22 @@ class TranscriptReader:
         if uuid is not None:
             self._uuid_node[uuid] = node_index
             self._uuid_line[uuid] = number
+        if kind == "user" and isinstance(value.get("toolUseResult"), dict):
+            self._file_access(thread, blocks, value["toolUseResult"])
+        elif kind == "assistant":
+            for block in blocks:
+                if block.role == CALL and block.tool in ("ExitPlanMode", "TodoWrite"):
+                    thread.files.note_call(block.tool, block.meta.get("tool_input"), self.bases)
         self._touch(thread, node_index, number, sidechain)
+
+    def _file_access(self, thread: Thread, blocks: list[Block], record: dict) -> None:
+        """What a Read, Edit or Write result says of its file's size (what a compaction restores)."""
+        for block in blocks:
+            call_id = block.meta.get("tool_use_id")
+            owner = self._call_request.get(call_id)
+            call = _call_block(self.nodes[owner], call_id) if owner is not None else None
+            if call is not None and call.tool in ("Read", "Edit", "MultiEdit", "Write"):
+                thread.files.access(call.tool, record, block.text, self.bases)
 
     def _touch(self, thread: Thread, node: int, number: int, sidechain: bool) -> None:
         thread.last_node = node
@@ -550,6 +586,10 @@ class TranscriptReader:
             if block.meta.get("unknown"):
                 self.warn(number, f"unknown block type {item['type']!r}; it is kept as its JSON (≈)")
             blocks.append(block)
+            if block.role == RESULT:  # an image inside a tool result (an MCP screenshot) is a part of its own
+                for image in result_images(item, number, 1):
+                    image.meta["line"] = number
+                    blocks.append(image)
         return blocks
 
     # -- contexts
@@ -686,7 +726,7 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
     observations = thread.observations
     peaks = thread.peaks  # the largest recorded context up to each request (for the window)
     for r in requests[max(0, len(observations) - 1):]:  # only the new requests (and the last one, still growing)
-        observation = Observation(recorded_context(r.usage), r.context.estimate if r.context else 0.0, r.epoch)
+        observation = Observation(recorded_context(r.usage), r.context.estimate if r.context else 0.0, r.epoch, r.model)
         before = peaks[r.number - 2] if r.number >= 2 else 0
         peak_here = max(before, observation.recorded or 0)
         if r.number <= len(observations):
@@ -725,8 +765,11 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
                 fit = Fit(1.0, hidden, (), f"predicted: hidden part {hidden} borrowed from {source} (no request of this "
                           "session recorded yet), visible parts estimated", source)
                 return hidden + round(visible), fit
-            fit = Fit(1.0, None, (), "estimated: no request of this thread recorded its usage yet; the hidden part is unknown")
-            return None, fit
+            hidden, source = typical_hidden(reader.version, thread_name == MAIN)
+            fit = Fit(1.0, hidden, (), f"predicted: no request of this thread recorded its usage yet and no other session "
+                      f"of the project records it: hidden part {hidden}, {source} (≈), plus the visible parts", source,
+                      typical=True)
+            return hidden + round(visible), fit
         scale, used = scales[last]
         recorded = requests[last].usage.context_tokens  # type: ignore[union-attr]
         base = observations[last].visible
@@ -734,9 +777,27 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
         if requests[last].epoch == epoch and visible >= base:
             target = recorded + round(scale * (visible - base))
             how = f"predicted: request {last + 1}'s recorded {recorded} plus what was added since, ×{scale:.3f}"
+            return target, Fit(scale, hidden, used or (last + 1,), how)
+        # The context restarted (a compaction or a rewind). After a compaction Claude Code sends the system
+        # prompt, tools and memory again (the hidden part of the thread's first request: what the session
+        # accumulated unseen since is gone), the summary and what follows, and attaches again the files it
+        # read last, the plan and the todo list.
+        # the fitted scale also absorbs what Claude Code adds unseen along the way (reminders beside tool
+        # results); a new context of a summary and new input has none of it: the prior scale at most
+        scale = min(scale, PRIOR_SCALE)
+        # the thread's first recorded request holds little but the hidden part: its split is the surest
+        first = next((j for j in range(last + 1) if requests[j].usage is not None), last)
+        start = max(0, requests[first].usage.context_tokens - round(scale * observations[first].visible))  # type: ignore[union-attr]
+        compaction = next((c for c in reversed(thread.compactions) if c.after_request > last), None)
+        restored = compaction.restored if compaction is not None else None
+        extra = restored.tokens(scale) if restored is not None else 0
+        hidden = start + extra
+        target = hidden + round(scale * visible)
+        if restored is not None:
+            how = (f"predicted after a compaction: hidden part {start} (request {first + 1}'s: system prompt, tools, memory) "
+                   f"plus {extra} Claude Code attaches again ({restored.describe()}, ≈) plus the visible parts ×{scale:.3f}")
         else:
-            target = hidden + round(scale * visible)
-            how = f"predicted: hidden part {hidden} (from request {last + 1}) plus the visible parts ×{scale:.3f} (context restarted)"
+            how = f"predicted: hidden part {hidden} (from request {first + 1}) plus the visible parts ×{scale:.3f} (context restarted)"
         return target, Fit(scale, hidden, used or (last + 1,), how)
 
     pending_line = thread.last_line
@@ -770,7 +831,9 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
             hidden = target - round(scale * visible)
             how = (f"recorded context; visible parts ×{scale:.3f} fitted on requests {used[0]}–{used[-1]} of the thread"
                    if used else "recorded context; visible parts at scale 1 (no earlier request to fit)")
-            fit = Fit(scale, hidden, used, how)
+            predicted, _ = prediction(index, visible) if index > 0 else (None, None)
+            residual = None if predicted is None else target - predicted
+            fit = Fit(scale, hidden, used, how, residual=residual)
         else:
             target, fit = prediction(index, visible)
         messages = state.messages() if state is not None else []
@@ -806,18 +869,23 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
         )
         session = build_session(conv, path, cache)
         turn_warnings = warnings
-        if target is None:
-            turn_warnings += ("the system prompt, tools and memory files are not in the transcript and no request has recorded "
-                              "their size yet: the context is larger than shown",)
+        if fit.typical:
+            turn_warnings += (f"the system prompt, tools and memory files are not in the transcript and no request of this "
+                              f"session has recorded their size yet: counted as {fit.source} ({fit.hidden}, ≈)",)
         session = with_truth(session, target=target, fit=fit, pending=is_pending, thread=thread_name,
                              warnings=turn_warnings, hidden_label=hidden_label, bases=reader.bases)
+        if fit.residual is not None and abs(fit.residual) > RESIDUAL_NOTED * (target or 0):
+            session = replace(session, warnings=(*session.warnings, (
+                f"request {index + 1} recorded {target}, {fit.residual:+d} against what the requests before it "
+                f"predicted ({100 * fit.residual / (target or 1):+.1f} %): a change the transcript does not show "
+                "(plan mode, an attachment, a model switch); the next prediction starts from this figure")))
         sections = session.sections
         if request is not None:
             # the request's own reply, shown with it at 0 context tokens (it is context from the next request on)
             sections += tuple(reply_sections(conv, reader.request_output(request), len(messages)))
-        window = _window(model_name, peak(index))
-        budget = session.budget if window is None else replace(session.budget, max_ctx=window)
-        return replace(session, sections=sections, turn=index + 1, turn_count=count, budget=budget)
+        window = claude_code_window(model_name, peak(index))
+        budget = replace(session.budget, max_ctx=window.tokens)
+        return replace(session, sections=sections, turn=index + 1, turn_count=count, budget=budget, window=window)
 
     def peak(index: int) -> int:
         """The largest context the thread recorded up to request ``index``."""
@@ -828,19 +896,19 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
 
 
 
-def _window(model: str | None, peak: int) -> int | None:
-    """The window when the thread shows it is not the model's default: a recorded context beyond 200k
-    means the request ran with the 1M window (Claude Code does not write the variant to transcripts)."""
-    if not model:
-        return None
-    name = model.removesuffix("[1m]")
-    try:
-        window = lookup_model(name).max_ctx
-    except TokenizerError:
-        return None
-    if model.endswith("[1m]") or peak > window:
-        return LONG_WINDOW
-    return None
+def claude_code_window(model: str | None, peak: int) -> Window:
+    """The window Claude Code ran a thread's request with (CONTRACT §11).
+
+    Claude Code runs every model with its 200K window unless the model id ends in ``[1m]`` (which the
+    status line's ``model.id`` carries, a transcript never); a thread that recorded more than 200K ran
+    the 1M variant. The model table's API window is not Claude Code's: Opus 4.6 takes 1M on the API,
+    and Claude Code 2.1.39 still compacted it at 167K of a 200K window (``tests/importers/fixtures``).
+    """
+    if model and model.lower().endswith("[1m]"):
+        return Window(LONG_WINDOW, WindowSource.RECORDED)
+    if peak > DEFAULT_WINDOW:
+        return Window(LONG_WINDOW, WindowSource.RECORDED)
+    return Window(DEFAULT_WINDOW, WindowSource.MODEL)
 
 
 def transcript_turns(text: str, path: str) -> LazyTurns:

@@ -29,10 +29,30 @@ from dataclasses import dataclass, replace
 from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 from tokenbox.core.sources.readers.common import inferred_section
-from tokenbox.core.tokens.charclass import BaseEstimates
+from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate
 
 WINDOW = 16  # request pairs the scale is fitted on (the newest up to the turn)
+
+# The hidden part (system prompt, tools, memory files, session-start hook output) of a Claude Code
+# request before anything of the session was recorded, when no other session of the project records
+# it: the median over the real transcripts in ``tests/`` and the staging corpus of issue 26 (first
+# requests of 1.x main threads 14.8k–23.1k, of 2.x main threads 25.4k–26.5k, of sub-agents
+# 11.6k–24.6k). A typical figure, not this session's: the plan marks it ``≈`` and says so.
+TYPICAL_HIDDEN = {("main", 1): 15_100, ("main", 2): 25_900, ("agent", 1): 14_500, ("agent", 2): 14_500}
+
+# What Claude Code attaches again after a compaction (its ``compact.ts`` constants, quoted by several
+# ports): the 5 files read or written last, each up to 5 000 tokens, 50 000 in all; the plan of a
+# plan-mode session and the todo list.
+RESTORE_FILES = 5
+RESTORE_FILE_TOKENS = 5_000
+RESTORE_BUDGET = 50_000
+LINE_NUMBER = base_estimate("   123\u2192")  # a restored file is numbered like a Read result
 SCALE_BOUNDS = (0.3, 5.0)
+# A pair whose recorded growth is this far from its visible growth is a jump the file does not show
+# (a reminder, a skill or an attachment Claude Code added unseen; content it dropped), not a scale:
+# it is left out of the fit, and the next recorded request resets the prediction.
+PAIR_RATIO = (0.5, 3.0)
+RESIDUAL_NOTED = 0.05  # a recorded request this far from its prediction gets a warning that says so
 PRIOR_SCALE = 1.3  # transcripts' visible text against recorded growth, over the real sessions in tests
 PRIOR_WEIGHT = 400.0
 
@@ -44,6 +64,7 @@ class Observation:
     recorded: int | None  # recorded context, when usage was recorded
     visible: float  # base estimate of what the file shows of its context
     epoch: int  # compactions before it; pairs across one are not comparable
+    model: str | None = None  # pairs across a model switch are not either (another system prompt, tokenizer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +76,12 @@ class Fit:
     turns: tuple[int, ...]
     method: str
     source: str = ""
+    typical: bool = False  # the hidden part is a typical figure, not this session's
+
+    residual: int | None = None  # a recorded request's figure less its prediction
 
     def calibration(self) -> Calibration:
-        return Calibration(self.method, self.scale, self.hidden, self.turns, self.source)
+        return Calibration(self.method, self.scale, self.hidden, self.turns, self.source, self.residual)
 
 
 class ScaleFits:
@@ -89,7 +113,8 @@ class ScaleFits:
             if i > 0:
                 prev = observations[i - 1]
                 if (obs.recorded is not None and prev.recorded is not None and obs.epoch == prev.epoch
-                        and obs.visible > prev.visible and obs.recorded > prev.recorded):
+                        and obs.model == prev.model and obs.visible > prev.visible and obs.recorded > prev.recorded
+                        and PAIR_RATIO[0] <= (obs.recorded - prev.recorded) / (obs.visible - prev.visible) <= PAIR_RATIO[1]):
                     self._pairs.append((i + 1, obs.recorded - prev.recorded, obs.visible - prev.visible))
             recent = self._pairs[-WINDOW:]
             d_r = sum(p[1] for p in recent) + PRIOR_SCALE * PRIOR_WEIGHT
@@ -186,7 +211,7 @@ def with_truth(
     """
     bases = bases if bases is not None else BaseEstimates()
     visible = visible_tokens(session.sections, fit.scale, bases)
-    notes = list(warnings)
+    notes = [*warnings, *session.warnings]  # the reader's, then what the turn's blocks could not measure
     if target is not None and visible > target and session.calibration is None:
         # The recorded context is smaller than the visible parts' estimate (a placeholder usage, or
         # content the provider counts for less): scale the estimates down so that they fit it.
@@ -224,3 +249,93 @@ def with_truth(
 
 def recorded_context(usage: RecordedUsage | None) -> int | None:
     return None if usage is None else usage.context_tokens
+
+
+def typical_hidden(version: str | None, main: bool) -> tuple[int, str]:
+    """The typical hidden part of a Claude Code request (``TYPICAL_HIDDEN``) and where it comes from."""
+    major = 1 if version and version.startswith(("0.", "1.")) else 2
+    key = ("main" if main else "agent", major)
+    thread = "main threads" if main else "sub-agents"
+    return TYPICAL_HIDDEN[key], f"the typical hidden part of Claude Code {major}.x {thread}"
+
+
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """What a compaction attaches again, in base-estimate units: the files (newest first), plan, todos."""
+
+    files: tuple[float, ...] = ()
+    plan: float = 0.0
+    todos: float = 0.0
+
+    def tokens(self, scale: float) -> int:
+        """Its size at ``scale``, with Claude Code's caps (5 000 a file, 50 000 for the files)."""
+        files = min(RESTORE_BUDGET, sum(min(RESTORE_FILE_TOKENS, round(base * scale)) for base in self.files[:RESTORE_FILES]))
+        return files + round(self.plan * scale) + round(self.todos * scale)
+
+    def describe(self) -> str:
+        parts = [f"{len(self.files[:RESTORE_FILES])} files"]
+        if self.plan:
+            parts.append("the plan")
+        if self.todos:
+            parts.append("the todo list")
+        return ", ".join(parts)
+
+
+class FileAccess:
+    """The files a thread read or wrote, newest last, with the base estimate of each as Claude Code
+    would attach it again (numbered lines); and the last plan and todo list.
+
+    Sizes come from each tool's own record (``toolUseResult``): a Read's ``file`` (``totalLines`` scales
+    a partial read up to the whole file), an Edit's ``originalFile`` with the edit applied, a Write's
+    ``content``. Memory files (``CLAUDE.md``) are not attached as files.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[str, float] = {}
+        self.plan = 0.0
+        self.todos = 0.0
+
+    def access(self, tool: str | None, record: dict, result_text: str, bases: BaseEstimates) -> None:
+        path = record.get("filePath")
+        base: float | None = None
+        if tool == "Read" and isinstance(record.get("file"), dict):
+            file = record["file"]
+            path = file.get("filePath", path)
+            base = bases(result_text) if result_text else 0.0
+            shown, total = file.get("numLines"), file.get("totalLines")
+            if _count(shown) and _count(total) and total > shown:
+                base *= total / shown
+        elif tool in ("Edit", "MultiEdit") and isinstance(record.get("originalFile"), str):
+            original = record["originalFile"]
+            edits = record.get("edits") if isinstance(record.get("edits"), list) else [record]
+            grown = sum(len(e.get("newString") or "") - len(e.get("oldString") or "") for e in edits if isinstance(e, dict))
+            lines = original.count("\n") + 1
+            base = (base_estimate(original) + lines * LINE_NUMBER) * max(0.0, len(original) + grown) / max(1, len(original))
+        elif tool == "Write" and isinstance(record.get("content"), str):
+            content = record["content"]
+            base = base_estimate(content) + (content.count("\n") + 1) * LINE_NUMBER
+        if not isinstance(path, str) or path.endswith("CLAUDE.md"):
+            return
+        if base is None:
+            base = self._files.get(path)
+            if base is None:
+                return
+        self._files.pop(path, None)
+        self._files[path] = base  # newest last
+
+    def note_call(self, tool: str | None, arguments: object, bases: BaseEstimates) -> None:
+        if not isinstance(arguments, dict):
+            return
+        if tool == "ExitPlanMode" and isinstance(arguments.get("plan"), str):
+            self.plan = bases(arguments["plan"])
+        elif tool == "TodoWrite" and isinstance(arguments.get("todos"), list):
+            import json  # start-up: only for a todo list
+
+            self.todos = bases(json.dumps(arguments["todos"], ensure_ascii=False))
+
+    def restored(self) -> Restored:
+        return Restored(tuple(reversed(list(self._files.values())[-RESTORE_FILES:])), self.plan, self.todos)
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0

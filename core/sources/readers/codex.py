@@ -32,31 +32,39 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.llms import lookup_model, resolve_window
 from tokenbox.core.model.names import MAIN_THREAD
-from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Session
+from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (
     TEXT,
+    THINKING,
     Block,
     Conversation,
     Message,
     SectionCache,
+    ToolDef,
     build_session,
+    compact,
     inferred_section,
     link_tool_names,
+    tool_text,
     with_recorded_headline,
 )
 from tokenbox.core.sources.readers.openai_responses import OUTPUT_ITEM_TYPES, append_merged, item_message
 from tokenbox.core.tokens.tokenizers import default_registry
 
 SOURCE = "codex-rollout"
-LINE_TYPES = ("session_meta", "response_item", "turn_context", "event_msg", "compacted")
+LINE_TYPES = ("session_meta", "response_item", "turn_context", "event_msg", "compacted", "world_state",
+              "token_usage_record", "inter_agent_communication_metadata")
+# Items a rollout records that are not sent to the model (Codex's own undo snapshots).
+UNSENT_ITEMS = ("ghost_snapshot",)
 EXACT_TOKENIZER = "o200k_base"  # every Codex model (gpt-5*, codex-*, o3/o4) uses o200k_base
 NOT_RECORDED = "the tool definitions (Codex does not write them to rollouts)"
 HIDDEN_LABEL = "tool definitions and message framing (not in the rollout)"
 THREAD = MAIN_THREAD
 _USAGE_MAX = 10**12
+USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")  # a request's recorded usage
 
 
 def detect(nodes: list[Node]) -> bool:
@@ -87,6 +95,11 @@ class _State:
     last_total: Any = None
     epoch: int = 0  # compactions so far: a prediction never spans one
     warnings: list[str] = field(default_factory=list)
+    reasoning_since: list[Block] = field(default_factory=list)  # reasoning output since the last request
+    world: dict[str, Any] = field(default_factory=dict)  # the world state, as its last full line and diffs make it
+    world_block: Block | None = None
+    tools: list[ToolDef] = field(default_factory=list)  # session_meta.dynamic_tools
+    retained: dict[str, Any] = field(default_factory=dict)  # the last compaction's window ids
 
 
 def convert(nodes: list[Node], path: str) -> list[Session]:
@@ -111,7 +124,18 @@ def convert(nodes: list[Node], path: str) -> list[Session]:
             model = _string(fields, "model")
             state.model = model or state.model
             state.cwd = _string(fields, "cwd") or state.cwd
+        elif kind == "world_state":
+            _world_state(state, fields, payload)
+        elif kind == "token_usage_record":
+            # newer builds record a request's usage on a line of its own (a thread's, by ``thread_id``)
+            turn = _token_count(state, {"info": payload}, node.line, record=True)
+            if turn is not None:
+                turns.append(turn)
+        elif kind == "inter_agent_communication_metadata":
+            continue
         elif kind == "response_item":
+            if _string(fields, "type") in UNSENT_ITEMS:
+                continue
             try:
                 msg = item_message(payload, path, f"line {node.line}", item_count)
             except SessionError as exc:
@@ -135,6 +159,10 @@ def convert(nodes: list[Node], path: str) -> list[Session]:
             elif event == "task_started":
                 window = _count(fields.get("model_context_window"))
                 state.window = window or state.window
+            elif event == "thread_settings_applied":
+                settings = fields.get("thread_settings")
+                model = _string(settings.value, "model") if settings is not None and isinstance(settings.value, dict) else None
+                state.model = model or state.model
     if state.new_input or (not turns and state.history):
         turns.append((list(state.history), None, {"pending": True, "line": nodes[-1].line if nodes else 1,
                                                   "_model": state.model, "_window": state.window,
@@ -176,6 +204,11 @@ def _session_meta(state: _State, fields: dict[str, Node], payload: Node, meta: d
     if state.cwd:
         meta["cwd"] = state.cwd
     state.model = _string(fields, "model") or state.model
+    dynamic = fields.get("dynamic_tools")
+    if dynamic is not None:
+        state.tools = _dynamic_tools(dynamic.plain(), payload.line)
+    if any(key in fields for key in ("base_instructions", "instructions")):
+        state.instructions = []  # a later session_meta (a resumed or forked thread) states them again
     for key in ("base_instructions", "instructions"):
         node = fields.get(key)
         if node is None:
@@ -193,10 +226,56 @@ def _add_item(state: _State, msg: Message, value: dict[str, Any]) -> None:
     output = value.get("type") in OUTPUT_ITEM_TYPES or msg.role == "assistant"
     if output:
         state.outputs_since += 1
+        state.reasoning_since.extend(b for b in msg.blocks if b.type == "reasoning")
     else:
         state.new_input = True
         state.outputs_since = 0
     append_merged(state.history, msg)
+
+
+def _dynamic_tools(value: Any, line: int) -> list[ToolDef]:
+    """``session_meta.dynamic_tools`` (a group with ``tools``, or a list of them) as tool definitions: the
+    only tool definitions a rollout writes, sent with every request."""
+    groups = value if isinstance(value, list) else [value]
+    tools = []
+    for group in groups:
+        members = group.get("tools") if isinstance(group, dict) and isinstance(group.get("tools"), list) else [group]
+        for tool in members:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                extra = [(k, v) for k, v in tool.items() if k not in ("name", "description")]
+                description = tool.get("description") if isinstance(tool.get("description"), str) else None
+                tools.append(ToolDef(tool["name"], tool_text(tool["name"], description, extra),
+                                     {"line": line, "dynamic": True}, None, line, 1))
+    return tools
+
+
+def _merge(into: dict[str, Any], diff: dict[str, Any]) -> None:
+    for key, value in diff.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _world_state(state: _State, fields: dict[str, Node], payload: Node) -> None:
+    """A ``world_state`` line: the environment Codex sends with each request (AGENTS.md, environments,
+    skills, permissions, …), whole (``full``) or as a change of the last one."""
+    new = fields.get("state")
+    if new is None or not isinstance(new.value, dict):
+        return
+    plain = new.plain()
+    full = fields.get("full")
+    if full is not None and full.value is True:
+        state.world = plain
+    else:
+        _merge(state.world, plain)
+    model = state.world.get("model")
+    if isinstance(model, str):
+        state.model = model
+    kept = {k: v for k, v in state.world.items() if v not in (None, False, {}, [])}
+    state.world_block = Block("world_state", TEXT, compact(kept), meta={"line": payload.line, "role": "system",
+                                                                         "label": "world state (environment, AGENTS.md, skills)"},
+                              line=payload.line, col=payload.col)
 
 
 def _compacted(state: _State, payload: Node, line: int) -> None:
@@ -226,6 +305,9 @@ def _compacted(state: _State, payload: Node, line: int) -> None:
     state.outputs_since = 0
     state.new_input = True
     state.epoch += 1
+    state.reasoning_since = []
+    state.retained = {k: fields[k].value for k in ("window_id", "window_number", "previous_window_id", "first_window_id")
+                      if k in fields and isinstance(fields[k].value, (str, int))}
 
 
 def _usage(node: Node | None) -> RecordedUsage | None:
@@ -233,13 +315,13 @@ def _usage(node: Node | None) -> RecordedUsage | None:
         return None
     fields = node.value
     numbers = {}
-    for key in ("input_tokens", "cached_input_tokens", "output_tokens"):
+    for key in USAGE_KEYS:
         value = _count(fields.get(key)) if key in fields else 0
         if value is None:
             return None
         numbers[key] = value
-    if "input_tokens" not in fields:
-        return None
+    if "input_tokens" not in fields or not any(numbers.values()):
+        return None  # all zero: a failed call or Codex's own bookkeeping (after a compaction), not a request of 0
     return RecordedUsage(
         context_tokens=numbers["input_tokens"],
         input_tokens=numbers["input_tokens"],
@@ -249,8 +331,10 @@ def _usage(node: Node | None) -> RecordedUsage | None:
     )
 
 
-def _token_count(state: _State, fields: dict[str, Node], line: int) -> tuple[list[Message], RecordedUsage, dict[str, Any]] | None:
-    """The request a ``token_count`` event closes, or ``None`` (no usage yet, or a repeat of the last one)."""
+def _token_count(state: _State, fields: dict[str, Node], line: int, record: bool = False
+                 ) -> tuple[list[Message], RecordedUsage, dict[str, Any]] | None:
+    """The request a ``token_count`` event (or a ``token_usage_record`` line) closes, or ``None`` (no usage
+    yet, or a repeat of the last one: newer rollouts write each token_count twice)."""
     info = fields.get("info")
     if info is None or not isinstance(info.value, dict):
         return None
@@ -259,14 +343,25 @@ def _token_count(state: _State, fields: dict[str, Node], line: int) -> tuple[lis
     total = info.value.get("total_token_usage")
     total_plain = total.plain() if total is not None else None
     last = info.value.get("last_token_usage")
+    if last is None and record:
+        last = info.value.get("usage") or info.value.get("token_usage")
+        inner = info.value.get("info")
+        if last is None and inner is not None and isinstance(inner.value, dict):
+            last = inner.value.get("last_token_usage")
     usage = _usage(last)
     if usage is None:
+        if last is not None and isinstance(last.value, dict) and not any(
+                isinstance(v.value, int) and v.value for k, v in last.value.items() if k != "total_tokens"):
+            return None  # all zero: not a request (README, "Real agents")
         if last is not None:
             state.warnings.append(f"line {line}: a token_count without readable last_token_usage, skipped")
         return None
     if total_plain is not None and total_plain == state.last_total:
         return None  # Codex repeats the last usage (e.g. with new rate limits): not a new request
-    state.last_total = total_plain
+    if total_plain is None and record and last is not None and last.plain() == state.last_total:
+        return None
+    state.last_total = total_plain if total_plain is not None else (last.plain() if record and last is not None else None)
+    _size_reasoning(state, _count(last.value.get("reasoning_output_tokens")) if isinstance(last.value, dict) else None)
     # The request's context: everything before the model's output written since the last request.
     cut = len(state.history)
     outputs = state.outputs_since
@@ -277,6 +372,24 @@ def _token_count(state: _State, fields: dict[str, Node], line: int) -> tuple[lis
     state.outputs_since = 0
     state.new_input = False
     return context, usage, {"line": line, "_model": state.model, "_window": state.window, "_epoch": state.epoch}
+
+
+def _size_reasoning(state: _State, recorded: int | None) -> None:
+    """Give the encrypted reasoning a request produced the size that request recorded
+    (``reasoning_output_tokens``, shared by length when it wrote several items): the model reads it
+    back inside the same tool loop, and it is left out at the next user message."""
+    blocks, state.reasoning_since = state.reasoning_since, []
+    if not recorded or not blocks:
+        return
+    weights = [max(1, int(b.meta.get("encrypted_chars") or len(b.text) or 1)) for b in blocks]
+    total = sum(weights)
+    given = 0
+    for index, (block, weight) in enumerate(zip(blocks, weights, strict=True)):
+        share = recorded - given if index == len(blocks) - 1 else round(recorded * weight / total)
+        given += share
+        block.meta["tokens"] = share
+        block.meta["sized_from"] = "recorded reasoning_output_tokens"
+        block.meta.pop("approximate", None)
 
 
 def _drop_repeated_instructions(state: _State, turns: list[tuple[list[Message], Any, Any]]) -> None:
@@ -315,13 +428,12 @@ def _sessions(
     meta = dict(base_meta)
     meta["thread"] = THREAD
     meta["not_recorded"] = NOT_RECORDED if state.instructions else "the instructions and " + NOT_RECORDED
-    if state.window is None:
-        state.warnings.append("no model_context_window in the file: the window is the model's or the default")
     link_tool_names(list({id(m): m for turn in turns for m in turn[0]}.values()))  # each message once
     name = f"Codex session {meta.get('session_id', os.path.basename(path))}"
     cache: SectionCache = {}
     sessions = []
-    previous: tuple[list[Message], RecordedUsage, int] | None = None
+    previous: tuple[list[Message], RecordedUsage, Session] | None = None
+    first: tuple[RecordedUsage, Session] | None = None  # the first recorded request: its split is the surest
     for messages, usage, extra in turns:
         # The model and window in force when the request was sent (a session can switch models).
         model = extra.pop("_model", None) or state.model
@@ -336,7 +448,8 @@ def _sessions(
         turn_meta["warnings"] = list(state.warnings)
         conv = Conversation(
             source_format=SOURCE,
-            system=list(state.instructions),
+            system=[*state.instructions, *([state.world_block] if state.world_block is not None else [])],
+            tools=list(state.tools),
             messages=messages,
             name=name,
             model=session_model,
@@ -344,28 +457,35 @@ def _sessions(
             meta=turn_meta,
             recorded=usage,
             line=extra.get("line", 1),
+            window=resolve_window(model, window),
         )
         session = build_session(conv, path, cache)
-        if window is not None:
-            session = replace(session, budget=BudgetSpec(max_ctx=window, reserve_out=session.budget.reserve_out))
         session = with_recorded_headline(session, HIDDEN_LABEL, state.warnings)
-        if usage is None and previous is not None and previous[2] == epoch:
-            session = _predicted(session, messages, *previous[:2])
+        if usage is None and previous is not None and previous[2].meta.get("_epoch") == epoch:
+            session = _predicted(session, messages, *previous)
+        elif usage is None and first is not None:
+            session = _restarted(session, *first)
         if usage is not None:
-            previous = (messages, usage, epoch)
+            previous = (messages, usage, replace(session, meta={**session.meta, "_epoch": epoch}))
+            first = first or previous[1:]
         sessions.append(session)
     return sessions
 
 
-def _predicted(session: Session, messages: list[Message], before: list[Message], usage: RecordedUsage) -> Session:
+def _predicted(session: Session, messages: list[Message], before: list[Message], usage: RecordedUsage,
+               recorded: Session) -> Session:
     """A pending turn's headline: the last recorded context plus the exact count of what was added since
-    (that request's reply and the new input); the hidden part is the one that request recorded."""
-    added = [b.text for m in messages[len(before):] for b in m.blocks if b.text]
+    (that request's reply and the new input), plus the reasoning now sent and less the reasoning that
+    left (at a new user message the earlier reasoning is dropped); the hidden part is that request's."""
+    added = [b.text for m in messages[len(before):] for b in m.blocks if b.text and b.role != THINKING]
     tokenizer = default_registry().get(session.tokenizer or EXACT_TOKENIZER)
     delta = tokenizer.count("\n\n".join(added)) if added else 0
-    target = usage.context_tokens + delta
+    reasoning = _reasoning_tokens(session) - _reasoning_tokens(recorded)
+    target = max(0, usage.context_tokens + delta + reasoning)
+    left = f", {-reasoning} of reasoning left the request (a new user message)" if reasoning < 0 else (
+        f", {reasoning} of reasoning read back" if reasoning else "")
     note = (f"pending: predicted as the last recorded context ({usage.context_tokens}) plus {delta} tokens added "
-            "since (message framing not included)")
+            f"since{left} (message framing not included)")
     return replace(session, sections=(inferred_section(0, HIDDEN_LABEL), *session.sections),
                    context_tokens=target, warnings=(*session.warnings, note))
 
@@ -396,20 +516,32 @@ def tail_glance(lines: Sequence[str]) -> Glance | None:
         if not isinstance(payload, dict):
             continue
         kind = value.get("type")
-        if kind == "turn_context" and model is None and isinstance(payload.get("model"), str):
-            model = payload["model"]
+        if model is None:
+            if kind == "turn_context" and isinstance(payload.get("model"), str):
+                model = payload["model"]
+            elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
+                settings = payload.get("thread_settings")
+                if isinstance(settings, dict) and isinstance(settings.get("model"), str):
+                    model = settings["model"]
         if found is not None:
             if model is not None:
                 break
             continue
         if kind == "compacted" or (kind == "response_item" and payload.get("type") not in OUTPUT_ITEM_TYPES
-                                   and payload.get("role") != "assistant"):
+                                   and payload.get("type") not in UNSENT_ITEMS and payload.get("role") != "assistant"):
             pending = True  # as ``_add_item``: an item that is not the model's output is new input
-        elif kind == "event_msg" and payload.get("type") == "token_count":
+        elif (kind == "event_msg" and payload.get("type") == "token_count") or kind == "token_usage_record":
             info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+            if kind == "token_usage_record":
+                info = payload
             last = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), dict) else {}
+            if not last and kind == "token_usage_record":  # as ``_token_count`` reads such a line
+                inner = info.get("info") if isinstance(info.get("info"), dict) else {}
+                last = next((v for v in (info.get("usage"), info.get("token_usage"), inner.get("last_token_usage"))
+                             if isinstance(v, dict)), {})
             context, window = last.get("input_tokens"), info.get("model_context_window")
-            if _plain_count(context) is not None:
+            # all zero is not a request (as ``_usage``): a failed call or Codex's own bookkeeping
+            if _plain_count(context) is not None and any(_plain_count(last.get(k)) for k in USAGE_KEYS):
                 found = (context, _plain_count(window) or None)
     return Glance(found[0], found[1], model, pending) if found is not None else None
 
@@ -417,3 +549,25 @@ def tail_glance(lines: Sequence[str]) -> Glance | None:
 def _plain_count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _USAGE_MAX else None
 
+
+def _restarted(session: Session, usage: RecordedUsage, recorded: Session) -> Session:
+    """A pending turn after a compaction: the hidden part the first request implies (its recorded context
+    less the exact count of what the rollout shows of it: the tool definitions and framing, which do not
+    change) plus the exact count of the new context."""
+    tokenizer = default_registry().get(session.tokenizer or EXACT_TOKENIZER)
+
+    def shown(turn: Session) -> int:
+        texts = [s.text for s in turn.sections if s.text and s.tokens is None and s.meta.get("category") != "reply"]
+        return (tokenizer.count("\n\n".join(texts)) if texts else 0) + _reasoning_tokens(turn)
+
+    hidden = max(0, usage.context_tokens - shown(recorded))
+    target = hidden + shown(session)
+    note = (f"pending after a compaction: the hidden part of the first request ({hidden}: its recorded "
+            f"{usage.context_tokens} less what the rollout shows of it) plus the new context, counted")
+    return replace(session, sections=(inferred_section(0, HIDDEN_LABEL), *session.sections),
+                   context_tokens=target, warnings=(*session.warnings, note))
+
+
+def _reasoning_tokens(session: Session) -> int:
+    """The sized reasoning a turn sends (earlier turns' reasoning is stripped from its sections)."""
+    return sum(s.tokens or 0 for s in session.sections if s.meta.get("block") == "reasoning" and s.meta.get("category") != "reply")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.llms import Window, lookup_model, resolve_window
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session, Trimming
 from tokenbox.core.parse.nodes import Node
@@ -45,8 +45,10 @@ RESULT_LINES = (40, 10)
 # Output of tools whose name contains one of these keeps its end (errors and summaries come last).
 TAIL_TOOL_WORDS = ("bash", "shell", "terminal", "exec", "command", "test", "lint", "build")
 HEURISTIC = "heuristic"
-# Formats whose provider strips earlier turns' thinking blocks from the context (Anthropic's API).
-THINKING_STRIPPED = ("claude-code", "anthropic-messages")
+# Formats whose provider strips earlier turns' thinking blocks from the context: Anthropic's API, and
+# OpenAI's for reasoning items before the last user input (a recorded Responses request with 1 920
+# reasoning tokens before a new user message counted 314 in all; inside a tool loop they are counted).
+THINKING_STRIPPED = ("claude-code", "anthropic-messages", "openai-responses", "codex-rollout")
 TRIMMING = Trimming.PROGRESSIVE.value
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _ID_MAX = 80
@@ -176,6 +178,8 @@ class Conversation:
     meta: dict[str, Any] = field(default_factory=dict)
     recorded: RecordedUsage | None = None
     line: int = 1
+    # the request's context window (CONTRACT §11); ``None``: resolved from ``model`` by the model table
+    window: Window | None = None
 
 
 def link_tool_names(messages: list[Message]) -> None:
@@ -316,24 +320,29 @@ def build_session(conv: Conversation, path: str, cache: SectionCache | None = No
         if strip:
             stripped += sum(1 for b in message.blocks if b.role == THINKING)
     meta = dict(conv.meta)
+    # what a block could not measure (an image of unknown size): one warning each, in order
+    notes = tuple(dict.fromkeys(b.meta["note"] for m in conv.messages for b in m.blocks if "note" in b.meta))
     if stripped:
         meta["stripped_thinking"] = stripped
     if breakpoints:
         meta["cache_breakpoints"] = breakpoints
     latest_results = any(b.role == RESULT for m in conv.messages[latest:] for b in m.blocks)
+    window = conv.window if conv.window is not None else resolve_window(conv.model)
     return Session(
         sections=tuple(sections),
         path=path,
         name=conv.name,
         model=conv.model,
         tokenizer=conv.tokenizer,
-        budget=BudgetSpec(reserve_out=conv.reserve_out),
+        budget=BudgetSpec(max_ctx=window.tokens, reserve_out=conv.reserve_out),
+        window=window,
         sensor="tool-output" if latest_results else "user-input",
         trimming=TRIMMING,
         meta=meta,
         line=conv.line,
         recorded=conv.recorded,
         source_format=conv.source_format,
+        warnings=notes,
     )
 
 
@@ -413,9 +422,10 @@ def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Bl
     tool = block.tool if block.role in (CALL, RESULT) else None
     sid = ids.make(f"m{message.index:02d}", word, tool, cache=block.cache_control is not None)
     common = dict(id=sid, kind="text", priority=message.index + 1, text=block.text, meta=meta, line=block.line, col=block.col)
-    fixed = block.meta.get("tokens") if block.role == MEDIA else None
+    fixed = block.meta.get("tokens") if block.role in (MEDIA, THINKING) else None
     if isinstance(fixed, int):
-        # an image costs what the provider's size rule says, not what its placeholder text would
+        # an image costs what the provider's size rule says, not what its placeholder text would; encrypted
+        # reasoning what its request recorded (or its length implies), not its summary's text
         return Section(shrink=0 if is_latest else 1, tokens=fixed, **{**common, "text": ""})
     if is_latest:
         return Section(shrink=0, **common)
@@ -604,7 +614,7 @@ def with_recorded_headline(session: Session, hidden_label: str, warnings: list[s
     fields: dict[str, Any] = dict(
         pending=bool(session.meta.get("pending")),
         thread=str(session.meta.get("thread", MAIN_THREAD)),
-        warnings=tuple(warnings),
+        warnings=(*warnings, *(w for w in session.warnings if w not in warnings)),
     )
     if session.recorded is not None:
         fields["sections"] = (inferred_section(0, hidden_label), *session.sections)

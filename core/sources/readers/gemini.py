@@ -17,14 +17,19 @@ sessions use the ``heuristic`` approximation (``≈``), and the window is the mo
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.names import MAIN_THREAD
-from tokenbox.core.model.session import RecordedUsage, Session
-from tokenbox.core.parse.nodes import Node
+from tokenbox.core.model.session import Calibration, RecordedUsage, Session
+from tokenbox.core.parse.nodes import Node, parse_json
+from tokenbox.core.sources.files import read_text
 from tokenbox.core.sources.readers.common import (
     CALL,
+    HEURISTIC,
     MEDIA,
     OTHER,
     RESULT,
@@ -35,11 +40,13 @@ from tokenbox.core.sources.readers.common import (
     SectionCache,
     build_session,
     compact,
+    inferred_section,
     link_tool_names,
     pick_model,
     with_recorded_headline,
 )
 from tokenbox.core.sources.readers.openai_responses import append_merged
+from tokenbox.core.tokens.tokenizers import default_registry
 
 SOURCE = "gemini-cli"
 THREAD = MAIN_THREAD
@@ -100,10 +107,29 @@ def convert_lines(nodes: list[Node], path: str) -> list[Session]:
         if not isinstance(value, dict):
             warnings.append(f"line {node.line}: not an object, skipped")
             continue
+        if "$rewindTo" in value:
+            # the user rewound: that message and everything after it are gone (an unknown id clears all)
+            target = value["$rewindTo"].value
+            cut = order.index(target) if isinstance(target, str) and target in order else 0
+            for key in order[cut:]:
+                by_id.pop(key, None)
+            del order[cut:]
+            continue
         if "$set" in value:
             update = value["$set"].value
             if isinstance(update, dict):
                 header.update({k: v.value for k, v in update.items() if not isinstance(v.value, (dict, list))})
+                replacement = update.get("messages")
+                if replacement is not None and isinstance(replacement.value, list) and replacement.value:
+                    # the history rewritten (masking, compression): the new list replaces the messages
+                    order, by_id = [], {}
+                    for item in replacement.value:
+                        ident = item.value.get("id") if isinstance(item.value, dict) else None
+                        key = ident.value if ident is not None and isinstance(ident.value, str) else f"#{anonymous}"
+                        anonymous += ident is None
+                        if key not in by_id:
+                            order.append(key)
+                        by_id[key] = item
             continue
         if "type" not in value:
             header.update({k: v.value for k, v in value.items() if not isinstance(v.value, (dict, list))})
@@ -169,8 +195,10 @@ def _turns(records: list[Node], header: dict[str, Any], path: str, warnings: lis
     cache: SectionCache = {}
     sessions = []
     last_model = None
+    models: list[str | None] = []
     for messages, usage, extra, model in turns:
         last_model = model or last_model
+        models.append(last_model)
         session_model, tokenizer = pick_model(last_model)
         turn_meta = dict(meta)
         turn_meta.update(extra)
@@ -179,9 +207,79 @@ def _turns(records: list[Node], header: dict[str, Any], path: str, warnings: lis
         if last_model and session_model is None:
             turn_meta["model"] = last_model
         conv = Conversation(SOURCE, messages=messages, name=name, model=session_model, tokenizer=tokenizer,
-                            meta=turn_meta, recorded=usage, line=extra["line"])
+                            meta=turn_meta, recorded=usage, line=extra["line"], window=resolve_window(last_model))
         sessions.append(with_recorded_headline(build_session(conv, path, cache), HIDDEN_LABEL, warnings))
-    return sessions
+    return predicted(sessions, models)
+
+
+# Gemini CLI's hidden part (system prompt, GEMINI.md memory, tool declarations) before a chat records
+# it: the median of the first requests of the real chats of issue 26's corpus (6.7k, 8.7k, 9.6k beyond
+# their visible turn; it grows with the tools and memory a project loads).
+TYPICAL_HIDDEN = 8_700
+PRIOR_SCALE, PRIOR_WEIGHT = 1.0, 400.0  # the heuristic count against recorded growth, until pairs say otherwise
+PAIR_RATIO = (0.5, 3.0)  # a pair outside this is a jump the chat does not show, not a scale
+
+
+def predicted(sessions: list[Session], models: list[str | None]) -> list[Session]:
+    """Every turn without a recorded usage (the pending request, a reply whose tokens are all zero) gets
+    its headline predicted from the recorded ones (README, "Real agents"): the last recorded context plus
+    what was added since at the fitted scale (the growth of the recorded input against that of the
+    heuristic count, over pairs of one model); after a context restart, the hidden part that request
+    implies plus the visible parts; before any recorded request, Gemini CLI's typical hidden part (≈)."""
+    count = default_registry().get(HEURISTIC).count
+    sizes: dict[int, int] = {}
+
+    def visible(session: Session) -> int:
+        total = 0
+        for section in session.sections:
+            if section.kind == "inferred" or section.meta.get("category") == "reply":
+                continue
+            if section.tokens is not None:
+                total += section.tokens
+            elif section.text:
+                key = id(section.text)
+                if key not in sizes:
+                    sizes[key] = count(section.text)
+                total += sizes[key]
+        return total
+
+    out = []
+    pairs: list[tuple[float, float]] = []
+    last: tuple[int, int, str | None] | None = None  # (recorded, visible, model) of the newest recorded turn
+    for session, model in zip(sessions, models, strict=True):
+        shown = visible(session)
+        recorded = session.recorded.context_tokens if session.recorded is not None else None
+        if recorded is not None:
+            if last is not None and last[2] == model and shown > last[1] and recorded > last[0] \
+                    and PAIR_RATIO[0] <= (recorded - last[0]) / (shown - last[1]) <= PAIR_RATIO[1]:
+                pairs.append((recorded - last[0], shown - last[1]))
+            last = (recorded, shown, model)
+            out.append(session)
+            continue
+        recent = pairs[-16:]
+        scale = (sum(p[0] for p in recent) + PRIOR_SCALE * PRIOR_WEIGHT) / (sum(p[1] for p in recent) + PRIOR_WEIGHT)
+        if last is None:
+            target, hidden = TYPICAL_HIDDEN + shown, TYPICAL_HIDDEN
+            how = (f"predicted: no request of this chat recorded its usage yet: Gemini CLI's typical hidden part "
+                   f"{TYPICAL_HIDDEN} (≈) plus the visible parts")
+            notes = (f"the system prompt and tool declarations are not in the chat log and no request has recorded their "
+                     f"size yet: counted as Gemini CLI's typical {TYPICAL_HIDDEN} (≈)",)
+        else:
+            hidden = last[0] - round(scale * last[1])
+            if shown >= last[1]:
+                target = last[0] + round(scale * (shown - last[1]))
+                how = f"predicted: the last recorded {last[0]} plus what was added since, ×{scale:.3f}"
+            else:
+                target = hidden + round(scale * shown)
+                how = f"predicted: hidden part {hidden} plus the visible parts ×{scale:.3f} (the history was replaced)"
+            notes = ()
+        if not session.pending:
+            notes += ("the reply's tokens are all zero (a failed or cancelled call): not a recorded 0; its context "
+                      "is estimated",)
+        out.append(replace(session, sections=(inferred_section(0, HIDDEN_LABEL), *session.sections),
+                           context_tokens=max(0, target), calibration=Calibration(how, round(scale, 4), hidden),
+                           warnings=(*session.warnings, *notes)))
+    return out
 
 
 def _id(value: dict[str, Node]) -> str | None:
@@ -201,8 +299,8 @@ def _usage(node: Node | None) -> RecordedUsage | None:
         return None
     plain = node.plain()
     numbers = {key: _count(plain.get(key, 0)) for key in ("input", "output", "cached")}
-    if "input" not in plain or any(v is None for v in numbers.values()):
-        return None
+    if "input" not in plain or any(v is None for v in numbers.values()) or not any(numbers.values()):
+        return None  # all zero: a failed or cancelled call, not a recorded 0
     return RecordedUsage(
         context_tokens=numbers["input"],  # type: ignore[arg-type]
         input_tokens=numbers["input"],  # type: ignore[arg-type]
@@ -289,3 +387,30 @@ def _tool_call(call: Node, index: int) -> tuple[Block | None, list[Block]]:
         extra = {"tool_use_id": meta["tool_use_id"]} if "tool_use_id" in meta else {}
         results.append(Block("functionResponse", RESULT, text, name, {"line": call.line, **extra}, None, call.line, call.col))
     return block, results
+
+
+def subagent_threads(path: str, max_bytes: int, main: Sequence[Session]) -> dict[str, Sequence[Session]]:
+    """The sub-agent chats of a Gemini CLI session, each a thread: ``chats/<session id>/<sub-agent>.jsonl``
+    beside the session's own file (their header says ``kind: subagent``). One that cannot be read leaves
+    its thread out, not the session."""
+    if not main or main[0].source_format != SOURCE:
+        return {}
+    session_id = main[0].meta.get("session_id")
+    folder = os.path.join(os.path.dirname(os.path.abspath(path)), session_id) if isinstance(session_id, str) else ""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith((".jsonl", ".json")))
+    except OSError:
+        return {}
+    threads: dict[str, Sequence[Session]] = {}
+    for name in names:
+        child = os.path.join(folder, name)
+        try:
+            text = read_text(child, max_bytes)
+            nodes = [parse_json(line, child, number, 1, unit="line") for number, line in enumerate(text.split("\n"), 1)
+                     if line.strip()]
+            turns = convert_lines(nodes, child) if name.endswith(".jsonl") else convert_document(nodes[0], child)
+        except (OSError, SessionError):
+            continue
+        thread = "subagent-" + os.path.splitext(name)[0][:12]
+        threads[thread] = [replace(t, thread=thread, meta={**t.meta, "thread": thread}) for t in turns]
+    return threads

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from tokenbox.core.model.errors import TokenizerError
-from tokenbox.core.model.llms import lookup_model
+from tokenbox.core.model.llms import lookup_model, resolve_window
 from tokenbox.core.model.session import Calibration, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (
@@ -80,6 +80,7 @@ def with_framing(session: Session, body: dict[str, Any]) -> Session:
     if tokenizer is None or not tokenizer.exact:
         return session
     target, warnings = prompt_tokens(body, tokenizer.count)
+    target += sum(s.tokens for s in session.sections if s.tokens)  # parts of a fixed size (reasoning items)
     framing = inferred_section(0, "message and tool framing (as the API counts it)")
     method = ("OpenAI Chat framing: 3 tokens per message and 1 per name, 3 priming the reply, tools written as a "
               "TypeScript namespace plus 9; the framing part is what the sections' exact counts leave of that total")
@@ -88,7 +89,7 @@ def with_framing(session: Session, body: dict[str, Any]) -> Session:
         sections=(framing, *session.sections),
         context_tokens=target,
         calibration=Calibration(method, 1.0, None),
-        warnings=tuple(warnings),
+        warnings=(*session.warnings, *warnings),
     )
 
 
@@ -97,7 +98,8 @@ def conversation(node: Node, path: str) -> Conversation:
     fields = as_dict(node, path, "the request body")
     model = opt_str(fields, "model")
     session_model, tokenizer = pick_model(model)
-    conv = Conversation(SOURCE, model=session_model, tokenizer=tokenizer, line=node.line)
+    conv = Conversation(SOURCE, model=session_model, tokenizer=tokenizer, line=node.line,
+                        window=resolve_window(model))
     items = as_list(fields["messages"], path, "messages")
     leading = True
     for index, item in enumerate(items):

@@ -29,7 +29,7 @@ def prompt_tokens(body: dict[str, Any], count: Callable[[str], int]) -> tuple[in
     """``(prompt tokens, warnings)`` of a Chat Completions body, counting text with ``count``."""
     warnings: list[str] = []
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    tools = _functions(body)
+    tools = functions(body)
     messages = body.get("messages") if isinstance(body.get("messages"), list) else []
     total = 0
     padded = False
@@ -72,7 +72,8 @@ def prompt_tokens(body: dict[str, Any], count: Callable[[str], int]) -> tuple[in
     return total, warnings
 
 
-def _functions(body: dict[str, Any]) -> list[dict[str, Any]]:
+def functions(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The function tools of a Chat body (``tools`` or the legacy ``functions``), as their definitions."""
     out = []
     for tool in body.get("tools") or body.get("functions") or []:
         if isinstance(tool, dict):
@@ -164,3 +165,51 @@ def _type(param: dict[str, Any], indent: int) -> str:
         items = param.get("items")
         return f"{_type(items, indent)}[]" if isinstance(items, dict) else "any[]"
     return ""
+
+
+def chat_view(body: dict[str, Any]) -> dict[str, Any]:
+    """A Responses API body as the Chat body the same model would be sent (instructions as a system message,
+    input items as messages, function calls and their outputs as tool calls and tool messages, function
+    tools as functions), for ``prompt_tokens``. Reasoning and hosted-tool items are left out: their cost
+    is another part's."""
+    messages: list[dict[str, Any]] = []
+    if isinstance(body.get("instructions"), str) and body["instructions"]:
+        messages.append({"role": "system", "content": body["instructions"]})
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            content = item.get("content")
+            if isinstance(content, list):
+                content = [_chat_part(part) for part in content if isinstance(part, dict)]
+            messages.append({"role": item.get("role", "user"), "content": content})
+        elif kind in ("function_call", "custom_tool_call"):
+            call = {"function": {"name": item.get("name", ""), "arguments": item.get("arguments", item.get("input", ""))}}
+            if messages and messages[-1].get("role") == "assistant" and "tool_calls" in messages[-1]:
+                messages[-1]["tool_calls"].append(call)
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            output = item.get("output")
+            messages.append({"role": "tool", "content": output if isinstance(output, (str, list)) else json.dumps(output)})
+    tools = [{"type": "function", "function": {k: v for k, v in tool.items() if k in ("name", "description", "parameters")}}
+             for tool in body.get("tools") or [] if isinstance(tool, dict) and tool.get("type", "function") == "function"]
+    view: dict[str, Any] = {"model": body.get("model"), "messages": messages}
+    if tools:
+        view["tools"] = tools
+    return view
+
+
+def _chat_part(part: dict[str, Any]) -> dict[str, Any]:
+    kind = part.get("type")
+    if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
+        return {"type": "text", "text": part["text"]}
+    if kind == "refusal":
+        return {"type": "refusal", "refusal": part.get("refusal", "")}
+    if kind == "input_image":
+        return {"type": "image_url", "image_url": {"url": part.get("image_url") or "", "detail": part.get("detail", "auto")}}
+    return {"type": "other"}

@@ -14,9 +14,12 @@ same items. The leading system/developer messages and ``instructions`` are the c
 
 from __future__ import annotations
 
+import math
 import os
+from dataclasses import replace
 from typing import Any
 
+from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (
@@ -43,8 +46,12 @@ from tokenbox.core.sources.readers.common import (
     reserve_for,
     tool_text,
 )
+from tokenbox.core.sources.readers.openai_chat import with_framing
+from tokenbox.core.sources.readers.openai_framing import chat_view
 
 SOURCE = "openai-responses"
+# Characters of ``encrypted_content`` per reasoning token (≈): 6.9 and 5.3 on recorded pairs (pydantic-ai cassettes)
+REASONING_CHARS = 6.0
 _SYSTEM_ROLES = ("system", "developer")
 CALL_TYPES = ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call")
 OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output")
@@ -67,8 +74,30 @@ def detect(node: Node) -> bool:
 
 
 def convert(node: Node, path: str) -> list[Session]:
-    """The request as one turn."""
-    return [build_session(conversation(node, path), path)]
+    """The request as one turn (its reasoning items sized, or left out before the last user input)."""
+    conv = conversation(node, path)
+    session = build_session(conv, path)
+    notes = []
+    strip = session.meta.get("stripped_thinking", 0)
+    counted = [b for m in conv.messages for b in m.blocks if b.meta.get("sized_from") == "encrypted length"]
+    if counted and len(counted) > strip:
+        note = reasoning_note(conv.messages)
+        if note:
+            notes.append(note)
+    replays = sorted({b.type for m in conv.messages for b in m.blocks if b.type in SERVER_CALLS})
+    if replays:
+        notes.append(f"{', '.join(replays)} items: what those tools returned is kept by the provider and counted as input, "
+                     "and is not in the body")
+    session = replace(session, warnings=(*session.warnings, *notes)) if notes else session
+    # the message and tool framing, as the Chat API counts it (the same models, the same rule)
+    framed = with_framing(session, chat_view(node.plain()))
+    return [replace(framed, calibration=None if framed.calibration is None else
+                    replace(framed.calibration, method=framed.calibration.method.replace("OpenAI Chat framing",
+                                                                                          "OpenAI framing (Responses input as Chat messages)")))]
+
+
+# Hosted tools whose results the provider keeps and counts on the next request, without the body holding them.
+SERVER_CALLS = ("web_search_call", "code_interpreter_call", "file_search_call", "image_generation_call", "mcp_call")
 
 
 def conversation(node: Node, path: str) -> Conversation:
@@ -76,7 +105,8 @@ def conversation(node: Node, path: str) -> Conversation:
     fields = as_dict(node, path, "the request body")
     model = opt_str(fields, "model")
     session_model, tokenizer = pick_model(model)
-    conv = Conversation(SOURCE, model=session_model, tokenizer=tokenizer, line=node.line)
+    conv = Conversation(SOURCE, model=session_model, tokenizer=tokenizer, line=node.line,
+                        window=resolve_window(model))
     instructions = fields.get("instructions")
     if instructions is not None and isinstance(instructions.value, str) and instructions.value:
         conv.system.append(Block("instructions", TEXT, instructions.value, meta={"path": "instructions", "role": "system"},
@@ -257,7 +287,20 @@ def _reasoning(value: dict[str, Any], where: str, node: Node) -> Block:
     meta: dict[str, Any] = {"path": where}
     encrypted = value.get("encrypted_content")
     if isinstance(encrypted, str) and encrypted:
-        # The model reads the encrypted reasoning back; its size in tokens is not knowable here.
+        # The model reads the encrypted reasoning back (inside a tool loop; an earlier turn's is dropped):
+        # sized by what its request recorded where a reader knows it (Codex), else by its length (≈)
         meta["encrypted_chars"] = len(encrypted)
+        meta["tokens"] = math.ceil(len(encrypted) / REASONING_CHARS)
+        meta["sized_from"] = "encrypted length"
         meta["approximate"] = True
     return Block("reasoning", THINKING, "\n".join(texts), None, meta, None, node.line, node.col)
+
+
+def reasoning_note(messages: list[Message]) -> str | None:
+    """The warning for reasoning items counted from their encrypted length (the body records no usage)."""
+    estimated = [b for m in messages for b in m.blocks if b.meta.get("sized_from") == "encrypted length"]
+    if not estimated:
+        return None
+    return (f"{len(estimated)} encrypted reasoning item(s): the model reads them back inside a tool loop (they are left "
+            f"out before the last user message); sized from their encrypted length, ≈{REASONING_CHARS:g} characters a "
+            "token (the request that produced them recorded the exact count)")
