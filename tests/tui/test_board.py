@@ -102,7 +102,39 @@ def test_a_codex_glance_is_the_recorded_request_the_plan_shows():
             continue
         assert glance.context == recorded[-1] and glance.pending == plan.pending, path.name
         if not plan.pending:
-            assert plan.tokens_after == glance.context and plan.budget.max_ctx == glance.window, path.name
+            assert plan.tokens_after == glance.context and plan.window_tokens == glance.window, path.name
+    # an all-zero token_count (a failed call, Codex's bookkeeping) is not a request; a token_usage_record is
+    zero = {"type": "event_msg", "payload": {"type": "token_count", "info": {"last_token_usage": {
+        "input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}, "model_context_window": 1000}}}
+    record = {"type": "token_usage_record", "payload": {"usage": {"input_tokens": 700, "output_tokens": 3}}}
+    assert tail_glance([json.dumps(record), json.dumps(zero)]).context == 700
+    assert tail_glance([json.dumps(zero)]) is None
+
+
+def test_a_row_names_its_project_and_problem_without_the_path(tmp_path):
+    home = tmp_path / "home"
+    folder = home / ".claude" / "projects" / "-home-dev-late"
+    folder.mkdir(parents=True)
+    late = folder / "late.jsonl"  # a new transcript whose first lines name no project yet
+    late.write_text('{"type": "summary", "summary": "x", "leafUuid": "u"}\n')
+    broken = folder / "broken.jsonl"
+    broken.write_text('{"type": "user", "cwd": "/home/dev/late", "message": {\n')  # no request: one bad line
+    touch(late, 5)
+    touch(broken, 5)
+    sessions = Sessions(environ(home), 3600, clock)
+    sessions.discover()
+    while sessions.step():
+        pass
+    rows = {Path(row.key).name: row for row in sessions.rows()}
+    assert rows["late.jsonl"].project is None
+    error = rows["broken.jsonl"].figures.error
+    assert error and str(broken) not in error and str(tmp_path) not in error
+    with open(late, "a", encoding="utf-8") as handle:  # Claude Code's lines name it once the session runs
+        handle.write(json.dumps({"type": "summary", "summary": "y", "cwd": "/home/dev/late", "uuid": "u1"}) + "\n")
+    append_request(late, 12_000, 1)
+    sessions.changed({str(late)})
+    row = next(r for r in sessions.rows() if r.key == str(late))
+    assert row.figures.tokens == 12_000 and row.project == "/home/dev/late"
 
 
 def test_idle_sessions_fade_after_since(home):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from tokenbox.core.analysis.compactions import auto_compact_at
 from tokenbox.core.commands.statusline import TAIL_LIMIT, read_tail, tail_turns
 from tokenbox.core.model.compaction import window_for
-from tokenbox.core.model.errors import NotYetComplete, TokenboxError
+from tokenbox.core.model.errors import BadInput, NotYetComplete, TokenboxError
 from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.session import Session
 from tokenbox.core.model.textsafe import printable
@@ -50,6 +50,7 @@ class Figures:
     pending: bool = False  # a request about to be sent (its figure is a prediction)
     planned: bool = True  # the plan's own figure (False: the recorded usage of a glance; the plan follows)
     error: str | None = None  # why the session cannot be read now (one line)
+    project: str | None = None  # the directory the session says it ran in (a listing that found none takes it)
 
     @property
     def limit(self) -> int | None:
@@ -143,7 +144,8 @@ class SessionReader:
         # window (a raised or unknown window, a prediction: the whole plan follows)
         planned = not session.pending and window is not None and tokens <= window
         return Figures(tokens, window, _compact_at(session, window, self.environ, self.buffer), session.model_name,
-                       open_subagents(session), approx=session.pending, pending=session.pending, planned=planned)
+                       open_subagents(session), approx=session.pending, pending=session.pending, planned=planned,
+                       project=_cwd(session))
 
     def _codex_glance(self) -> Figures | None:
         try:
@@ -176,7 +178,7 @@ class SessionReader:
             return failed("no request yet")
         except (TokenboxError, OSError, ValueError, RecursionError, MemoryError) as exc:
             self._session = None
-            return failed(printable(str(exc), 300))
+            return failed(self._problem(exc))
         except Exception as exc:  # the board must never die of one session: said on its row
             self._session = None
             return failed(f"internal error: {printable(repr(exc), 200)}")
@@ -184,6 +186,21 @@ class SessionReader:
         if not plan and (session.recorded is None or session.pending):
             return None
         return self.plan_kept(engine)
+
+    def _problem(self, exc: BaseException) -> str:
+        """One line for the row: the problem where it is (the session's own path left out: the row names
+        it; a line number kept), its remedy after it."""
+        if not isinstance(exc, BadInput):
+            return printable(str(exc), 300)
+        where = ""
+        if exc.path is not None and os.path.abspath(exc.path) != os.path.abspath(self.path):
+            where = os.path.basename(exc.path) + " "
+        if exc.line is not None:
+            where += f"line {exc.line}"
+        text = printable(exc.problem, 200)
+        if exc.remedy:
+            text += f" ({printable(exc.remedy, 100)})"
+        return f"{where.strip()}: {text}" if where.strip() else text
 
     def plan_kept(self, engine: Engine) -> Figures:
         """The figures of the newest request read last (``read`` first)."""
@@ -193,7 +210,7 @@ class SessionReader:
         try:
             planned = engine.plan(session)
         except (TokenboxError, ValueError, RecursionError, MemoryError) as exc:
-            return failed(printable(str(exc), 300))
+            return failed(self._problem(exc))
         except Exception as exc:  # as ``read``
             return failed(f"internal error: {printable(repr(exc), 200)}")
         # the window the plan measures its headline against (CONTRACT §11: recorded, table, family, raised
@@ -201,7 +218,13 @@ class SessionReader:
         window = planned.window_tokens
         subagents = open_subagents(session) if session.source_format == CLAUDE_CODE else None
         return Figures(planned.tokens_after, window, _compact_at(session, window, self.environ, self.buffer),
-                       session.model_name, subagents, approx=planned.headline_kind.approximate, pending=planned.pending)
+                       session.model_name, subagents, approx=planned.headline_kind.approximate, pending=planned.pending,
+                       project=_cwd(session))
+
+
+def _cwd(session: Session) -> str | None:
+    cwd = session.meta.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else None
 
 
 def _window_of(session: Session) -> int | None:

@@ -288,8 +288,12 @@ class Sessions:
             if stamp < horizon:
                 continue
             reader = self.readers.get(key)
-            out.append(Row(key, item.agent, _label(self.sources, item.agent), item.project, item.title, stamp / 1e9,
-                           self.figures.get(key), reader.reads if reader is not None else 0))
+            figures = self.figures.get(key)
+            # the listing's project, else the one the session's own read found (a new transcript's first
+            # lines may name none: it is listed once, read at each change)
+            project = item.project or (figures.project if figures is not None else None)
+            out.append(Row(key, item.agent, _label(self.sources, item.agent), project, item.title, stamp / 1e9,
+                           figures, reader.reads if reader is not None else 0))
         out.sort(key=lambda row: (-row.mtime, row.key))
         return tuple(out)
 

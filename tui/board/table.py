@@ -136,7 +136,7 @@ def header(columns: Columns, state: BoardState) -> Text:
     cells: list[tuple[str, int, bool]] = [("agent", columns.agent, False), ("project", columns.project, False)]
     if columns.model:
         cells.append(("model", columns.model, False))
-    cells += [("used", columns.context, True), ("%", 4, True), ("pressure▼" if pressure else "", columns.gauge, False),
+    cells += [("used", columns.context, True), ("%", 4, True), (("pressure▼" if columns.wide else "press▼") if pressure else "", columns.gauge, False),
               ("room", columns.room, True), ("sub", 3, True), ("last" if pressure else "last▼", 5, True)]
     for index, (title, width, right) in enumerate(cells):
         if index:
