@@ -92,3 +92,6 @@ def test_tokenbox_doctor_exits_0_with_plain_text(tmp_path, monkeypatch, capsys):
     assert err == "" and out.startswith("tokenbox doctor: where tokenbox looks for agents' sessions")
     assert "Claude Code (claude)" in out and "tokenbox record (record)" in out and "aider (aider)" in out
     assert f"this directory's project ({tmp_path})  no chat history" in out
+    assert main(["doctor", "--verbose"]) == 2  # a usage error: the one line, exit 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("tokenbox: error: ") and err.count("\n") == 1
