@@ -72,6 +72,10 @@ def sniff_document(node: Node, path: str) -> UnsupportedFormat | None:
         return refuse("a VS Code chat export", "", path)
     if amp_thread(node):
         return refuse("an Amp thread (~/.local/share/amp/threads/T-*.json)", "", path)
+    if {"session_id", "transcript_path"} <= keys:  # what Claude Code writes on a command's stdin
+        if "context_window" in keys or "workspace" in keys:
+            return refuse("Claude Code's status-line input", "pipe it to tokenbox statusline, or open its transcript_path", path)
+        return refuse("a Claude Code hook's input", "open its transcript_path instead", path)
     if "request" in keys and "response" in keys:
         return refuse("a claude-trace record (an HTTP request and response)",
                       "save its request.body as a .json file", path)
