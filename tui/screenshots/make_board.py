@@ -10,8 +10,6 @@ import asyncio
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,7 +22,7 @@ sys.path.insert(0, str(ROOT))  # the test suite's home of three agents and brows
 from tokenbox.tui.board.app import BoardApp  # noqa: E402
 
 from tests.tui.board_home import NOW, clock, environ, make_home  # noqa: E402
-from tests.tui.browser import Browser, chromium_path  # noqa: E402
+from tests.tui.browser import chromium_path, served_screenshot  # noqa: E402
 
 SIZE = (120, 16)
 WINDOW = (1400, 420)
@@ -51,24 +49,10 @@ def browser(home: Path, directory: str) -> None:
     env = {**os.environ, **environ(home), "TOKENBOX_TUI_FROZEN": "1"}
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "CLINE_DIR", "AIDER_CHAT_HISTORY_FILE"):
         env.pop(name, None)
-    server = subprocess.Popen([sys.executable, "-m", "tokenbox.tui", "--all", "--serve", "127.0.0.1:0"],
-                              stdout=subprocess.PIPE, env=env, cwd=directory, start_new_session=True)
-    driver = Browser(executable, Path(directory) / "profile", WINDOW)
-    try:
-        address = re.search(r"http://\S+/", server.stdout.readline().decode())
-        assert address, "the server printed no address"
-        page = driver.open(address.group(0))
-        page.wait_for(lambda screen: re.search(r"4 sessions", screen) and "gemini" in screen, 30)
-        drawn = ""
-        while drawn != page.screen():  # until a frame changes nothing
-            drawn = page.screen()
-            time.sleep(0.5)
-        (HERE / "board-browser.png").write_bytes(page.screenshot())
-        print(json.dumps(drawn.splitlines()[:8], ensure_ascii=False, indent=0))
-    finally:
-        driver.close()
-        os.killpg(server.pid, signal.SIGINT)
-        server.wait(10)
+    drawn = served_screenshot(executable, ["--all"], env, directory,
+                              lambda screen: re.search(r"4 sessions", screen) and "gemini" in screen.lower(),
+                              HERE / "board-browser.png", WINDOW)
+    print(json.dumps(drawn.splitlines()[:8], ensure_ascii=False, indent=0))
     print(HERE / "board-browser.png")
 
 
