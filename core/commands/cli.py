@@ -1,4 +1,4 @@
-"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``, ``import``, ``record``.
+"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``, ``import``, ``record``, ``doctor``.
 
 Exit codes: 0 fits (or ok), 1 critical overflow / over the gate, 2 bad input. Every error is one
 line on stderr, ``tokenbox: error: FILE:LINE:COL: problem (remedy)``, never a traceback.
@@ -100,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"API to forward to (default {DEFAULT_UPSTREAM}; e.g. https://api.openai.com)")
     record.add_argument("--out", metavar="FILE", help="capture file to create (default: a new file under "
                         "$XDG_STATE_HOME/tokenbox/captures/)")
+    commands.add_parser(
+        "doctor", help="where tokenbox looks for each agent's sessions, what it found, what it skipped and why",
+        description="Print every place tokenbox looks for agents' sessions (and the environment variable or "
+                    "default that chose it), the sessions found there (count, newest) and every folder skipped "
+                    "with its reason. Reads only; exit 0.",
+    )
     return parser
 
 
@@ -142,6 +148,10 @@ def _main(argv: list[str]) -> int:
             return _tokenizers()
         if args.command == "models":
             return _models()
+        if args.command == "doctor":
+            from tokenbox.core.commands.doctor import run as doctor  # start-up: the agents' table only for `tokenbox doctor`
+
+            return doctor(sys.stdout, os.environ)
         if args.command == "record":
             from tokenbox.core.record.run import run  # start-up: asyncio and the proxy only for `tokenbox record`
 
