@@ -80,6 +80,28 @@ def test_doctor_says_where_it_looked_what_chose_it_what_it_found_and_skipped(tmp
     assert "\x1b" not in text and "\x07" not in text and "evil\\x1b[31mred\\x07" in text
 
 
+def test_missing_places_are_counted_in_one_line_unless_verbose(tmp_path):
+    """Cline looks in a dozen editors' folders: the ones that do not exist are one line; ``--verbose`` lists each."""
+    env, _ = fake_home(tmp_path)
+    short, full = report(env, str(tmp_path), NOW).splitlines(), report(env, str(tmp_path), NOW, verbose=True).splitlines()
+
+    def block(lines: list[str], title: str) -> list[str]:
+        start = lines.index(title) + 1
+        return lines[start:lines.index("", start)]
+
+    cline_full, cline_short = block(full, "Cline (cline)"), block(short, "Cline (cline)")
+    missing = [line for line in cline_full if line.endswith("  not there")]
+    there = [line for line in cline_full if not line.endswith("  not there")]
+    assert len(missing) >= 2 and len(there) == 1  # the fake home has VS Code's folder only
+    first = missing[0].removesuffix("  not there")
+    assert cline_short == [*there, f"  {len(missing)} other places not there, e.g. {first.strip()}  "
+                                   "(tokenbox doctor --verbose lists each)"]
+    roo = block(short, "Roo Code (roo)")  # none of its places exists: no "other"
+    assert len(roo) == 1 and roo[0].startswith(f"  {len(block(full, 'Roo Code (roo)'))} places not there, e.g. ")
+    # an agent with one missing place keeps its line as it is
+    assert block(short, "Codex CLI (codex)") == block(full, "Codex CLI (codex)")
+
+
 def test_tokenbox_doctor_exits_0_with_plain_text(tmp_path, monkeypatch, capsys):
     env, _ = fake_home(tmp_path)
     for name in ("CODEX_HOME", "CLINE_DIR", "AIDER_CHAT_HISTORY_FILE", "APPDATA"):
@@ -92,6 +114,7 @@ def test_tokenbox_doctor_exits_0_with_plain_text(tmp_path, monkeypatch, capsys):
     assert err == "" and out.startswith("tokenbox doctor: where tokenbox looks for agents' sessions")
     assert "Claude Code (claude)" in out and "tokenbox record (record)" in out and "aider (aider)" in out
     assert f"this directory's project ({tmp_path})  no chat history" in out
-    assert main(["doctor", "--verbose"]) == 2  # a usage error: the one line, exit 2
+    assert main(["doctor", "--verbose"]) == 0 and "not there" in capsys.readouterr().out
+    assert main(["doctor", "--frobnicate"]) == 2  # a usage error: the one line, exit 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("tokenbox: error: ") and err.count("\n") == 1

@@ -100,12 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"API to forward to (default {DEFAULT_UPSTREAM}; e.g. https://api.openai.com)")
     record.add_argument("--out", metavar="FILE", help="capture file to create (default: a new file under "
                         "$XDG_STATE_HOME/tokenbox/captures/)")
-    commands.add_parser(
+    doctor = commands.add_parser(
         "doctor", help="where tokenbox looks for each agent's sessions, what it found, what it skipped and why",
         description="Print every place tokenbox looks for agents' sessions (and the environment variable or "
                     "default that chose it), the sessions found there (count, newest) and every folder skipped "
                     "with its reason. Reads only; exit 0.",
     )
+    doctor.add_argument("-v", "--verbose", action="store_true",
+                        help="list every place that does not exist (by default an agent's missing places are counted in one line)")
     return parser
 
 
@@ -151,7 +153,7 @@ def _main(argv: list[str]) -> int:
         if args.command == "doctor":
             from tokenbox.core.commands.doctor import run as doctor  # start-up: the agents' table only for `tokenbox doctor`
 
-            return doctor(sys.stdout, os.environ)
+            return doctor(sys.stdout, os.environ, verbose=args.verbose)
         if args.command == "record":
             from tokenbox.core.record.run import run  # start-up: asyncio and the proxy only for `tokenbox record`
 

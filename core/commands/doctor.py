@@ -6,7 +6,8 @@ For each agent: every place its row looks (a storage folder, a database's folder
 were found and the newest (its time, file and project); a place that does not exist says so. Then every
 folder or file that was looked at and not used, with the reason. Names come from the disk and from
 session files: they are printed escaped (``textsafe.printable``), never as raw control characters.
-Nothing is written; databases are opened read-only.
+Nothing is written; databases are opened read-only. An agent with several places that do not exist (Cline,
+Roo and Kilo look in a dozen editors' folders) has them counted in one line; ``--verbose`` lists each.
 """
 
 from __future__ import annotations
@@ -59,19 +60,28 @@ def _place(found: list[Found], exists: bool, now: float) -> str:
     return f"{count}; newest {_when(newest.mtime_ns, now)}: {printable(newest.path, NAME_LIMIT)}{project}"
 
 
-def report(environ: Mapping[str, str], cwd: str, now: float, *, scanner: Callable[..., Scan] = scan) -> str:
+def report(environ: Mapping[str, str], cwd: str, now: float, *, scanner: Callable[..., Scan] = scan,
+           verbose: bool = False) -> str:
     """The doctor's text for the environment ``environ``, the current directory ``cwd`` (aider keeps its
-    history in the project) and the time ``now`` (seconds since the epoch)."""
+    history in the project) and the time ``now`` (seconds since the epoch); ``verbose`` lists every place
+    that does not exist instead of counting an agent's missing places in one line."""
     result = scanner(environ=environ, rows=SOURCES)
     lines = ["tokenbox doctor: where tokenbox looks for agents' sessions (read only: nothing is written)", ""]
     for row in SOURCES:
         lines.append(f"{row.label} ({row.name})")
         places = [(root, how) for agent, root, how in result.looked if agent == row.name]
-        claimed: set[str] = set()
+        missing = [(root, how) for root, how in places if not os.path.exists(root)]
+        folded = not verbose and len(missing) > 1
         for root, how in places:
+            if folded and (root, how) in missing:
+                continue
             found = [f for f in result.found if f.agent == row.name and _under(f.path, root)]
-            claimed.update(f.path for f in found)
             lines.append(f"  {printable(root, NAME_LIMIT)}  [{how}]  {_place(found, os.path.exists(root), now)}")
+        if folded:
+            first, how = missing[0]
+            others = "other " if len(missing) < len(places) else ""
+            lines.append(f"  {len(missing)} {others}places not there, e.g. {printable(first, NAME_LIMIT)}  [{how}]"
+                         "  (tokenbox doctor --verbose lists each)")
         if row.name == "aider":
             history = aider_history(cwd, environ)
             if not places:
@@ -96,8 +106,8 @@ def report(environ: Mapping[str, str], cwd: str, now: float, *, scanner: Callabl
     return "\n".join(lines) + "\n"
 
 
-def run(stdout: TextIO, environ: Mapping[str, str]) -> int:
+def run(stdout: TextIO, environ: Mapping[str, str], *, verbose: bool = False) -> int:
     """Print the report; always 0 (a diagnosis, not a gate)."""
-    stdout.write(report(environ, os.getcwd(), time.time()))
+    stdout.write(report(environ, os.getcwd(), time.time(), verbose=verbose))
     stdout.flush()
     return 0
