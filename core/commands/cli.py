@@ -175,6 +175,11 @@ def _main(argv: list[str]) -> int:
         return _fail("out of memory (the session is too large for this machine)")
     except RecursionError:
         return _fail("input nested too deeply (flatten the session)")
+    except OSError as exc:  # the system refused a write (a full disk, a closed terminal): not a bug in tokenbox
+        _silence_stdout()  # what is left in stdout's buffer would fail again at exit
+        where = printable(str(exc.filename), 200) if exc.filename else "the output"
+        reason = printable(exc.strerror or type(exc).__name__)
+        return _fail(f"{where}: {reason} (free some space, or send the output elsewhere)")
     except Exception as exc:  # a bug must still end in one line, never a traceback
         return _fail(f"internal error: {type(exc).__name__}: {printable(str(exc))} (please report this with the input file)")
 
