@@ -36,7 +36,7 @@ from benchmarks import synth
 from benchmarks.naive import naive_plan
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIGURES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10")
+FIGURES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11")
 
 
 # ---------------------------------------------------------------------------------------- sizes
@@ -951,21 +951,41 @@ def _worker(mode: str, *args: str, extra_env: dict[str, str] | None = None) -> d
 
 def _tui_start(path: str) -> tuple[float, float]:
     """Seconds from starting a TUI process to its first frame and to its first plan on screen."""
+    seen = _lines_seen(["tui-start", path], ("frame", "plan"), "TUI start-up")
+    return seen["frame"], seen["plan"]
+
+
+def _board_start(env_json: str) -> dict[str, float]:
+    """Seconds from starting a board process (``tokenbox-tui --all`` on the home of ``env_json``) to its
+    first frame, to every row showing its context, and to its background work done."""
+    return _lines_seen(["board-start", env_json], ("frame", "rows", "done"), "board start-up")
+
+
+def _lines_seen(args: list[str], lines: tuple[str, ...], what: str) -> dict[str, float]:
+    """Seconds from starting ``benchmarks.worker ARGS`` to each of ``lines`` it prints (the last ends it)."""
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.worker", "tui-start", path],
+        [sys.executable, "-m", "benchmarks.worker", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT,
     )
     seen: dict[str, float] = {}
     assert process.stdout is not None
     for line in process.stdout:
         seen.setdefault(line.strip(), time.perf_counter() - started)
-        if "plan" in seen:
+        if lines[-1] in seen:
             break
     _, err = process.communicate(timeout=120)
-    if "frame" not in seen or "plan" not in seen:
-        raise RuntimeError(f"TUI start-up failed: {err.strip()[-400:]}")
-    return seen["frame"], seen["plan"]
+    if not set(lines) <= set(seen):
+        raise RuntimeError(f"{what} failed: {err.strip()[-400:]}")
+    return seen
+
+
+def figure_11(b: Bench) -> None:
+    """The board of every agent session (``tokenbox-tui --all``) against the inspector on one file."""
+    from benchmarks import board_bench
+
+    _warm_processes(b)
+    board_bench.run(b, _board_start, _tui_start)
 
 
 def _process_seconds(args: list[str], stdin: str | None = None) -> float:
@@ -1053,7 +1073,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mode: {'tiny' if args.tiny else 'quick' if args.quick else 'full'}; medians of {sizes.repeats} runs", flush=True)
         bench = Bench(sizes, workdir, report)
         steps = (("1", figure_1_to_4), ("5", figure_5), ("6", figure_6), ("7", figure_7), ("8", figure_8), ("9", figure_9),
-                 ("10", figure_10))
+                 ("10", figure_10), ("11", figure_11))
         for key, run in steps:
             if key in wanted or (key == "1" and wanted & {"2", "3", "4"}):
                 run(bench)

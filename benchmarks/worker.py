@@ -188,6 +188,10 @@ def main(argv: list[str]) -> int:
         result = follow(argv[1], argv[2])
     elif mode == "plan-peak":
         result = plan_peak(argv[1])
+    elif mode == "board-start":
+        from benchmarks.board_bench import board_start
+
+        result = board_start(argv[1])
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     sys.stdout.write(json.dumps(result) + "\n")

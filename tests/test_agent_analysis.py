@@ -30,8 +30,9 @@ HERE = Path(__file__).resolve().parent
 REQUEST = HERE / "fixtures" / "real_sessions" / "anthropic_messages_request_claude-code-1.0.6.json"
 CODEX = HERE / "importers" / "fixtures" / "codex_rollout_v0.135_exec.jsonl"
 SAMPLE = HERE.parent / "sample_sessions" / "facet_layout.yaml"
-# USD per million tokens as the pricing pages list them: input, 5-minute cache write, cache read, output
-OPUS_46, HAIKU_45, GPT_55 = (5, 6.25, 0.5, 25), (1, 1.25, 0.1, 5), (5, 5, 0.5, 30)
+# USD per million tokens as the pricing pages list them: input, 5-minute cache write, cache read, output,
+# 1-hour cache write
+OPUS_46, HAIKU_45, GPT_55 = (5, 6.25, 0.5, 25, 10), (1, 1.25, 0.1, 5, 2), (5, 5, 0.5, 30, 5)
 
 
 def usage(context: int, written: int, read: int, output: int) -> RecordedUsage:
@@ -45,7 +46,8 @@ def session(tmp_path_factory) -> Path:
 
 def priced(model: str, raw: dict) -> float:
     rates = OPUS_46 if "opus-4-6" in model else HAIKU_45
-    return (raw["input_tokens"] * rates[0] + raw["cache_creation_input_tokens"] * rates[1]
+    hour = (raw.get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0)  # Claude Code 2.x writes for an hour
+    return (raw["input_tokens"] * rates[0] + (raw["cache_creation_input_tokens"] - hour) * rates[1] + hour * rates[4]
             + raw["cache_read_input_tokens"] * rates[2] + raw["output_tokens"] * rates[3]) / 1e6
 
 
@@ -65,6 +67,24 @@ def test_a_request_is_priced_by_its_model_at_the_published_prices():
     assert request_cost("claude-sonnet-4-5", usage(150_000, 0, 0, 0)).usd == pytest.approx(150_000 * 3 / 1e6)
     assert request_cost("llama-3.3-70b", usage(1_000, 0, 0, 10)) is None  # unknown: no figure
     assert request_cost("claude-opus-4-6", None) is None  # nothing recorded: nothing to price
+    # a 1-hour cache write costs 2x input, a 5-minute one 1.25x (Claude Code 2.x writes for an hour)
+    hour = RecordedUsage(44_993, 1, 2_392, 42_600, 19, cache_creation_1h_input_tokens=2_000)
+    assert request_cost("claude-opus-4-6", hour).usd == pytest.approx(
+        (1 * 5 + 392 * 6.25 + 2_000 * 10 + 42_600 * 0.5 + 19 * 25) / 1e6)
+    assert request_cost("gpt-5.5", RecordedUsage(1_000, 1_000, 0, 0, 0, 500)).usd == pytest.approx(1_000 * 5 / 1e6)
+
+
+def test_the_one_hour_cache_writes_a_transcript_records_reach_the_plan(session):
+    """Claude Code 2.1 records ``cache_creation.ephemeral_1h_input_tokens``: the plan's ``recorded`` says
+    how many of the writes were for an hour, and the cost prices them at 2x input."""
+    import json as _json
+    turns = load_turns(session)
+    raw = [u for _, u in requests_of(session)]
+    hours = [(u.get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0) for u in raw]
+    assert sum(hours) > 0  # the fixture writes for an hour
+    recorded = [t.recorded for t in turns if t.recorded is not None]
+    assert [r.cache_creation_1h_input_tokens for r in recorded] == hours
+    assert [("cache_creation_1h_input_tokens" in _json.dumps(r.to_dict())) for r in recorded] == [h > 0 for h in hours]
 
 
 @pytest.mark.parametrize(("name", "key"), [

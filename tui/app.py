@@ -103,6 +103,7 @@ class TokenboxApp(App[None]):
         reserve_out: int | None = None,
         warn_levels: Levels = DEFAULT_WARN_LEVELS,
         first_plan: FirstPlan | None = None,
+        follow: bool = True,
     ) -> None:
         super().__init__(driver_class=driver_class())
         self.path = os.path.abspath(path)
@@ -131,6 +132,7 @@ class TokenboxApp(App[None]):
         # the first request's outcome, planned by a forked process (``tui/firstplan.py``); taken once,
         # closed when the app ends (the child never outlives it)
         self._first_plan = first_plan
+        self._following = follow  # False: nothing is followed until ``follow_file`` (the board picks a session)
 
     # ------------------------------------------------------------------ the state, read-only
 
@@ -223,9 +225,11 @@ class TokenboxApp(App[None]):
         self.query_one(SectionBars).focus()
         self.set_reactive(TokenboxApp.state, replace(self.state, width=self.size.width))  # drawn just below
         self._draw(None, self.state)
-        self.request_plan("start", reload=True)
+        if self._following:
+            self.request_plan("start", reload=True)
         if self.watching:
-            self._watch()
+            if self._following:
+                self._watch()
             self._watch_config()
 
     def on_resize(self, event: Resize) -> None:
@@ -242,6 +246,11 @@ class TokenboxApp(App[None]):
             self._first_plan.close()  # a worker waiting for it stops waiting; the child is reaped
 
     # ------------------------------------------------------------------ workers
+
+    @property
+    def following(self) -> bool:
+        """Whether a file is followed (``False`` until the board opens one in a ``--all`` app)."""
+        return self._following
 
     @property
     def planner(self) -> Planner:
@@ -345,6 +354,8 @@ class TokenboxApp(App[None]):
         watcher.follow(path, self._config_stop, lambda what: self.post_message(ConfigChanged(what)))
 
     def on_config_changed(self, message: ConfigChanged) -> None:
+        if not self._following:
+            return  # no file yet: the first plan will read the config as it is then
         self.request_plan(f"config file {message.what}")  # the planner sees the new stamp: a new engine
 
     def on_file_changed(self, message: FileChanged) -> None:
@@ -381,6 +392,7 @@ class TokenboxApp(App[None]):
         self._planner = self._planner_factory()
         self._stop.set()  # the old file's watcher ends
         self._stop = threading.Event()
+        self._following = True
         self.state = self.state.for_new_session()
         self.request_plan(reason, reload=True)
         if self.watching:
@@ -891,6 +903,10 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
             except DiscoveryError as exc:
                 return fail(str(exc))
             app = TokenboxApp(found.path, **settings)
+        elif options.all:
+            from tokenbox.tui.board.app import BoardApp  # start-up: the board's modules only for --all
+
+            app = BoardApp(**settings) if options.since is None else BoardApp(since=options.since, **settings)
         elif options.record:
             from tokenbox.core.model.errors import BadInput
             from tokenbox.core.record.run import record_for_tui

@@ -36,6 +36,8 @@ class Options:
     warn_levels: str | None = None  # "75,90,100": overrides TOKENBOX_WARN_LEVELS and the config file
     agent: str | None = None  # follow the newest session of this agent for the current directory (``discovery``)
     serve: tuple[str, int] | None = None  # --serve: the address to serve the app to web browsers on
+    all: bool = False  # --all: the board of every recent agent session
+    since: float | None = None  # --since: seconds of inactivity after which a session leaves the board
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,6 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="follow the newest session of agent NAME started in the current directory's project: "
              + ", ".join(f"{a.name} ({a.label})" for a in AGENTS) + "; --claude and --codex are shorthands",
     )
+    parser.add_argument(
+        "--all", action="store_true",
+        help="a board of every agent session that changed recently (Claude Code with its sub-agents, Codex, Gemini CLI, "
+             "Copilot, Cline/Roo/Kilo, OpenCode, aider, tokenbox record's captures): context used, room before "
+             "compaction, sub-agents running, live; Enter opens one in the inspector, Esc comes back",
+    )
+    parser.add_argument("--since", type=duration, metavar="DURATION",
+                        help="with --all: sessions idle longer than this leave the board (e.g. 30m, 2h, 1d; default 2h)")
     # the flags only, not the proxy's machinery (asyncio): the first plan waits for this parser
     from tokenbox.core.record.flags import DEFAULT_LISTEN, DEFAULT_UPSTREAM, listen_address, upstream_url
 
@@ -132,14 +142,18 @@ def parse_args(argv: Sequence[str]) -> Options:
                 f"(known tokenizers: {', '.join(names)})"
             )
     if args.agent is not None and (args.file is not None or args.claude or args.claude_project is not None or args.codex
-                                   or args.record):
-        raise UsageError("--agent excludes FILE, --claude/--claude-project, --codex and --record (give one of them)")
+                                   or args.record or args.all):
+        raise UsageError("--agent excludes FILE, --claude/--claude-project, --codex, --record and --all (give one of them)")
     agent = args.agent
     if agent == "claude":  # the shorthands, with their own following (a new session is switched to)
         args.claude, agent = True, None
     elif agent == "codex":
         args.codex, agent = True, None
     claude = args.claude or args.claude_project is not None
+    if args.all and (args.file is not None or claude or args.codex or args.record):
+        raise UsageError("--all excludes FILE, --claude/--claude-project, --codex, --agent and --record (give one of them)")
+    if args.since is not None and not args.all:
+        raise UsageError("--since goes with --all")
     if claude and args.file is not None:
         raise UsageError("FILE and --claude/--claude-project exclude each other (give one of them)")
     if args.codex and (claude or args.record or args.file is not None):
@@ -149,7 +163,29 @@ def parse_args(argv: Sequence[str]) -> Options:
     if args.record and (claude or args.file is not None):
         raise UsageError("--record follows its own capture: give no FILE and no --claude")
     return Options(args.file, args.budget, args.tokenizer, args.trimming, args.reserve_out, claude, args.claude_project,
-                   args.record, args.listen, args.upstream, args.codex, args.warn_levels, agent, args.serve)
+                   args.record, args.listen, args.upstream, args.codex, args.warn_levels, agent, args.serve, args.all,
+                   args.since)
+
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration(text: str) -> float:
+    """``--since``'s value: a number of seconds, or numbers with units (``90s``, ``30m``, ``2h``, ``1d``,
+    ``1h30m``); positive."""
+    import re  # start-up: only when --since is given
+
+    value = text.strip().lower()
+    parts = re.fullmatch(r"(?:\d+(?:\.\d+)?[smhd])+|\d+(?:\.\d+)?", value)
+    if parts is None:
+        raise argparse.ArgumentTypeError(f"{printable(text, 40)!r} is not a duration (e.g. 30m, 2h, 1d, 1h30m)")
+    if value[-1].isdigit():
+        seconds = float(value)
+    else:
+        seconds = sum(float(n) * DURATION_UNITS[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)([smhd])", value))
+    if not 0 < seconds < 10 * 365 * 86400:
+        raise argparse.ArgumentTypeError(f"{printable(text, 40)!r}: give a duration above 0 (e.g. 30m, 2h)")
+    return seconds
 
 
 def sample_path(stack: contextlib.ExitStack, name: str = DEFAULT_SAMPLE) -> str:

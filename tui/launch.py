@@ -89,7 +89,7 @@ def first_request(args: list[str]) -> PlanRequest | None:
             options = parse_args(args)  # silent: --help and --version print once, from the app
     except (UsageError, SystemExit):  # --help, --version and bad flags: the app answers them
         return None
-    if options.claude or options.codex or options.record or options.agent or options.serve:  # --serve: each tab's app plans
+    if options.claude or options.codex or options.record or options.agent or options.all or options.serve:  # --serve: each tab's app plans
         return None
     path = options.file or _sample_file()
     if path is None or os.path.isdir(path):  # a directory: the app's one-line error

@@ -194,7 +194,8 @@ def serve(options: Options, argv: Sequence[str]) -> int:
                 "it sees the session and can drive the app\n"
             )
         if not options.record:
-            return _serve(listening, host, app_command(app_arguments(argv)), loopback)
+            return _serve(listening, host, app_command(app_arguments(argv)), loopback,
+                          "board" if options.all else "inspector")
         from tokenbox.core.model.errors import BadInput
         from tokenbox.core.record.run import record_for_tui
 
@@ -205,10 +206,10 @@ def serve(options: Options, argv: Sequence[str]) -> int:
             return fail(str(exc))
 
 
-def _serve(listening: socket.socket, host: str, command: str, loopback: bool) -> int:
+def _serve(listening: socket.socket, host: str, command: str, loopback: bool, what: str = "inspector") -> int:
     port = int(listening.getsockname()[1])
     shown = socket.gethostname() if host in ("0.0.0.0", "::") else host
-    sys.stdout.write(f"tokenbox-tui: serving at {url(shown, port)} (each browser tab runs its own inspector; Ctrl-C stops)\n")
+    sys.stdout.write(f"tokenbox-tui: serving at {url(shown, port)} (each browser tab runs its own {what}; Ctrl-C stops)\n")
     sys.stdout.flush()
     server = _server_class()(command, host=host, port=port, title=TITLE)
     server.listening = listening

@@ -1,4 +1,4 @@
-"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``, ``import``, ``record``.
+"""The headless ``tokenbox`` command: ``plan``, ``render``, ``check``, ``tokenizers``, ``import``, ``record``, ``doctor``.
 
 Exit codes: 0 fits (or ok), 1 critical overflow / over the gate, 2 bad input. Every error is one
 line on stderr, ``tokenbox: error: FILE:LINE:COL: problem (remedy)``, never a traceback.
@@ -100,6 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"API to forward to (default {DEFAULT_UPSTREAM}; e.g. https://api.openai.com)")
     record.add_argument("--out", metavar="FILE", help="capture file to create (default: a new file under "
                         "$XDG_STATE_HOME/tokenbox/captures/)")
+    doctor = commands.add_parser(
+        "doctor", help="where tokenbox looks for each agent's sessions, what it found, what it skipped and why",
+        description="Print every place tokenbox looks for agents' sessions (and the environment variable or "
+                    "default that chose it), the sessions found there (count, newest) and every folder skipped "
+                    "with its reason. Reads only; exit 0.",
+    )
+    doctor.add_argument("-v", "--verbose", action="store_true",
+                        help="list every place that does not exist (by default an agent's missing places are counted in one line)")
     return parser
 
 
@@ -142,6 +150,10 @@ def _main(argv: list[str]) -> int:
             return _tokenizers()
         if args.command == "models":
             return _models()
+        if args.command == "doctor":
+            from tokenbox.core.commands.doctor import run as doctor  # start-up: the agents' table only for `tokenbox doctor`
+
+            return doctor(sys.stdout, os.environ, verbose=args.verbose)
         if args.command == "record":
             from tokenbox.core.record.run import run  # start-up: asyncio and the proxy only for `tokenbox record`
 
@@ -163,6 +175,11 @@ def _main(argv: list[str]) -> int:
         return _fail("out of memory (the session is too large for this machine)")
     except RecursionError:
         return _fail("input nested too deeply (flatten the session)")
+    except OSError as exc:  # the system refused a write (a full disk, a closed terminal): not a bug in tokenbox
+        _silence_stdout()  # what is left in stdout's buffer would fail again at exit
+        where = printable(str(exc.filename), 200) if exc.filename else "the output"
+        reason = printable(exc.strerror or type(exc).__name__)
+        return _fail(f"{where}: {reason} (free some space, or send the output elsewhere)")
     except Exception as exc:  # a bug must still end in one line, never a traceback
         return _fail(f"internal error: {type(exc).__name__}: {printable(str(exc))} (please report this with the input file)")
 

@@ -43,7 +43,7 @@ from tokenbox.core.commands.thresholds import compact_buffer, prices_in_force, w
 from tokenbox.core.model.compaction import compact_threshold, window_for
 from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.prices import Overrides, request_cost, usd
-from tokenbox.core.model.session import RecordedUsage
+from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_thread, thread_turns
 from tokenbox.core.sources.readers.claude_truth import visible_tokens
@@ -124,11 +124,18 @@ def head_hidden(path: str, limit: int = TAIL_LIMIT) -> int | None:
     return None
 
 
-def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer: int | None,
-             prices: Overrides | None = None, given: tuple[int | None, int | None] = (None, None)) -> Headline | None:
-    """The headline of the main thread's newest turn, from the tail of the transcript at ``path``;
-    ``given`` is what Claude Code's stdin says: ``(current context, window)``, either ``None``."""
-    size = TAIL_BYTES
+@dataclass(frozen=True)
+class Tail:
+    """The transcript's default thread (the main one) as its tail shows it."""
+
+    turns: Sequence[Session]  # its turns (empty: no thread in the tail)
+    thread: str | None  # its name
+    whole: bool  # the tail is the whole file (nothing before it is unseen)
+
+
+def read_tail_thread(path: str, size: int = TAIL_BYTES) -> Tail:
+    """The default thread read from the transcript's last ``size`` bytes, four times more each time until a
+    request with recorded usage is in them (``TAIL_LIMIT`` at most)."""
     file_size = os.path.getsize(path)
     while True:
         lines, first = read_tail(path, size)
@@ -140,9 +147,22 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
         if recorded or size >= file_size or size >= TAIL_LIMIT:
             break
         size *= 4
-    if name is None:
-        return None
-    turns = thread_turns(reader, name)
+    turns = thread_turns(reader, name) if name is not None else ()
+    return Tail(turns, name, not lines or size >= file_size)
+
+
+def tail_turns(path: str, size: int = TAIL_BYTES) -> Sequence[Session]:
+    """The turns of the transcript's default thread read from its tail (``read_tail_thread``); the newest
+    is the one the status line shows (the board's glance reads them too)."""
+    return read_tail_thread(path, size).turns
+
+
+def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer: int | None,
+             prices: Overrides | None = None, given: tuple[int | None, int | None] = (None, None)) -> Headline | None:
+    """The headline of the main thread's newest turn, from the tail of the transcript at ``path``;
+    ``given`` is what Claude Code's stdin says: ``(current context, window)``, either ``None``."""
+    tail = read_tail_thread(path)
+    turns = tail.turns
     if not len(turns):
         return None
     session = turns[-1]
@@ -171,7 +191,7 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
     # its tail was read, the history before the tail: the head of the file tells them apart.
     unseen = max(0, tokens - sum(groups.values()))
     hidden = unseen
-    if lines and size < file_size and name == MAIN_THREAD:
+    if not tail.whole and tail.thread == MAIN_THREAD:
         first_hidden = head_hidden(path)
         if first_hidden is not None and first_hidden < unseen:
             hidden = first_hidden

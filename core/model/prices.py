@@ -11,8 +11,10 @@ reads), OpenAI and Gemini record the cached part inside the input (context = inp
 OpenAI and Gemini charge nothing extra to write their implicit caches, so their cache write price
 is the input price. A model priced in tiers (a long-context surcharge, Claude Haiku 5.5's prompts
 over 100 000 tokens) has a second row used for the whole request when its context is above the
-threshold. Anthropic's cache writes are priced as 5-minute writes (transcripts do not say which
-were 1-hour writes, which cost 1.6× as much).
+threshold. Anthropic's 1-hour cache writes (what Claude Code 2.x writes; its transcripts and the API's
+usage say how many: ``cache_creation.ephemeral_1h_input_tokens``) cost 2× input where a 5-minute write
+costs 1.25×: ``writes`` above is priced at ``cache_write`` for the 5-minute part and ``cache_write_1h``
+for the 1-hour part.
 
 The table was compiled on ``PRICES_AS_OF`` from the providers' published price pages (Anthropic's
 "Pricing" page, OpenAI's API pricing page, Google's Gemini API pricing page); prices change, so the
@@ -47,6 +49,7 @@ class Price:
     cache_read: float
     output: float
     long: tuple[int, Price] | None = None
+    cache_write_1h: float | None = None  # an hour-long cache write (Anthropic); None: as ``cache_write``
 
     def for_context(self, context: int) -> Price:
         """The rates that apply to a request of ``context`` tokens."""
@@ -78,8 +81,9 @@ def usd(value: float) -> str:
 
 
 def _anthropic(input: float, output: float, cache_read: float | None = None) -> Price:
-    """Anthropic's rule: a 5-minute cache write costs 1.25× input, a cache read 0.1× input (unless given)."""
-    return Price(input, input * 1.25, input / 10 if cache_read is None else cache_read, output)
+    """Anthropic's rule: a 5-minute cache write costs 1.25× input, a 1-hour write 2×, a cache read 0.1× input
+    (unless given)."""
+    return Price(input, input * 1.25, input / 10 if cache_read is None else cache_read, output, cache_write_1h=input * 2)
 
 
 def _implicit(input: float, cache_read: float, output: float) -> Price:
@@ -162,7 +166,7 @@ PRICES: dict[str, Price] = {
 # What is not part of a model's name in the table: a provider prefix, the 1M-window suffix, a date.
 _PROVIDER = re.compile(r"^(?:models/|anthropic/|openai/|google/|vertex_ai/|bedrock/)")
 _DATED = re.compile(r"(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2}|@\d{3})$")
-_FIELDS = ("input", "cache_write", "cache_read", "output")
+_FIELDS = ("input", "cache_write", "cache_write_1h", "cache_read", "output")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -201,10 +205,12 @@ def usage_cost(usage: RecordedUsage, price: Price) -> float:
     """USD of one request's recorded ``usage`` at ``price`` (see the module docstring)."""
     rates = price.for_context(usage.context_tokens)
     writes = max(0, usage.cache_creation_input_tokens)
+    hour_writes = min(writes, max(0, usage.cache_creation_1h_input_tokens))
+    hour_rate = rates.cache_write if rates.cache_write_1h is None else rates.cache_write_1h
     reads = max(0, usage.cache_read_input_tokens)
     uncached = max(0, usage.context_tokens - writes - reads)
-    return (uncached * rates.input + writes * rates.cache_write + reads * rates.cache_read
-            + max(0, usage.output_tokens) * rates.output) / PER
+    return (uncached * rates.input + (writes - hour_writes) * rates.cache_write + hour_writes * hour_rate
+            + reads * rates.cache_read + max(0, usage.output_tokens) * rates.output) / PER
 
 
 def request_cost(model: str | None, usage: RecordedUsage | None, overrides: Overrides | None = None) -> Cost | None:

@@ -90,15 +90,21 @@ class RecordedUsage:
     cache_creation_input_tokens: int
     cache_read_input_tokens: int
     output_tokens: int
+    # of the cache writes, those written for an hour (Anthropic's ``cache_creation.ephemeral_1h_input_tokens``):
+    # they cost 2× input where a 5-minute write costs 1.25×
+    cache_creation_1h_input_tokens: int = 0
 
     def to_dict(self) -> dict[str, int]:
-        return {
+        data = {
             "context_tokens": self.context_tokens,
             "input_tokens": self.input_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
             "output_tokens": self.output_tokens,
         }
+        if self.cache_creation_1h_input_tokens:  # only where the provider said so: older files stay as they were
+            data["cache_creation_1h_input_tokens"] = self.cache_creation_1h_input_tokens
+        return data
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from typing import Any
 
 from tokenbox.core.model.errors import ConfigError
 from tokenbox.core.record.redact import REDACTED, redact  # noqa: F401 - REDACTED is part of this module's API
+from tokenbox.core.sources.discovery import captures_dir
 from tokenbox.core.sources.readers.capture_format import FORMAT_KEY, FORMAT_VERSION, message_key
 
 # Request headers worth keeping (they change what the model sees); every other header may carry a
@@ -147,9 +148,8 @@ def now() -> str:
 
 
 def state_dir() -> str:
-    """``$XDG_STATE_HOME/tokenbox/captures`` (``~/.local/state`` when unset)."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "tokenbox", "captures")
+    """``$XDG_STATE_HOME/tokenbox/captures`` (``~/.local/state`` when unset): ``discovery.captures_dir``."""
+    return captures_dir(os.environ)[0]
 
 
 def new_capture_path() -> str:

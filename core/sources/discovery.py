@@ -16,6 +16,10 @@ directory (default: the current one), or raises ``DiscoveryError`` with a one-li
 | cline, roo, kilo | VS Code's ``User/globalStorage/<extension>/tasks/`` of Code, Insiders, VSCodium, Cursor, Windsurf and the remote server, per OS (``$XDG_CONFIG_HOME``, ``%APPDATA%``); Cline also ``~/.cline/data/tasks/`` and the CLI's ``sessions/`` (``$CLINE_DIR``) | a task folder (its working directory from the environment details); a CLI session file |
 | kilo (5.x), opencode | ``$XDG_DATA_HOME/kilo/kilo.db``, ``$XDG_DATA_HOME/opencode/opencode*.db`` and ``storage/`` | ``DB#SESSION_ID``, a session's message folder |
 | aider | the project's ``.aider.chat.history.md`` (``$AIDER_CHAT_HISTORY_FILE``), in it or its git root | the file |
+| record (``CAPTURES``, not in ``AGENTS``) | ``$XDG_STATE_HOME/tokenbox/captures`` or ``~/.local/state/tokenbox/captures`` | ``capture-*.jsonl`` of ``tokenbox record`` |
+
+``SOURCES`` is ``AGENTS`` and the capture logs: what the board (``tokenbox-tui --all``) and ``tokenbox doctor``
+look through (``scan(rows=SOURCES)``).
 
 Nothing here writes; databases are read read-only (``database``), files by their first bytes only.
 """
@@ -103,6 +107,14 @@ def codex_dir(env: Mapping[str, str]) -> tuple[str, str]:
     """Codex's data folder and what chose it (``$CODEX_HOME``, else ``~/.codex``)."""
     chosen = _env_dir(env, "CODEX_HOME")
     return (chosen, "$CODEX_HOME") if chosen else (os.path.join(home(env), ".codex"), "default")
+
+
+def captures_dir(env: Mapping[str, str]) -> tuple[str, str]:
+    """The folder of ``tokenbox record``'s capture logs and what chose it (``$XDG_STATE_HOME``, else
+    ``~/.local/state``), ``…/tokenbox/captures``."""
+    chosen = _env_dir(env, "XDG_STATE_HOME")
+    base, how = (chosen, "$XDG_STATE_HOME") if chosen else (os.path.join(home(env), ".local", "state"), "default")
+    return os.path.join(base, "tokenbox", "captures"), how
 
 
 def data_home(env: Mapping[str, str]) -> tuple[str, str]:
@@ -430,6 +442,16 @@ def aider_history(directory: str, env: Mapping[str, str]) -> str | None:
         folder = os.path.dirname(folder)
 
 
+def _capture_roots(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    return [captures_dir(env)]
+
+
+def _capture_sessions(root: str, env: Mapping[str, str], scan: Scan) -> Iterator[Found]:
+    names = [os.path.join(root, n) for n in _listdir(root, "record", scan) if n.endswith(".jsonl")]
+    for mtime, path in _newest_files(names):
+        yield Found("record", None, path, mtime)
+
+
 AGENTS: tuple[Agent, ...] = (
     Agent("claude", "Claude Code", _claude_roots, _claude_sessions),
     Agent("codex", "Codex CLI", _codex_roots, _codex_sessions),
@@ -442,6 +464,8 @@ AGENTS: tuple[Agent, ...] = (
     Agent("aider", "aider", _aider_roots, _aider_sessions),
 )
 NAMES: tuple[str, ...] = tuple(a.name for a in AGENTS)
+CAPTURES = Agent("record", "tokenbox record", _capture_roots, _capture_sessions)  # capture logs: no project to follow
+SOURCES: tuple[Agent, ...] = (*AGENTS, CAPTURES)
 _MATCHES: dict[str, Callable[[Found, str], bool]] = {"claude": _claude_matches, "gemini": _gemini_matches}
 
 
@@ -453,12 +477,13 @@ def agent(name: str) -> Agent:
     raise DiscoveryError(f"unknown agent {name!r} (known agents: {', '.join(NAMES)})")
 
 
-def scan(names: tuple[str, ...] | None = None, *, environ: Mapping[str, str] | None = None) -> Scan:
-    """The recent sessions of every agent (or of ``names``), newest first, with what was skipped and where
-    each agent's row looked (a root that does not exist is listed as looked at, not as skipped)."""
+def scan(names: tuple[str, ...] | None = None, *, environ: Mapping[str, str] | None = None,
+         rows: tuple[Agent, ...] = AGENTS) -> Scan:
+    """The recent sessions of every agent of ``rows`` (or of ``names``), newest first, with what was skipped
+    and where each agent's row looked (a root that does not exist is listed as looked at, not as skipped)."""
     env = os.environ if environ is None else environ
     result = Scan()
-    for row in AGENTS:
+    for row in rows:
         if names is not None and row.name not in names:
             continue
         for root, how in row.roots(env):

@@ -35,6 +35,11 @@ def test_the_console_script_runs_end_to_end():
     assert json.loads(done.stdout) == json.loads(tokenbox("plan", path, "--json").stdout)
     bad = subprocess.run([*command, "plan", path, "--tokenizer", "nope"], capture_output=True, timeout=120)
     assert_one_line_error(bad, "unknown tokenizer 'nope'")
+    if os.path.exists("/dev/full"):  # a full disk is the system's refusal, not a bug: one line, no "internal error"
+        with open("/dev/full", "wb") as full:
+            refused = subprocess.run([*command, "plan", path], stdout=full, stderr=subprocess.PIPE, timeout=120)
+        err = assert_one_line_error(refused, "the output: No space left on device")
+        assert "internal error" not in err
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[bytes], *fragments: str) -> str:

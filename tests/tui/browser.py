@@ -21,8 +21,9 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 # the machine notes' flags: without the background-networking ones Chromium keeps dialling out
@@ -181,3 +182,29 @@ def _pipe() -> tuple[int, int]:
     finally:
         for end in ends:
             os.close(end)
+
+
+def served_screenshot(executable: str, args: list[str], env: Mapping[str, str], directory: str,
+                      ready: Callable[[str], object], out: Path, window: tuple[int, int] = WINDOW,
+                      settle: float = 0.5) -> str:
+    """Serve ``tokenbox-tui ARGS --serve 127.0.0.1:0`` (``env``, run in ``directory``), open it in a headless
+    Chromium tab, wait until ``ready(screen)`` and a frame changes nothing, save the tab as a PNG at ``out``
+    and stop the server (Ctrl-C); the screen's text is returned. For the README's screenshots."""
+    server = subprocess.Popen([sys.executable, "-m", "tokenbox.tui", *args, "--serve", "127.0.0.1:0"],
+                              stdout=subprocess.PIPE, env=dict(env), cwd=directory, start_new_session=True)
+    browser = Browser(executable, Path(directory) / "profile", window)
+    try:
+        address = re.search(r"http://\S+/", server.stdout.readline().decode())
+        assert address, "the server printed no address"
+        page = browser.open(address.group(0))
+        page.wait_for(ready, 30)
+        drawn = ""
+        while drawn != page.screen():  # until a frame changes nothing
+            drawn = page.screen()
+            time.sleep(settle)
+        out.write_bytes(page.screenshot())
+        return drawn
+    finally:
+        browser.close()
+        os.killpg(server.pid, signal.SIGINT)
+        server.wait(10)

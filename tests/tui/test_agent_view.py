@@ -32,8 +32,9 @@ IMPORTERS = HERE.parent / "importers" / "fixtures"
 REAL = HERE.parent / "fixtures" / "real_sessions"
 SIZES = ((80, 24), (140, 42), (200, 60))
 # Anthropic's and OpenAI's published prices (USD per million tokens: input, 5-minute cache write,
-# cache read, output), as the pricing pages list them
-PAGE_PRICES = {"claude-opus-4-6": (5, 6.25, 0.5, 25), "claude-haiku-4-5": (1, 1.25, 0.1, 5), "gpt-5.5": (5, 5, 0.5, 30)}
+# cache read, output, 1-hour cache write), as the pricing pages list them
+PAGE_PRICES = {"claude-opus-4-6": (5, 6.25, 0.5, 25, 10), "claude-haiku-4-5": (1, 1.25, 0.1, 5, 2),
+               "gpt-5.5": (5, 5, 0.5, 30, 5)}
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +46,11 @@ def session_dir(tmp_path_factory) -> Path:
 def dollars(model: str, usage: dict) -> float:
     """A request's cost at the published prices (a dated model id is priced as its model)."""
     name = model if model in PAGE_PRICES else model.rsplit("-", 1)[0]
-    price_in, price_write, price_read, price_out = PAGE_PRICES[name]
-    return (usage["input_tokens"] * price_in + usage.get("cache_creation_input_tokens", 0) * price_write
-            + usage.get("cache_read_input_tokens", 0) * price_read + usage["output_tokens"] * price_out) / 1e6
+    price_in, price_write, price_read, price_out, price_hour = PAGE_PRICES[name]
+    hour = (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0)  # Claude Code 2.x writes for an hour
+    return (usage["input_tokens"] * price_in + (usage.get("cache_creation_input_tokens", 0) - hour) * price_write
+            + hour * price_hour + usage.get("cache_read_input_tokens", 0) * price_read
+            + usage["output_tokens"] * price_out) / 1e6
 
 
 def spaced(number: int) -> str:

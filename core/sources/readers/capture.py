@@ -43,6 +43,7 @@ from tokenbox.core.sources.readers.common import (
     build_session,
     inferred_section,
     link_tool_names,
+    one_hour_writes,
 )
 from tokenbox.core.tokens.charclass import base_estimate
 
@@ -490,7 +491,8 @@ def recorded_usage(api: str, response: dict[str, Any] | None) -> RecordedUsage |
         if "input_tokens" not in usage or any(c is None for c in counts):
             return None
         inp, write, read, out = counts  # type: ignore[misc]
-        return RecordedUsage(inp + write + read, inp, write, read, out)  # type: ignore[operator]
+        return RecordedUsage(inp + write + read, inp, write, read, out,  # type: ignore[operator]
+                             one_hour_writes(usage, write))  # type: ignore[arg-type]
     chat = api == "openai-chat"
     total = _count(usage.get("prompt_tokens" if chat else "input_tokens"))
     details = usage.get("prompt_tokens_details" if chat else "input_tokens_details")

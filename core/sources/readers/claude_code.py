@@ -65,6 +65,7 @@ from tokenbox.core.sources.readers.common import (
     SectionCache,
     build_session,
     call_argument,
+    one_hour_writes,
     pick_model,
     reply_sections,
 )
@@ -700,7 +701,8 @@ def _usage(value: Any) -> RecordedUsage | None:
             return None
         numbers[key] = number
     context = numbers["input_tokens"] + numbers["cache_creation_input_tokens"] + numbers["cache_read_input_tokens"]
-    return RecordedUsage(context_tokens=context, **numbers)
+    return RecordedUsage(context_tokens=context, **numbers,
+                         cache_creation_1h_input_tokens=one_hour_writes(value, numbers["cache_creation_input_tokens"]))
 
 
 def no_request_error(path: str) -> SessionError:

@@ -25,7 +25,9 @@ count of what was added since (never across a compaction). ``pending``, ``thread
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -62,6 +64,7 @@ NOT_RECORDED = "the tool definitions (Codex does not write them to rollouts)"
 HIDDEN_LABEL = "tool definitions and message framing (not in the rollout)"
 THREAD = MAIN_THREAD
 _USAGE_MAX = 10**12
+USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")  # a request's recorded usage
 
 
 def detect(nodes: list[Node]) -> bool:
@@ -312,7 +315,7 @@ def _usage(node: Node | None) -> RecordedUsage | None:
         return None
     fields = node.value
     numbers = {}
-    for key in ("input_tokens", "cached_input_tokens", "output_tokens"):
+    for key in USAGE_KEYS:
         value = _count(fields.get(key)) if key in fields else 0
         if value is None:
             return None
@@ -485,6 +488,66 @@ def _predicted(session: Session, messages: list[Message], before: list[Message],
             f"since{left} (message framing not included)")
     return replace(session, sections=(inferred_section(0, HIDDEN_LABEL), *session.sections),
                    context_tokens=target, warnings=(*session.warnings, note))
+
+
+@dataclass(frozen=True, slots=True)
+class Glance:
+    """The newest request a rollout's tail records (``tail_glance``): what a board shows before it reads the
+    whole rollout."""
+
+    context: int  # its recorded context (``last_token_usage.input_tokens``)
+    window: int | None  # ``model_context_window`` as recorded with it
+    model: str | None  # the newest ``turn_context``'s model in the tail
+    pending: bool  # input (or a compaction) follows it: the next request is about to be sent
+
+
+def tail_glance(lines: Sequence[str]) -> Glance | None:
+    """The newest request recorded in the complete ``lines`` of a rollout's tail, read as ``convert`` reads
+    them (``None``: no ``token_count`` with usage among them)."""
+    pending = False
+    found: tuple[int, int | None] | None = None
+    model = None
+    for text in reversed(lines):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue
+        payload = value.get("payload") if isinstance(value, dict) else None
+        if not isinstance(payload, dict):
+            continue
+        kind = value.get("type")
+        if model is None:
+            if kind == "turn_context" and isinstance(payload.get("model"), str):
+                model = payload["model"]
+            elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
+                settings = payload.get("thread_settings")
+                if isinstance(settings, dict) and isinstance(settings.get("model"), str):
+                    model = settings["model"]
+        if found is not None:
+            if model is not None:
+                break
+            continue
+        if kind == "compacted" or (kind == "response_item" and payload.get("type") not in OUTPUT_ITEM_TYPES
+                                   and payload.get("type") not in UNSENT_ITEMS and payload.get("role") != "assistant"):
+            pending = True  # as ``_add_item``: an item that is not the model's output is new input
+        elif (kind == "event_msg" and payload.get("type") == "token_count") or kind == "token_usage_record":
+            info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+            if kind == "token_usage_record":
+                info = payload
+            last = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), dict) else {}
+            if not last and kind == "token_usage_record":  # as ``_token_count`` reads such a line
+                inner = info.get("info") if isinstance(info.get("info"), dict) else {}
+                last = next((v for v in (info.get("usage"), info.get("token_usage"), inner.get("last_token_usage"))
+                             if isinstance(v, dict)), {})
+            context, window = last.get("input_tokens"), info.get("model_context_window")
+            # all zero is not a request (as ``_usage``): a failed call or Codex's own bookkeeping
+            if _plain_count(context) is not None and any(_plain_count(last.get(k)) for k in USAGE_KEYS):
+                found = (context, _plain_count(window) or None)
+    return Glance(found[0], found[1], model, pending) if found is not None else None
+
+
+def _plain_count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _USAGE_MAX else None
 
 
 def _restarted(session: Session, usage: RecordedUsage, recorded: Session) -> Session:

@@ -60,6 +60,16 @@ _ID_MAX = 80
 # ---------------------------------------------------------------- positioned nodes
 
 
+def one_hour_writes(usage: dict[str, Any], writes: int) -> int:
+    """Of an Anthropic usage's ``writes`` cache-creation tokens, those written for an hour
+    (``cache_creation.ephemeral_1h_input_tokens``; 0 when absent or malformed, never more than ``writes``)."""
+    detail = usage.get("cache_creation")
+    hour = detail.get("ephemeral_1h_input_tokens") if isinstance(detail, dict) else None
+    if isinstance(hour, bool) or not isinstance(hour, int) or hour < 0:
+        return 0
+    return min(hour, writes)
+
+
 def fail(node: Node | None, path: str, problem: str, remedy: str) -> SessionError:
     """A ``SessionError`` at ``node``'s position."""
     if node is None:
