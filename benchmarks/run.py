@@ -1,6 +1,6 @@
 """tokenbox benchmarks: one command, every figure next to a baseline measured in the same run.
 
-    python -m benchmarks            # full run (about 8 minutes)
+    python -m benchmarks            # full run (about 9 minutes)
     python -m benchmarks --quick    # CI-sized run (fewer repeats, smaller chains)
     python -m benchmarks --quick --tiny   # smoke-test sizes (seconds; numbers meaningless)
 
