@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import random
@@ -62,10 +63,14 @@ class BareFollower:
                              step=self.step_ms, debounce=self.debounce_ms, stop_event=self._stop,
                              raise_interrupt=False, recursive=False):
             if changes:
-                with open(self.path, "rb") as handle:
-                    json.loads(handle.read())
+                self.load()
                 self.when = time.perf_counter()
                 self.seen.set()
+
+    def load(self) -> None:
+        """What the follower does on a change: read the file and json-load it."""
+        with open(self.path, "rb") as handle:
+            json.loads(handle.read())
 
     def __enter__(self) -> BareFollower:
         self._thread.start()
@@ -109,6 +114,14 @@ def bare_latencies(path: str, edits: list[bytes], waits: list[float], step_ms: i
             time.sleep(wait)
             times.append(follower.latency(writer(data)))
     return times
+
+
+_SERVERS = itertools.count()
+
+
+def _server_name() -> str:
+    """A tmux server of its own for each run (a server just killed may still be going away under its name)."""
+    return f"tokenbox-bench-{os.getpid()}-{next(_SERVERS)}"
 
 
 def tmux_available() -> bool:
@@ -155,8 +168,8 @@ class _PaneOutput:
 def tmux_run(path: str, edits: list[tuple[bytes, str]], waits: list[float], env: dict[str, str]) -> tuple[float, list[float]]:
     """Start the app on ``path`` in tmux; seconds to the first plan on screen, and write → visible
     for each ``(content, marker)`` edit (the marker is text the new plan shows)."""
-    server = f"tokenbox-bench-{os.getpid()}"
-    command = shlex.join(["env", *(f"{k}={v}" for k, v in env.items() if k.startswith(("PYTHON", "XDG_", "TOKENBOX"))),
+    server = _server_name()
+    command = shlex.join(["env", "-u", "COLUMNS", "-u", "LINES", *(f"{k}={v}" for k, v in env.items() if k.startswith(("PYTHON", "XDG_", "TOKENBOX"))),
                           sys.executable, "-m", "tokenbox.tui", path])
     output = _PaneOutput(f"{path}.pane-{os.getpid()}")
     started = time.perf_counter()
@@ -174,6 +187,185 @@ def tmux_run(path: str, edits: list[tuple[bytes, str]], waits: list[float], env:
                 handle.write(data)
             latencies.append(output.wait(lambda screen, marker=marker: marker in screen) - started)
         return first, latencies
+    finally:
+        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
+        with contextlib.suppress(OSError):
+            os.remove(output.path)
+
+
+def _rss(pid: int) -> int:
+    """Resident memory of process ``pid`` in bytes (``/proc``; 0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _app_pid(server: str) -> int:
+    out = subprocess.run(["tmux", "-L", server, "list-panes", "-F", "#{pane_pid}"], capture_output=True, text=True, check=False)
+    return int(out.stdout.split()[0]) if out.stdout.split() else 0
+
+
+_TURN = re.compile(r"(?:turn|request) (\d+)/(\d+)")  # the top bar: a tokenbox session's turn, an agent's request
+
+
+def tmux_start_append(path: str, append: str, env: dict[str, str], later: tuple[str, ...] = (), spacing: float = 1.0,
+                      size: tuple[int, int] = (140, 42)) -> tuple[float, float, list[float]]:
+    """The app started on ``path`` in tmux; ``append`` (one more main-thread request) is written the moment
+    the first plan is on screen, then each of ``later`` (one main-thread request each) ``spacing`` seconds
+    (plus a seeded part of a second) after the one before was shown. Seconds from the start to the first
+    plan, from the first write to its request on screen (the top bar's ``request N/N`` counts it), and
+    from each later write to its request on screen."""
+    server = _server_name()
+    output = _PaneOutput(f"{path}.pane-{os.getpid()}")
+    started = time.perf_counter()
+    subprocess.run(["tmux", "-L", server, "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), _command(path, env)],
+                   check=True)
+    try:
+        subprocess.run(["tmux", "-L", server, "pipe-pane", "-o", f"cat >> {shlex.quote(output.path)}"], check=True)
+        count: list[int] = []
+
+        def first_turn(screen: str) -> bool:
+            found = _TURN.findall(screen)
+            if found:
+                count.append(int(found[-1][1]))
+            return bool(found)
+
+        def written(text: str) -> float:
+            output.skip()
+            at = time.perf_counter()
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(text)
+            want = count[-1] + 1
+            shown = output.wait(lambda screen: any(int(total) >= want for _, total in _TURN.findall(screen)))
+            count.append(want)
+            return shown - at
+
+        stage = "the first plan"
+        try:
+            first = output.wait(first_turn) - started
+            stage = f"request {count[-1] + 1} (appended at the first plan)"
+            shown = written(append)
+            rng = random.Random(9)
+            latencies = []
+            for text in later:
+                time.sleep(spacing + rng.uniform(0.0, 0.2))
+                stage = f"request {count[-1] + 1}"
+                latencies.append(written(text))
+        except TimeoutError as exc:
+            screen = subprocess.run(["tmux", "-L", server, "capture-pane", "-p"], capture_output=True, text=True, check=False)
+            top = (screen.stdout.splitlines() or [""])[0].strip()
+            raise TimeoutError(f"{stage} never shown; the screen's top line: {top!r}; {exc}") from None
+        return first, shown, latencies
+    finally:
+        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
+        with contextlib.suppress(OSError):
+            os.remove(output.path)
+
+
+class LineFollower(BareFollower):
+    """The least a follower of a JSON-lines file can do: watchfiles on its directory; on each change the
+    bytes appended since the last change are read and each complete line json-loaded (``loads``)."""
+
+    def __init__(self, path: str, step_ms: int, debounce_ms: int, loads: Callable[[bytes], object] = json.loads) -> None:
+        super().__init__(path, step_ms, debounce_ms)
+        self.loads = loads
+        self.offset = os.path.getsize(path)
+
+    def load(self) -> None:
+        """Read what was appended since the last change and json-load each complete line."""
+        with open(self.path, "rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        for line in data[:end].splitlines():
+            if line.strip():
+                self.loads(line)
+
+
+def line_follower_latencies(path: str, texts: list[str], spacing: float, step_ms: int, debounce_ms: int) -> list[float]:
+    """Append → loaded of a ``LineFollower`` for each of ``texts``, spaced as ``tmux_start_append`` spaces them."""
+    rng = random.Random(9)
+    times = []
+
+    def writer(text: str) -> Callable[[], None]:
+        def write() -> None:
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(text)
+
+        return write
+
+    with LineFollower(path, step_ms, debounce_ms) as tail:
+        for text in texts:
+            time.sleep(spacing + rng.uniform(0.0, 0.2))
+            times.append(tail.latency(writer(text)))
+    return times
+
+
+def _command(path: str, env: dict[str, str]) -> str:
+    """The app on ``path`` as tmux runs it (the server has the caller's environment: a ``COLUMNS`` or
+    ``LINES`` there, as a test runner sets, would make Textual draw at that size, not the pane's)."""
+    return shlex.join(["env", "-u", "COLUMNS", "-u", "LINES", *(f"{k}={v}" for k, v in env.items() if k.startswith(("PYTHON", "XDG_", "TOKENBOX"))),
+                       sys.executable, "-m", "tokenbox.tui", path])
+
+
+def tmux_follow(path: str, requests: list[str], rate: float, env: dict[str, str], settle: float = 60.0,
+                size: tuple[int, int] = (140, 42), quiet: float = 1.5) -> dict:
+    """The app following ``path`` in tmux while ``requests`` are appended ``rate`` a second: its RSS
+    (``/proc``) every second, the longest time without anything drawn (the pane's output, read as
+    written) and the lag of the last request. RSS growth is taken from ``settle`` seconds on (the
+    caches fill in the first minute), per 1000 requests."""
+    server = _server_name()
+    output = _PaneOutput(f"{path}.pane-{os.getpid()}")
+    subprocess.run(["tmux", "-L", server, "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), _command(path, env)],
+                   check=True)
+    try:
+        subprocess.run(["tmux", "-L", server, "pipe-pane", "-o", f"cat >> {shlex.quote(output.path)}"], check=True)
+        output.wait(lambda screen: _TURN.search(screen) is not None)
+        pid = _app_pid(server)
+        started = time.perf_counter()
+        samples: list[tuple[float, int, int]] = []  # (seconds, requests written, rss)
+        drawn_at = [started]
+        size_seen = os.path.getsize(output.path)
+        written = 0
+        next_sample = started
+        while written < len(requests):
+            now = time.perf_counter()
+            due = started + written / rate
+            if now >= due:
+                with open(path, "a", encoding="utf-8") as handle:
+                    handle.write(requests[written])
+                written += 1
+            if now >= next_sample:
+                samples.append((now - started, written, _rss(pid)))
+                next_sample += 1.0
+            grown = os.path.getsize(output.path)
+            if grown != size_seen:
+                size_seen = grown
+                drawn_at.append(time.perf_counter())
+            time.sleep(0.002)
+        ended = time.perf_counter()
+        # the last request on screen: the pane stops changing once it is drawn (``quiet`` seconds; at most 30 s)
+        while time.perf_counter() - drawn_at[-1] < quiet and time.perf_counter() - ended < 30:
+            grown = os.path.getsize(output.path)
+            if grown != size_seen:
+                size_seen = grown
+                drawn_at.append(time.perf_counter())
+            time.sleep(0.002)
+        samples.append((time.perf_counter() - started, written, _rss(pid)))
+        gaps = [(b - a, a - started) for a, b in itertools.pairwise(drawn_at) if a < ended]
+        widest = max(gaps, default=(0.0, 0.0))
+        late = [s for s in samples if s[0] >= settle] or samples[-2:]
+        first, last = late[0], samples[-1]
+        per_1000 = (last[2] - first[2]) * 1000 / max(1, last[1] - first[1])
+        return {"rss_start": samples[0][2], "rss_settled": first[2], "rss_end": last[2], "growth_per_1000": per_1000,
+                "requests": written, "seconds": ended - started, "max_gap": widest[0], "max_gap_at": widest[1],
+                "last_drawn_after": drawn_at[-1] - ended, "samples": samples}
     finally:
         subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
         with contextlib.suppress(OSError):

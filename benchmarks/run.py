@@ -1,7 +1,7 @@
 """tokenbox benchmarks: one command, every figure next to a baseline measured in the same run.
 
-    python -m benchmarks            # full run (a few minutes)
-    python -m benchmarks --quick    # CI-sized run (< 60 s)
+    python -m benchmarks            # full run (about 9 minutes)
+    python -m benchmarks --quick    # CI-sized run (fewer repeats, smaller chains)
     python -m benchmarks --quick --tiny   # smoke-test sizes (seconds; numbers meaningless)
 
 Each figure is the median of repeated runs; its baseline is measured in the same run, interleaved
@@ -60,6 +60,15 @@ class Sizes:
     scale_mb: tuple[float, float] = (1.8, 18)
     follow_turns: int = 500
     peak_lines: int = 100_000
+    # uncompacted chains (MB; the first is the baseline): the app in tmux started then appended to, cold
+    # plan against its floors, peak RSS of the biggest; the app followed (tmux) while requests arrive
+    chain_mb: tuple[float, ...] = (1, 20, 50)
+    chain_repeats: int = 3
+    chain_appends: int = 5  # write -> screen appends after the start-up one, per start
+    follow_mb: float = 20
+    follow_seconds: float = 150
+    follow_rate: float = 5  # requests a second
+    follow_settle: float = 60  # RSS growth is taken from here on (the first minute fills the caches)
     # smoke test (``--tiny``): each code path once; no warm-up processes, one memory size, one CLI run
     smoke: bool = False
 
@@ -67,8 +76,10 @@ class Sizes:
 SIZES = {
     "full": Sizes(15, 5, 128_000, 400, (1_000, 10_000), 64, (16_000, 128_000, 1_000_000), (5, 10, 20, 50), (20, 200), 15),
     "quick": Sizes(5, 3, 128_000, 400, (1_000, 10_000), 64, (16_000, 128_000, 1_000_000), (5, 20), (20, 200), 5,
-                   (1, 20), (0.9, 9), 200, 0),
+                   (1, 20), (0.9, 9), 200, 0, chain_mb=(1, 20), chain_repeats=2, chain_appends=3, follow_mb=5,
+                   follow_seconds=20, follow_settle=5),
     "tiny": Sizes(2, 1, 8_000, 40, (50, 500), 32, (2_000, 8_000, 32_000), (5,), (20,), 2, (0.1, 0.5), (0.05, 0.5), 15, 0,
+                  chain_mb=(0.2, 0.5), chain_repeats=1, chain_appends=1, follow_mb=0.2, follow_seconds=1, follow_settle=0.5,
                   smoke=True),
 }
 
@@ -611,6 +622,11 @@ def _figure_8_tmux(b: Bench) -> None:
     b.report.add(Row("8", f"TUI in tmux: file write -> edit visible ({sections} sections)", Stat(latencies[2:] or latencies),
                      "bare follower: watchfiles + read + json.loads", Stat(bare[2:] or bare), target=1.3,
                      note=f"{len(latencies)} edits; the pane's output read as written (tmux pipe-pane)"))
+    synth.write(session, path)
+    floor = follower.bare_latencies(path, [data for data, _ in edits], waits, 1, debounce_ms)
+    b.report.add(Row("8", f"  TUI in tmux: file write -> edit visible ({sections} sections)", Stat(latencies[2:] or latencies),
+                     "bare follower at a 1 ms step (its floor): watchfiles + read + json.loads", Stat(floor[2:] or floor),
+                     note=f"the app watches with a {step_ms} ms step"))
 
 
 def figure_9(b: Bench) -> None:
@@ -739,6 +755,162 @@ def figure_9(b: Bench) -> None:
     rep.add(Row("9", f"RSS growth while following, per 1000 requests ({result['turns']} followed)", per_1000,
                 "50 MiB", float(50 << 20), unit="MB", limit=float(50 << 20), target_text="<= 50 MiB (goal 10)",
                 note=f"{result['seconds'] / max(1, result['turns']) * 1000:.0f} ms per request"))
+    figure_9_chains(b)
+
+
+def figure_9_chains(b: Bench) -> None:
+    """Uncompacted chains (a 1M-token window's sessions): the real app in tmux, started on the chain then
+    appended to; cold ``tokenbox plan`` against a json.loads and an orjson floor; peak RSS against the
+    file's size; the app followed while requests arrive (its RSS from /proc, its screen's gaps); the
+    status line against a process that only reads and json-loads the transcript's tail."""
+    from benchmarks import follower, tui_bench
+    from benchmarks.transcripts import Transcript, main_requests_of, turns_of
+
+    s = b.sizes
+    rep = b.report
+    big_bytes = 1 << 40
+    mb = 1_000_000
+    runs = max(1, s.sub_repeats)
+    chains: dict[float, tuple[str, Transcript]] = {}
+    for size_mb in s.chain_mb:
+        transcript = Transcript(compact=False, seed=15).grow_to(int(size_mb * mb))
+        list(main_requests_of(transcript, 1))  # it ends with a main-thread request and its reply (none pending)
+        path = os.path.join(b.dir, f"chain-{size_mb:g}.jsonl")
+        transcript.write(path)
+        chains[size_mb] = (path, transcript)
+    small_mb, big_mb = s.chain_mb[0], s.chain_mb[1]
+    top_mb = s.chain_mb[-1]
+    env = {**_env(), "TOKENBOX_MAX_FILE_SIZE": str(1_000_000_000)}  # the most it takes
+
+    # cold `tokenbox plan --json` of the 20 MB chain vs processes that only read and json-load its lines
+    path = chains[big_mb][0]
+    plan_cmd = ["-m", "tokenbox.core.commands.cli", "plan", path, "--json", "--max-file-size", str(big_bytes)]
+    floor = "import sys\nfrom {module} import loads\nfor line in open(sys.argv[1], 'rb'):\n    line.strip() and loads(line)"
+    json_cmd = ["-c", floor.format(module="json"), path]
+    orjson_cmd = ["-c", floor.format(module="orjson"), path]
+    _warm_processes(b)
+    timed: dict[str, list[float]] = {"plan": [], "json": [], "orjson": []}
+    commands = {"plan": plan_cmd, "json": json_cmd, "orjson": orjson_cmd}
+    for k in range(runs + 1):
+        order = list(commands)[k % 3:] + list(commands)[: k % 3]  # each in every position
+        for name in order:
+            seconds = _process_seconds(commands[name])
+            if k:
+                timed[name].append(seconds)
+    plan_stat = Stat(timed["plan"])
+    rep.add(Row("9", f"cold tokenbox plan --json of a {big_mb:g} MB uncompacted chain (process)", plan_stat,
+                "python orjson-loading every line (process)", Stat(timed["orjson"]), target=8, target_text="<= 8 (goal 3)"))
+    rep.add(Row("9", "  the same", plan_stat, "python json.loads of every line (process)", Stat(timed["json"])))
+
+    # peak RSS of `tokenbox plan --json` of the biggest chain against its size
+    path = chains[top_mb][0]
+    try:
+        result = _worker("plan-peak", path)
+        peak, note = float(result["peak"]), f"{result['seconds']:.1f} s, whole process (interpreter and imports included)"
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        peak, note = float("inf"), f"failed: {str(exc)[-120:]}"
+    rep.add(Row("9", f"peak RSS, tokenbox plan --json of a {top_mb:g} MB uncompacted chain", peak, "the file's size",
+                float(os.path.getsize(path)), unit="MB", target=3, target_text="<= 3 (goal 1.5)", note=note))
+
+    # the status line on the biggest chain vs a process reading and json-loading the same tail
+    stdin = json.dumps({"session_id": "bench-session", "transcript_path": path, "cwd": b.dir,
+                        "model": {"id": "claude-sonnet-4-20250514", "display_name": "Sonnet 4"}})
+    from tokenbox.core.commands.statusline import TAIL_BYTES
+
+    status_cmd = ["-c", "import sys\nfrom tokenbox.core.commands.entry import main\nsys.exit(main())",  # the console script
+                  "statusline", "--no-color"]
+    tail_cmd = ["-c", "import json, os, sys\npath = json.loads(sys.stdin.read())['transcript_path']\n"
+                      "with open(path, 'rb') as f:\n    end = f.seek(0, 2)\n    f.seek(max(0, end - int(sys.argv[1])))\n"
+                      "    data = f.read()\nfor line in data.split(b'\\n')[1:-1]:\n    line.strip() and json.loads(line)",
+                str(TAIL_BYTES)]
+    value, base = interleaved(lambda: _process_seconds(status_cmd, stdin), lambda: _process_seconds(tail_cmd, stdin),
+                              max(3, runs * 2))
+    rep.add(Row("9", f"tokenbox statusline on the {top_mb:g} MB chain (process)", value,
+                f"python reading and json-loading its last {TAIL_BYTES // 1024} KiB (process)", base, target=2,
+                target_text="<= 2"))
+
+    if not follower.tmux_available():
+        rep.add(Row("9", "TUI in tmux on uncompacted chains: not measured (no tmux)", 0.0, "-", 0.0))
+        return
+    # the app in tmux: start-up, one main-thread request appended the moment the first plan is on
+    # screen (shown when?), then requests written one at a time (write -> screen); a fresh copy each start
+    starts: dict[float, list[float]] = {}
+    shown: dict[float, list[float]] = {}
+    later: dict[float, list[float]] = {}
+    floors: dict[float, list[float]] = {}
+    _, debounce_ms = tui_bench.watch_settings()
+    # the requests appended to each chain, the same at every start (each starts from a fresh copy)
+    appended = {size_mb: list(main_requests_of(transcript, 1 + s.chain_appends)) for size_mb, (_, transcript) in chains.items()}
+    repeats = s.chain_repeats
+    spacing = 0.1 if s.smoke else 1.0  # seconds between a request shown and the next written
+    for k in range(repeats):
+        sizes = s.chain_mb[:1] if s.smoke else s.chain_mb  # a smoke run: the code path once
+        for size_mb in (sizes if k % 2 == 0 else tuple(reversed(sizes))):
+            source = chains[size_mb][0]
+            path = os.path.join(b.dir, f"tmux-chain-{size_mb:g}.jsonl")
+            shutil.copyfile(source, path)
+            texts = appended[size_mb]
+            try:
+                first, append, latencies = follower.tmux_start_append(path, texts[0], env, tuple(texts[1:]), spacing=spacing)
+            except (TimeoutError, subprocess.CalledProcessError) as exc:
+                rep.problems.append(f"figure 9: the app in tmux on the {size_mb:g} MB chain: {exc}")
+                continue
+            starts.setdefault(size_mb, []).append(first)
+            shown.setdefault(size_mb, []).append(append)
+            later.setdefault(size_mb, []).extend(latencies)
+            shutil.copyfile(source, path)  # the same appends to the bare follower at a 1 ms step
+            floors.setdefault(size_mb, []).extend(
+                follower.line_follower_latencies(path, texts[1:], spacing, 1, debounce_ms))
+    if small_mb not in shown:
+        return
+    for size_mb in s.chain_mb:
+        if size_mb not in shown:
+            continue
+        rep.add(Row("9", f"TUI in tmux, {size_mb:g} MB chain: start-up to the first plan on screen", Stat(starts[size_mb]),
+                    f"the same, {small_mb:g} MB", Stat(starts[small_mb])))
+    for size_mb in s.chain_mb[1:]:
+        if size_mb not in shown:
+            continue
+        target = 3 if size_mb == big_mb else None
+        rep.add(Row("9", f"TUI in tmux, {size_mb:g} MB chain: one request appended at the first plan -> shown",
+                    Stat(shown[size_mb]), f"the same, {small_mb:g} MB", Stat(shown[small_mb]), target=target,
+                    target_text="<= 3 (goal 1.5)" if target else ""))
+    for size_mb in s.chain_mb[1:]:
+        if size_mb not in later or not later[size_mb]:
+            continue
+        target = 1.5 if size_mb == big_mb else None
+        rep.add(Row("9", f"TUI in tmux, {size_mb:g} MB chain: write -> request on screen", Stat(later[size_mb]),
+                    f"the same, {small_mb:g} MB", Stat(later[small_mb]), target=target,
+                    target_text="<= 1.5 (goal 1.1)" if target else "", note=f"{len(later[size_mb])} requests"))
+    for size_mb in s.chain_mb:
+        if size_mb not in later or not later[size_mb]:
+            continue
+        target = 2 if size_mb == big_mb else None
+        rep.add(Row("9", f"  write -> screen, {size_mb:g} MB chain", Stat(later[size_mb]),
+                    "bare follower at a 1 ms step: watchfiles + read the appended lines + json.loads",
+                    Stat(floors[size_mb]), target=target, target_text="<= 2" if target else ""))
+
+    # the app following a chain in tmux while requests arrive: RSS (/proc, as ps reads it), screen gaps
+    path = os.path.join(b.dir, "tmux-follow.jsonl")
+    transcript = Transcript(compact=False, seed=16).grow_to(int(s.follow_mb * mb))
+    transcript.write(path)
+    count = int(s.follow_seconds * s.follow_rate)
+    requests = list(turns_of(transcript, count))
+    try:
+        result = follower.tmux_follow(path, requests, s.follow_rate, env, settle=s.follow_settle,
+                                      quiet=0.3 if s.smoke else 1.5)
+    except (TimeoutError, subprocess.CalledProcessError) as exc:
+        rep.problems.append(f"figure 9: the app following in tmux: {exc}")
+        return
+    note = (f"{result['requests']} requests at {s.follow_rate:g}/s on a {s.follow_mb:g} MB chain; RSS "
+            f"{result['rss_start'] / mb:.0f} MB at the start, {result['rss_settled'] / mb:.0f} MB after {s.follow_settle:g} s, "
+            f"{result['rss_end'] / mb:.0f} MB at the end")
+    rep.add(Row("9", "TUI in tmux: RSS growth per 1000 appended requests (after the first minute)",
+                result["growth_per_1000"], "50 MB", 50.0 * mb, unit="MB", limit=50.0 * mb,
+                target_text="<= 50 MB (goal 10)", note=note))
+    rep.add(Row("9", "TUI in tmux: longest time without a screen update while requests arrive", result["max_gap"],
+                "1 s", 1.0, limit=1.0, target_text="<= 1000 ms",
+                note=f"at {result['max_gap_at']:.0f} s; the last request drawn {result['last_drawn_after'] * 1000:.0f} ms after it was written"))
 
 
 # ---------------------------------------------------------------------------------------- processes
@@ -816,9 +988,10 @@ def figure_11(b: Bench) -> None:
     board_bench.run(b, _board_start, _tui_start)
 
 
-def _process_seconds(args: list[str]) -> float:
+def _process_seconds(args: list[str], stdin: str | None = None) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, *args], capture_output=True, env=_env(), cwd=ROOT, timeout=300, check=False)
+    subprocess.run([sys.executable, *args], capture_output=True, env=_env(), cwd=ROOT, timeout=300, check=False,
+                   input=stdin.encode("utf-8") if stdin is not None else None)
     return time.perf_counter() - started
 
 
@@ -879,7 +1052,7 @@ def figure_10(b: Bench) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description="tokenbox benchmarks")
-    parser.add_argument("--quick", action="store_true", help="CI-sized run (< 60 s)")
+    parser.add_argument("--quick", action="store_true", help="CI-sized run (fewer repeats, smaller chains)")
     parser.add_argument("--tiny", action="store_true", help="smoke-test sizes, seconds in all (numbers are meaningless)")
     parser.add_argument("--only", metavar="FIGS", help="comma-separated figures to run, e.g. 1,2,8")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")

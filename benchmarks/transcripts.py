@@ -150,3 +150,17 @@ def turns_of(transcript: Transcript, count: int) -> Iterator[str]:
     """``count`` more requests, each as the text to append (lines with their newlines)."""
     for _ in range(count):
         yield "".join(line + "\n" for line in transcript.turn())
+
+
+def main_requests_of(transcript: Transcript, count: int) -> Iterator[str]:
+    """``count`` more requests of the main thread, each as the text to append: the lines of the
+    sub-agents' requests that come before it, then its own (the main thread's request count grows by one
+    with each text, as a follower of the main thread sees it)."""
+    for _ in range(count):
+        lines: list[str] = []
+        while True:
+            turn = transcript.turn()
+            lines.extend(turn)
+            if any('"type":"assistant"' in line and '"isSidechain":false' in line for line in turn):
+                break
+        yield "".join(line + "\n" for line in lines)

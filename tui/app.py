@@ -313,12 +313,17 @@ class TokenboxApp(App[None]):
         if self._stop.is_set():
             return  # the app has ended (and closed the first plan): nothing to plan for
         outcome = handed or planner.run(request)
-        self.post_message(PlanComputed(outcome))
+        drawn = threading.Event()
+        self.post_message(PlanComputed(outcome, drawn))
         if first is not None and handed is not None:
             self._adopt(first, request)
         if outcome.plan is not None and not outcome.timeline_complete:
-            # recorded usage is on screen already; the estimates of uncached turns follow
-            filled = planner.fill_timeline(outcome)
+            # recorded usage is on screen already; the estimates of uncached turns follow, newest first,
+            # shown as they come; a newer request (an append, a key) interrupts the fill and takes it up
+            # (once the plan is on screen: a fill that took up the interpreter at once slowed the screen's
+            # update of every append by as much as the update itself)
+            filled = planner.fill_timeline(outcome, progress=lambda partial: self.post_message(TimelineFilled(partial)),
+                                           after=drawn)
             if filled is not None:
                 self.post_message(TimelineFilled(filled))
 
@@ -394,7 +399,13 @@ class TokenboxApp(App[None]):
             self._watch()
 
     def on_plan_computed(self, message: PlanComputed) -> None:
-        outcome = message.outcome
+        try:
+            self._plan_computed(message.outcome)
+        finally:
+            if message.drawn is not None:
+                self.call_after_refresh(message.drawn.set)
+
+    def _plan_computed(self, outcome: Outcome) -> None:
         request = outcome.request
         if self._in_flight is request:
             self._in_flight = None

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import threading
+
 from textual.message import Message
 from tokenbox.tui.planner import Outcome
 
 
 class PlanComputed(Message):
-    """A plan request finished (with a plan, an error, or both)."""
+    """A plan request finished (with a plan, an error, or both); ``drawn`` is set once the screen has
+    been refreshed after it (the worker's timeline fill waits for it)."""
 
-    def __init__(self, outcome: Outcome) -> None:
+    def __init__(self, outcome: Outcome, drawn: threading.Event | None = None) -> None:
         super().__init__()
         self.outcome = outcome
+        self.drawn = drawn
 
 
 class FileChanged(Message):

@@ -7,14 +7,17 @@ never by its text). The last good turns are kept: a broken file reports its erro
 good plan stays on screen, and what-if changes still work on it. What-if budgets are core's
 (``Engine.plan(what_if=k)``); the timeline's per-turn points are cached by turn identity and
 settings (a completed turn never changes) and estimates of uncached turns are filled in by
-``Planner.fill_timeline`` after the newest plan is on screen. An agent's session comes with what
-core's analysis says of it (``AgentFacts``: its threads and their cost, the compactions of the
-thread shown, the auto-compact threshold and the forecast); the request's ``thread`` picks a
-sub-agent's thread (the main one by default).
+``Planner.fill_timeline`` after the newest plan is on screen: newest turn first, one turn per hold of
+the planner's lock, so that a newer request (an append, a key) waits for one turn's plan at most and
+the fill it interrupts is taken up again, from its cached points, after that request's plan is shown.
+An agent's session comes with what core's analysis says of it (``AgentFacts``: its threads and their
+cost, the compactions of the thread shown, the auto-compact threshold and the forecast); the
+request's ``thread`` picks a sub-agent's thread (the main one by default).
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -35,6 +38,9 @@ from tokenbox.core.sources.turns import LazyTurns, turn_facts, turn_identity
 
 MAX_TIMELINE = 200
 TIMELINE_CACHE = 4 * MAX_TIMELINE  # points kept across reloads (a few settings' worth)
+FILL_WAIT_SECONDS = 0.5  # the most a fill waits for the plan before it to be drawn
+FILL_PROGRESS_SECONDS = 0.25  # a partly filled timeline is handed to the screen this often while the fill runs
+FREEZE_BYTES = 4 << 20  # a file this big loaded (and each doubling since): what it built is moved out of the collector's sight
 
 
 @dataclass(frozen=True)
@@ -157,18 +163,33 @@ class Planner:
         self._threads: dict[str, Sequence[Session]] = {}  # every thread of a transcript, as last loaded
         self._totals = SessionTotals()  # the threads' requests and costs, summed as the file grows
         # the engine is used by one thread at a time: a follow-up run can start while the worker
-        # before it still fills in its timeline
+        # before it still fills in its timeline (the fill holds the lock for one turn at a time)
         self._lock = threading.Lock()
+        self._generation = 0  # runs started: a fill stops as soon as a newer run has started
+        self.fill_plans = 0  # past turns planned by fills (tests pin the fill's work with it)
+        self._frozen_at = 0  # the file's size when what was loaded was last frozen (``_freeze``)
+        self._newest: tuple[tuple, object, TurnPoint] | None = None  # (key, recorded usage, point) of the newest turn planned
 
     def run(self, request: PlanRequest) -> Outcome:
         """Plan ``request`` (never raises: failures come back as ``Outcome.failure``)."""
         started = time.perf_counter()
+        self._generation += 1  # a fill in progress stops after its current turn and lets this run in
         try:
             with self._lock:
                 outcome = self._run(request)
         except Exception as exc:  # the app must never die of a planning problem
             outcome = Outcome(request, None, PlanError.of(exc, loading=False))
         return replace(outcome, plan_seconds=time.perf_counter() - started)
+
+    def _freeze_if_big(self, path: str) -> None:
+        """``_freeze`` after the first load of a big file, and again each time it has doubled since."""
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            return
+        if size >= FREEZE_BYTES and size >= 2 * self._frozen_at:
+            self._frozen_at = size
+            _freeze()
 
     def _engine_for(self, config_stamp: object) -> Engine:
         """The engine; a new one when the config file changed (a broken config recovers once fixed)."""
@@ -192,6 +213,7 @@ class Planner:
             try:
                 self._turns, warnings = self._loader.load_turns_skipping(request.path, max_bytes=engine.settings.max_file_size)
                 loaded = True
+                self._freeze_if_big(request.path)
             except BadInput as exc:
                 load_error = PlanError.of(exc, loading=True)
             except (OSError, RecursionError, MemoryError, ValueError) as exc:
@@ -272,10 +294,19 @@ class Planner:
             outlook = forecast([*since_last(contexts, records, index), plan.tokens_after], threshold)
         return AgentFacts(thread, summaries, session_cost(summaries), records, threshold, outlook)
 
-    def fill_timeline(self, outcome: Outcome) -> Outcome | None:
-        """``outcome`` with every timeline point estimated (``None`` when there was nothing to fill)."""
+    def fill_timeline(self, outcome: Outcome, progress: Callable[[Outcome], None] | None = None,
+                      after: threading.Event | None = None) -> Outcome | None:
+        """``outcome`` with every timeline point estimated (``None`` when there was nothing to fill, or
+        when a newer request started meanwhile: its own fill takes up from the points cached so far).
+
+        The turns are planned newest first, each under the planner's lock on its own, so a request made
+        meanwhile waits for one turn's plan at most. ``progress`` is handed the partly filled outcome
+        every ``FILL_PROGRESS_SECONDS`` (from this thread), so the screen fills in as the work goes. With
+        ``after``, the fill starts once it is set (the plan drawn), or after ``FILL_WAIT_SECONDS``.
+        """
         if outcome.timeline_complete or outcome.plan is None or self._turns is None or self._engine is None:
             return None
+        generation = self._generation
         request = outcome.request
         _, turns = self._thread_turns(request)
         index = len(turns) - 1 if request.turn is None else max(0, min(request.turn, len(turns)) - 1)
@@ -283,13 +314,71 @@ class Planner:
         options = dict(budget=request.budget, trimming=request.trimming, reserve_out=request.reserve_out,
                        what_if=request.what_if, tokenizer=tokenizer)
         engine = self._engine
+        settings = tuple(sorted(options.items()))
+        if after is not None:
+            after.wait(FILL_WAIT_SECONDS)
+        shown = time.monotonic()
         try:
+            for number in reversed(range(max(0, len(turns) - MAX_TIMELINE), len(turns))):
+                if number == index:
+                    continue  # the plan on screen
+                with self._lock:
+                    if (self._generation != generation or self._engine is not engine
+                            or self._thread_turns(request)[1] is not turns):
+                        return None  # a newer request: its run has the lock next, its fill goes on from here
+                    key = self._point_key(turns, number, settings)
+                    if key in self._points:
+                        continue
+                    point = self._settled(turns, number, key)
+                    if point is not None:  # planned as the newest turn, and complete since
+                        self._remember(key, point)
+                        continue
+                    point = _point(number, engine.plan(turns[number], **options))
+                    self.fill_plans += 1
+                    if number != len(turns) - 1:  # the newest turn may still grow
+                        self._remember(key, point)
+                if progress is not None and time.monotonic() - shown >= FILL_PROGRESS_SECONDS:
+                    with self._lock:
+                        if self._generation != generation:
+                            return None
+                        timeline, _ = self._timeline(turns, index, outcome.plan, options, estimate=None)
+                    progress(replace(outcome, timeline=timeline, timeline_complete=False))
+                    shown = time.monotonic()
+                time.sleep(0)  # the GIL to the screen's thread between two turns
             with self._lock:
+                if self._generation != generation:
+                    return None
                 timeline, _ = self._timeline(turns, index, outcome.plan, options,
                                              estimate=lambda turn: engine.plan(turn, **options))
         except BadInput:
             return None
         return replace(outcome, timeline=timeline, timeline_complete=True)
+
+    def _settle_newest(self, turns: Sequence[Session]) -> None:
+        """The newest turn planned before, remembered as a past turn if a newer request has settled it."""
+        newest = self._newest
+        if newest is not None and newest[0][0] < len(turns) - 1 and newest[0] not in self._points:
+            point = self._settled(turns, newest[0][0], newest[0])
+            if point is not None:
+                self._remember(newest[0], point)
+
+    def _settled(self, turns: Sequence[Session], number: int, key: tuple) -> TurnPoint | None:
+        """The point of turn ``number`` planned while it was the newest, if it still holds: the same
+        request at the same place with the same recorded usage (what a request records comes with its
+        reply; the lines after it belong to the next one). A newer request then settles it, and the
+        fill need not plan a whole chain's turn again for every append."""
+        newest = self._newest
+        if newest is None or newest[0] != key:
+            return None
+        facts = turn_facts(turns, number)
+        return newest[2] if facts is not None and facts.recorded == newest[1] else None
+
+    @staticmethod
+    def _point_key(turns: Sequence[Session], number: int, settings: tuple) -> tuple:
+        """The cache key of turn ``number``'s point: its place, what it holds and the plan's settings
+        (a lazy transcript's turn is known by its request without being built)."""
+        facts = turn_facts(turns, number)
+        return (number, facts.identity if facts else turn_identity(turns[number]), settings)
 
     def _timeline(
         self,
@@ -301,13 +390,14 @@ class Planner:
     ) -> tuple[tuple[TurnPoint, ...], bool]:
         """The timeline points; turns not cached yet get their recorded usage only unless ``estimate``."""
         settings = tuple(sorted(options.items()))
+        self._settle_newest(turns)
         points = []
         complete = True
         for number in range(max(0, len(turns) - MAX_TIMELINE), len(turns)):
             # a completed turn never changes: its identity is its place and what it holds (a lazy
             # transcript's turn is known by its request without being built: a cached point costs nothing)
             facts = turn_facts(turns, number)
-            key = (number, facts.identity if facts else turn_identity(turns[number]), settings)
+            key = (number, facts.identity if facts else turn_identity(turns[number]), settings)  # as _point_key
             point = self._points.get(key) if number != index else None
             if point is None and facts and number != index and estimate is None:
                 complete = False  # recorded usage only, from the facts: the turn is not built
@@ -325,6 +415,8 @@ class Planner:
                     point = _point(number, plan)
                     if number != len(turns) - 1:  # the newest turn may still grow
                         self._remember(key, point)
+                    elif facts:  # kept aside: once a newer request has come, it is settled (``_settled``)
+                        self._newest = (key, facts.recorded, point)
             points.append(point)
         return tuple(points), complete
 
@@ -356,6 +448,17 @@ def _point(number: int, plan: Plan) -> TurnPoint:
     inferred = [s.tokens_before for s in plan.sections if s.kind == "inferred"]
     return TurnPoint(number + 1, plan.usage_percent, plan.tokens_before, plan.tokens_after, plan.prefix_cache, plan.ok,
                      recorded, plan.session.meta.get("sidechain") is True, hidden=sum(inferred) if inferred else None)
+
+
+def _freeze() -> None:
+    """Move every object alive now out of the cyclic collector's sight (``gc.freeze``).
+
+    A followed 20 MB transcript is millions of objects that live as long as the app follows it; each of
+    the collector's full passes walked them all (≈150 ms, every few appends: most of an append's cost).
+    They are freed as usual by reference counting; a cycle among them is left for good (a file
+    followed before ``follow_file``: little, and only on a switch)."""
+    gc.collect()
+    gc.freeze()
 
 
 def config_stamp() -> object:

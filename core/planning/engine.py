@@ -31,6 +31,9 @@ from tokenbox.core.tokens.tokenizers import TokenizerRegistry, default_registry
 
 _LAYOUT_CACHE_LIMIT = 64
 _LAYOUT_CACHE_CHARS = 64 * 1024 * 1024  # text held by cached layouts (their sessions' texts, roughly)
+# Parts held by cached layouts (each part: its result, key item and hash). A turn of a 20 MB transcript
+# has thousands: without this bound 64 of them held ≈ 150 MB of per-part objects whose texts are shared.
+_LAYOUT_CACHE_PARTS = 60_000
 _SCALED_COUNTERS = 4  # calibrated estimate counters kept (one per scale; a followed thread refits each turn)
 
 
@@ -48,6 +51,10 @@ class _PartsKey:
         self.hashes = tuple(map(hash, self.items))
         self.hash = hash(self.hashes)
         self.chars = sum(len(p.text) for p in parts)
+
+    @property
+    def parts(self) -> int:
+        return len(self.items)
 
     @classmethod
     def patched(cls, before: _PartsKey, parts: list[Assembled], changed: list[int]) -> _PartsKey:
@@ -138,8 +145,10 @@ class Engine:
         self._estimate_bases = BaseEstimates()  # shared by the calibrated counters of every scale
         self._layouts: dict[tuple, LayoutResult | ContextCriticalOverflow] = {}
         self._layout_chars = 0
-        # per assembler: (session, assembly, layout key, notes) of the last session planned
-        self._assembled: dict[int, tuple[Session, Assembly, _PartsKey, tuple[str, ...]]] = {}
+        self._layout_parts = 0
+        # per assembler (by its counter's key, dropped with it): (session, assembly, layout key, notes)
+        # of the last session planned
+        self._assembled: dict[str, tuple[Session, Assembly, _PartsKey, tuple[str, ...]]] = {}
 
     def counter(self, tokenizer: str) -> TokenCounter:
         """The cached counter of tokenizer ``tokenizer`` (loading it on first use)."""
@@ -210,9 +219,13 @@ class Engine:
         if assembler is None:
             additive = counter.tokenizer.anchors("a\nb") is not None
             assembler = self._assemblers[counter_key] = Assembler(counter.count, additive=additive)
-            if len(self._assemblers) > _SCALED_COUNTERS + 8:
-                self._assemblers.pop(next(k for k in self._assemblers if k.startswith(ESTIMATE + "×")), None)
-        assembly, parts_key, notes, base = self._assemble(session, assembler, counter)
+            # scales fitted for earlier requests: their assemblers go, with what each last assembled (a
+            # followed thread refits at every request: kept, they would pile up, each holding a turn)
+            scaled = [k for k in self._assemblers if k.startswith(ESTIMATE + "×")]
+            for old in scaled[: max(0, len(scaled) - _SCALED_COUNTERS)]:
+                self._assemblers.pop(old, None)
+                self._assembled.pop(old, None)
+        assembly, parts_key, notes, base = self._assemble(session, assembler, counter, counter_key)
         key = (counter_key, resolved.available, resolved.trimming, parts_key)
         outcome = self._layouts.get(key)
         if outcome is None:
@@ -227,7 +240,7 @@ class Engine:
                     outcome = run_layout(assembly.parts, counter, resolved.available, resolved.trimming, self._lens_cache)
                 except ContextCriticalOverflow as exc:
                     outcome = exc
-            self._remember_layout(key, outcome, parts_key.chars)
+            self._remember_layout(key, outcome, parts_key)
         elif isinstance(outcome, LayoutResult):
             outcome = _rebind(outcome, assembly.parts)
         if window is not None and not window.known and isinstance(outcome, LayoutResult) and resolved.available >= MAX_COUNT // 2:
@@ -292,7 +305,7 @@ class Engine:
         )
 
     def _assemble(
-        self, session: Session, assembler: Assembler, counter: TokenCounter
+        self, session: Session, assembler: Assembler, counter: TokenCounter, counter_key: str
     ) -> tuple[Assembly, _PartsKey, tuple[str, ...], tuple[_PartsKey, list[int]] | None]:
         """The assembled turn, its layout key and notes; kept for the last session object (what-if plans).
 
@@ -300,7 +313,7 @@ class Engine:
         turn's assembly patched there; it then also comes with the key of the parts before and the
         indices that changed, from which the layout can be patched.
         """
-        memo = self._assembled.get(id(assembler))
+        memo = self._assembled.get(counter_key)
         if memo is not None and memo[0] is session:
             return memo[1], memo[2], memo[3], None
         changed = _changed_sections(memo[0], session) if memo is not None else None
@@ -312,12 +325,12 @@ class Engine:
                 parts[i] = Assembled(section, section.text or "")
             assembly = Assembly(parts, before.prefix_cache, before.context_cache)
             parts_key = _PartsKey.patched(memo[2], parts, changed)
-            self._assembled[id(assembler)] = (session, assembly, parts_key, memo[3])
+            self._assembled[counter_key] = (session, assembly, parts_key, memo[3])
             return assembly, parts_key, memo[3], (memo[2], changed)
         assembly = assembler.assemble(session, assembler.replay(session.history))
         notes = _size_inferred(session, assembly, counter)
         parts_key = _PartsKey(assembly.parts)
-        self._assembled[id(assembler)] = (session, assembly, parts_key, notes)
+        self._assembled[counter_key] = (session, assembly, parts_key, notes)
         return assembly, parts_key, notes, None
 
     def _scaled_counter(self, key: str, scale: float) -> TokenCounter:
@@ -331,15 +344,20 @@ class Engine:
         self._counters[key] = counter  # newest last
         return counter
 
-    def _remember_layout(self, key: tuple, outcome: LayoutResult | ContextCriticalOverflow, chars: int) -> None:
-        """Keep at most ``_LAYOUT_CACHE_LIMIT`` layouts and about ``_LAYOUT_CACHE_CHARS`` characters of their text."""
+    def _remember_layout(self, key: tuple, outcome: LayoutResult | ContextCriticalOverflow, parts_key: _PartsKey) -> None:
+        """Keep at most ``_LAYOUT_CACHE_LIMIT`` layouts, about ``_LAYOUT_CACHE_CHARS`` characters of their
+        text and ``_LAYOUT_CACHE_PARTS`` parts (the newest is kept whatever its size)."""
         layouts = self._layouts
-        while layouts and (len(layouts) >= _LAYOUT_CACHE_LIMIT or self._layout_chars + chars > _LAYOUT_CACHE_CHARS):
+        chars, parts = parts_key.chars, parts_key.parts
+        while layouts and (len(layouts) >= _LAYOUT_CACHE_LIMIT or self._layout_chars + chars > _LAYOUT_CACHE_CHARS
+                           or self._layout_parts + parts > _LAYOUT_CACHE_PARTS):
             old = next(iter(layouts))
             layouts.pop(old)
             self._layout_chars -= old[3].chars
+            self._layout_parts -= old[3].parts
         layouts[key] = outcome
         self._layout_chars += chars
+        self._layout_parts += parts
 
     def plan_turns(self, turns: list[Session], **options) -> list[Plan]:
         """Plan every turn of a log in order (each with the earlier ones as history)."""

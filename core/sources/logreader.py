@@ -39,7 +39,7 @@ from tokenbox.core.sources.formats import (
     torn_line_stand_in,
     transcript_format,
 )
-from tokenbox.core.sources.tail import FileTail
+from tokenbox.core.sources.tail import FileTail, Head
 from tokenbox.core.sources.turns import LazyTurns, no_complete_line, with_histories, with_history
 
 
@@ -76,6 +76,7 @@ class LogReader:
         self._first_text: str | None = None  # the first complete line
         self.transcript = None
         self._follower: LineFollower | None = None  # a line format followed incrementally: lines fed once, not kept
+        self._head: Head | None = None  # the first lines that said this is a transcript (read alone)
 
     def read(self) -> Sequence[Session] | None:
         """Every turn of the log, oldest first, each with its history, turn number and turn count.
@@ -91,6 +92,20 @@ class LogReader:
 
     def _read(self) -> Sequence[Session] | None:
         path = self.path
+        if self.transcript is not None and self._head is not None:
+            if self._tail.unchanged(self._head):
+                return None  # still the transcript whose first lines said so: its row's follower reads it
+            self._start()  # replaced or rewritten: decided again, as a cold load decides
+        if not self._decided and self._tail.offset == 0:
+            # A transcript is told by its first lines: read only those (its follower reads the rest),
+            # not the whole file twice
+            head = self._tail.head(SNIFF_LINES)
+            if head is not None and head.text.strip():
+                self.transcript = transcript_format(self.formats, head.text)
+                if self.transcript is not None:
+                    self._decided = True
+                    self._head = head
+                    return None
         chunk = self._tail.read()
         if chunk.reset:
             self._start(keep_tail=True)

@@ -32,7 +32,9 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from tokenbox.core.model.errors import FileTooLarge, SessionError
 from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, decode_text, open_read_only, read_text
@@ -64,6 +66,45 @@ class TailRead:
         """``(line number, text)`` of each new complete line, 1-based."""
         return list(enumerate(self.lines, start=self.first_line))
 
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The first lines of a file as ``FileTail.head`` read them (``length`` bytes, digested)."""
+
+    text: str
+    identity: tuple[int, int]
+    length: int
+    digest: bytes
+
+
+def _head_lines(data: bytes, wanted: int, *, at_end: bool) -> tuple[int, str] | None:
+    """``(bytes used, text)`` of the first ``wanted`` non-blank lines of ``data`` (the whole of it when
+    ``at_end`` and it has fewer), or ``None`` when ``data`` is too short to tell or does not decode."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data:
+        return None
+    base = len(_BOM) if data.startswith(_BOM) else 0
+    seen = 0
+    pos = base
+    while seen < wanted:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            if not at_end:
+                return None  # the line goes on past what was read
+            end = len(data)
+        if data[pos:end].strip():
+            seen += 1
+        pos = end + 1
+        if end >= len(data):
+            break
+    used = min(pos, len(data))
+    try:
+        text = data[base:used].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return used, text.removesuffix("\n")
+
 
 class FileTail:
     """Reads the lines appended to ``path`` since the previous ``read`` (see the module docstring).
@@ -91,8 +132,14 @@ class FileTail:
         self.offset = self.line_count = self._last_start = 0
         self._last_digest = b""
 
-    def read(self) -> TailRead:
-        """The complete lines appended since the last read (all of them after a reset)."""
+    def read(self, each: Callable[[int, str], None] | None = None) -> TailRead:
+        """The complete lines appended since the last read (all of them after a reset).
+
+        With ``each``, the lines are handed to ``each(number, line)`` as they are decoded, a block of
+        about ``STREAM_BLOCK`` bytes at a time, instead of being returned (``lines`` is then empty): a
+        big file is never held decoded whole. A read that fails part-way (a bad byte further on) has
+        handed over the lines before the failure and consumed nothing: the caller starts again.
+        """
         self.reads += 1
         path = self.path
         try:
@@ -130,9 +177,13 @@ class FileTail:
             if (opened.st_dev, opened.st_ino) != identity:  # replaced between stat and open
                 identity = (opened.st_dev, opened.st_ino)
                 info = opened
-            data, start, reset = self._new_bytes(fd, identity, info.st_size)
-            result = self._consume(data, start, reset, identity)
-            if result.lines:
+            lines_before = self.line_count
+            data, start, reset = self._new_bytes(fd, identity, info.st_size, whole=each is None)
+            if data is None:  # streamed from the top, a block at a time
+                result = self._consume_blocks(fd, reset, identity, each)  # type: ignore[arg-type]
+            else:
+                result = self._consume(data, start, reset, identity, each)
+            if self.line_count != lines_before or (reset and self.line_count):
                 # What is checked next time: the last complete line and at least _CHECKED bytes
                 # before the offset (a short last line alone is too easily the same after a rewrite).
                 self._last_start = min(self._last_start, max(0, self.offset - _CHECKED))
@@ -144,21 +195,60 @@ class FileTail:
             os.close(fd)
         return result
 
-    def _new_bytes(self, fd: int, identity: tuple[int, int], size: int) -> tuple[bytes, int, bool]:
+    def head(self, lines: int, *, first_block: int = 1 << 16, limit: int = 1 << 23) -> Head | None:
+        """The file's first ``lines`` non-blank lines (all of them, the unterminated last one included,
+        when the file has fewer), read without consuming anything; with what identifies them (``Head.same``).
+
+        ``None`` when they cannot be had cheaply and exactly as a whole read would give them: not a
+        regular file, a UTF-16 byte-order mark, bytes that do not decode, or more than ``limit`` bytes
+        before the last of them. The caller then reads the file as usual.
+        """
+        def first_lines(fd: int, info: os.stat_result) -> Head | None:
+            if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_bytes:
+                return None
+            size = first_block
+            while True:
+                data = _pread_all(fd, 0, min(size, limit))
+                found = _head_lines(data, lines, at_end=len(data) < min(size, limit))
+                if found is not None:
+                    used, text = found
+                    return Head(text, (info.st_dev, info.st_ino), used, _digest(data[:used]))
+                if size >= limit:
+                    return None
+                size *= 4
+
+        return _on_open(self.path, first_lines, None)
+
+    def unchanged(self, head: Head) -> bool:
+        """Whether the file is still the one ``head`` was read from, with the same first bytes."""
+
+        def same(fd: int, info: os.stat_result) -> bool:
+            if (info.st_dev, info.st_ino) != head.identity or info.st_size < head.length:
+                return False
+            return _digest(_pread_all(fd, 0, head.length)) == head.digest
+
+        return _on_open(self.path, same, False)
+
+    def _new_bytes(self, fd: int, identity: tuple[int, int], size: int, *, whole: bool = True) -> tuple[bytes | None, int, bool]:
         """The bytes to look at, where they start and whether this is a reset: from the last complete
         line (read again to check its digest) when the file is the same and did not shrink, else from
-        the top (no reset when nothing had been consumed from this very file yet)."""
+        the top (no reset when nothing had been consumed from this very file yet). Not ``whole``: a
+        read from the top is left to the caller (``None``), to be read a block at a time."""
         same = self._identity == identity and size >= self.offset
         if same and self.offset > 0:
             data = _pread_all(fd, self._last_start, self.offset - self._last_start + self.max_bytes + 1)
             self.bytes_read += len(data)
             if _digest(data[: self.offset - self._last_start]) == self._last_digest:
                 return data, self._last_start, False
+        if not whole:
+            return None, 0, not (same and self.offset == 0 and self.reads > 1)
         data = _pread_all(fd, 0, self.max_bytes + 1)
         self.bytes_read += len(data)
         return data, 0, not (same and self.offset == 0 and self.reads > 1)
 
-    def _consume(self, data: bytes, start: int, reset: bool, identity: tuple[int, int]) -> TailRead:
+    def _consume(
+        self, data: bytes, start: int, reset: bool, identity: tuple[int, int], each: Callable[[int, str], None] | None = None
+    ) -> TailRead:
         path = self.path
         if len(data) - (self.offset - start if not reset and self.offset else 0) > self.max_bytes:
             self.forget()
@@ -180,15 +270,108 @@ class FileTail:
             body = data[self.offset - start :]
         end = body.rfind(b"\n") + 1  # bytes of complete lines
         first_line = self.line_count + 1
-        complete = _decode(body[:end], path, first_line)
-        lines = complete.split("\n")[:-1] if end else []
-        partial = _decode(body[end:], path, first_line + len(lines), partial=True)
+        if each is None:
+            complete = _decode(body[:end], path, first_line)
+            lines = complete.split("\n")[:-1] if end else []
+            count = len(lines)
+        else:
+            lines = []
+            count = _stream(body, end, path, first_line, each)
+        partial = _decode(body[end:], path, first_line + count, partial=True)
         if end:
             self._last_start = base + body.rfind(b"\n", 0, end - 1) + 1  # read() digests from there
             self.offset = base + end
-            self.line_count += len(lines)
+            self.line_count += count
         self._identity = identity
         return TailRead(lines, first_line, partial, reset)
+
+
+    def _consume_blocks(self, fd: int, reset: bool, identity: tuple[int, int], each: Callable[[int, str], None]) -> TailRead:
+        """``_consume`` of the whole file read from the top a block at a time, each block's complete
+        lines handed to ``each``: what is held is one block (and a line that spans several)."""
+        path = self.path
+        if reset:
+            self.resets += 1
+        self.forget()
+        number = 1
+        position = 0  # file offset of the next block
+        held: list[bytes] = []  # bytes after the last newline so far (a line still going on)
+        held_at = 0  # file offset of their start
+        last_start = 0
+        while True:
+            block = os.pread(fd, STREAM_BLOCK, position)
+            if not block:
+                break
+            if position == 0:
+                if block.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    decode_text(block[:4], path)  # raises the byte-order-mark error
+                if block.startswith(_BOM):
+                    block = block[len(_BOM) :]
+                    held_at = len(_BOM)
+            position += len(block) + (held_at if position == 0 else 0)
+            self.bytes_read += len(block)
+            if position > self.max_bytes:
+                self.forget()
+                raise FileTooLarge(
+                    f"more than {self.max_bytes} bytes (the file grew while being read)",
+                    "raise the limit with --max-file-size or TOKENBOX_MAX_FILE_SIZE",
+                    path,
+                )
+            cut = block.rfind(b"\n") + 1
+            if not cut:
+                held.append(block)
+                continue
+            data = b"".join([*held, block[:cut]]) if held else block[:cut]
+            lines = _decode(data, path, number).split("\n")
+            lines.pop()  # after the last newline
+            for line in lines:
+                each(number, line)
+                number += 1
+            last_start = held_at + data.rfind(b"\n", 0, len(data) - 1) + 1
+            held_at += len(data)
+            held = [block[cut:]] if cut < len(block) else []
+        partial = _decode(b"".join(held), path, number, partial=True)
+        if number > 1:
+            self._last_start = last_start
+            self.offset = held_at
+            self.line_count = number - 1
+        self._identity = identity
+        return TailRead([], 1, partial, reset)
+
+
+STREAM_BLOCK = 1 << 20  # bytes decoded at a time when the lines are streamed (``FileTail.read(each)``)
+
+
+def _stream(body: bytes, end: int, path: str, first_line: int, each: Callable[[int, str], None]) -> int:
+    """Hand the complete lines of ``body[:end]`` to ``each``, decoded a block at a time; their count."""
+    pos = 0
+    number = first_line
+    while pos < end:
+        stop = body.rfind(b"\n", pos, min(end, pos + STREAM_BLOCK)) + 1
+        if stop <= pos:  # a line longer than a block
+            stop = body.find(b"\n", pos, end) + 1
+        lines = _decode(body[pos:stop], path, number).split("\n")
+        lines.pop()  # after the block's last newline
+        for line in lines:
+            each(number, line)
+            number += 1
+        pos = stop
+    return number - first_line
+
+
+def _on_open(path: str, use: Callable[[int, os.stat_result], _T], failed: _T) -> _T:
+    """``use(fd, its stat)`` of ``path`` opened read-only (closed after); ``failed`` when it cannot be
+    opened or read."""
+    try:
+        fd = open_read_only(path)
+    except OSError:
+        return failed
+    try:
+        return use(fd, os.fstat(fd))
+    except OSError:
+        return failed
+    finally:
+        os.close(fd)
 
 
 def _pread_all(fd: int, offset: int, limit: int) -> bytes:

@@ -16,6 +16,9 @@ class Tokenizer:
     name: str = "?"
     exact: bool = False
     version: str = ""
+    # True when every text counts on its own and separators count nothing: a join's count is the sum of
+    # its texts' counts (``anchors`` then spans each whole text). Joins are then summed, not measured.
+    sums_parts: bool = False
 
     def count(self, text: str) -> int:
         raise NotImplementedError

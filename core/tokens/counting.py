@@ -12,6 +12,7 @@ Big batches of new texts are measured in two threads when the tokenizer releases
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -264,6 +265,9 @@ class JoinedTotal:
             self.counts = tuple(counter.count(t) if t else 0 for t in self.texts)
             return
         n = len(texts)
+        if counter.tokenizer.sums_parts:
+            self._summed(counter)
+            return
         key = tuple(self.texts)
         snapshot = counter._snapshot(key)
         if snapshot is not None:
@@ -312,6 +316,27 @@ class JoinedTotal:
             (tuple(self.prev), tuple(self.next), tuple(self.cuts), tuple(self.body), dict(self.glue_after), self.first, self.total,
              self.counts),
         )
+
+    def _summed(self, counter: TokenCounter) -> None:
+        """The join of a tokenizer whose parts add up (``Tokenizer.sums_parts``): every kept text is one
+        anchored piece whose body is its count, and every glue (separators and empty ends) counts 0, so
+        the total is the sum of the counts. Nothing is measured twice and no state is kept for reuse
+        (building it again is one pass over the counts)."""
+        texts = self.texts
+        n = len(texts)
+        count = counter.count
+        self.counts = tuple(count(t) if t else 0 for t in texts)
+        kept = [i for i in range(n) if self.kept[i]]
+        self.prev = [-1] * n
+        self.next = [n] * n
+        for a, b in itertools.pairwise(kept):
+            self.next[a] = b
+            self.prev[b] = a
+        self.cuts = [(0, len(t)) if t else None for t in texts]
+        self.body = list(self.counts)
+        self.first = kept[0] if kept else n
+        self.glue_after = dict.fromkeys([-1, *kept], 0)
+        self.total = sum(self.counts)
 
     def _patched(self, key: tuple[str, ...]) -> bool:
         """Start from a kept state whose texts differ from ``key`` in a few items, replacing just those.

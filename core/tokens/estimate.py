@@ -28,6 +28,7 @@ class EstimateTokenizer(Tokenizer):
     """
 
     exact = False
+    sums_parts = True  # ``count`` of white space alone (a separator) is 0, and ``anchors`` spans every text
 
     def __init__(self, scale: float = 1.0, bases: BaseEstimates | None = None) -> None:
         self.scale = scale

@@ -10,7 +10,7 @@ from tokenbox.core.sources import turns
 from tokenbox.tui import sections
 from tokenbox.tui.planner import Planner, PlanRequest
 
-from benchmarks.transcripts import Transcript, turns_of
+from benchmarks.transcripts import Transcript, main_requests_of, turns_of
 from tests.tui.helpers import make_app, rows, wait_plan
 
 
@@ -79,3 +79,26 @@ async def test_the_section_table_builds_the_rows_it_draws(tmp_path, monkeypatch)
         await pilot.pause()
         assert 0 < len(set(drawn)) < 80  # the rows on screen (and a few around), not all 400
         assert len(rows(app)) == 400 and rows(app)[-1].lstrip(" ◀▌").startswith("s399")  # every row on demand
+
+
+def test_a_newer_request_settles_the_newest_turn_without_planning_it_again(tmp_path, monkeypatch):
+    transcript = Transcript(compact=False, seed=5).grow_to(150_000)
+    list(main_requests_of(transcript, 1))  # the newest request has its reply (not a pending one)
+    path = tmp_path / "chain.jsonl"
+    transcript.write(str(path))
+    (text,) = main_requests_of(transcript, 1)
+    planner = Planner()
+    first = planner.run(PlanRequest(path=str(path), reload=True, seq=1))
+    planner.fill_timeline(first)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+    built = _built_turns(monkeypatch)
+    after = planner.run(PlanRequest(path=str(path), reload=True, seq=2))
+    # the turn that was the newest was planned then: a newer request settled it, nothing is left to fill
+    assert len(after.timeline) == len(first.timeline) + 1
+    assert after.timeline_complete and planner.fill_timeline(after) is None
+    assert len(set(built)) <= 2, sorted(set(built))  # the newest turn (and the one it follows, at most)
+    fresh = Planner()
+    cold = fresh.run(PlanRequest(path=str(path), reload=True, seq=1))
+    cold = fresh.fill_timeline(cold) or cold
+    assert after.timeline == cold.timeline  # the same points as planned from scratch

@@ -30,7 +30,6 @@ the recorded context (or its prediction).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -42,6 +41,7 @@ from tokenbox.core.model.errors import NotYetComplete, SessionError
 from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage, Session
+from tokenbox.core.parse.fastjson import loads
 from tokenbox.core.sources.readers.anthropic import plain_block, result_images
 from tokenbox.core.sources.readers.claude_truth import (
     PRIOR_SCALE,
@@ -303,7 +303,7 @@ class TranscriptReader:
         self.cwd: str | None = None
         self.lines_read = 0
         self.bases = BaseEstimates()  # base estimates by text, shared by the contexts and the turns
-        self.section_cache: dict = {}  # (message, latest?, thinking stripped?) -> its sections, for every turn
+        self.section_cache: SectionCache = {}  # each message's sections, shared by every turn that holds it
         self._uuid_node: dict[str, int] = {}  # uuid -> node of its newest line
         self._uuid_line: dict[str, int] = {}
         self._request_node: dict[str, int] = {}  # message.id -> node
@@ -330,7 +330,7 @@ class TranscriptReader:
             return
         self.lines_read += 1
         try:
-            value = json.loads(text)
+            value = loads(text)
         except (ValueError, RecursionError):
             self.warn(number, "not a JSON object; the line is skipped")
             return
@@ -498,9 +498,12 @@ class TranscriptReader:
         node.blocks.extend(blocks)
         node.version += 1
         if node.index in self._memo:
-            # A node whose context was already built grew (a line written after later ones): every
-            # context built since may miss it, so they are rebuilt when next asked for.
-            self._memo.clear()
+            # A node whose context was already built grew (a line written after later ones): the
+            # contexts built through it may miss the line, so they are rebuilt when next asked for.
+            # Only nodes after it can descend from it (a parent is always an earlier line): the
+            # contexts before it stay, shared, so a long chain is not rebuilt (and held twice) whole.
+            for index in [index for index in self._memo if index >= node.index]:
+                del self._memo[index]
 
     def _request_line(
         self, number: int, thread: Thread, key: str, parent: int | None, role: str, blocks: list[Block], message: dict, value: dict
@@ -928,7 +931,7 @@ def read_transcript(path: str, text: str) -> TranscriptReader:
     if not text.endswith("\n") and lines[-1].strip():
         # the last line has no newline yet; read it if it is already whole
         try:
-            value = json.loads(lines[-1])
+            value = loads(lines[-1])
         except ValueError:
             value = None
         if value is not None:
@@ -986,14 +989,32 @@ class TranscriptFollower:
         return max(0, self._tail.resets - 1)
 
     def read(self) -> TranscriptReader:
-        """Feed what was appended since the last read (everything after a reset); the reader, updated."""
-        chunk = self._tail.read()
-        if chunk.reset and self.reader.lines_read:
-            self.reader = TranscriptReader(self.path)
-        for number, line in chunk.numbered():
+        """Feed what was appended since the last read (everything after a reset); the reader, updated.
+
+        The lines are fed as they are decoded (``FileTail.read(each)``): a big transcript is never held
+        as text whole beside what the reader keeps of it."""
+        resets = self._tail.resets
+        fed = False
+
+        def feed(number: int, line: str) -> None:
+            nonlocal fed
+            if not fed:
+                fed = True
+                if self._tail.resets != resets and self.reader.lines_read:
+                    self.reader = TranscriptReader(self.path)
             if line.strip():
                 self.lines_parsed += 1
             self.reader.feed_text(number, line)
+
+        try:
+            chunk = self._tail.read(feed)
+        except BaseException:
+            if fed:  # lines were fed before the read failed further on: the next read starts afresh
+                self._tail.forget()
+                self.reader = TranscriptReader(self.path)
+            raise
+        if chunk.reset and not fed and self.reader.lines_read:
+            self.reader = TranscriptReader(self.path)
         return self.reader
 
 

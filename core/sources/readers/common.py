@@ -30,7 +30,10 @@ from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session, Trimming
 from tokenbox.core.parse.nodes import Node
 
-SectionCache = dict[tuple[int, bool], tuple[list[Section], list[str]]]
+# id(message) -> (message, latest?, thinking stripped?, its sections, their cache-mark ids): the variant
+# last built, one per message (a message's older variants — the latest input it was, the thinking it
+# kept before a newer prompt — are rebuilt if a past turn asks again, never piled up)
+SectionCache = dict[int, tuple[Any, bool, bool, list[Section], list[str]]]
 
 # Section categories (``section.meta["category"]``): what the file does not hold (``inferred``), the
 # prefix (tools and system; Anthropic puts tools first, OpenAI the system messages), then history, tool
@@ -321,12 +324,12 @@ def build_session(conv: Conversation, path: str, cache: SectionCache | None = No
     stripped = 0
     for position, message in enumerate(conv.messages):
         strip = position < strip_before and message.role == "assistant"
-        key = (id(message), position >= latest, strip)
-        entry = cache.get(key)
-        if entry is None:
-            entry = cache[key] = _message_sections(conv, message, position >= latest, strip)
-        sections.extend(entry[0])
-        breakpoints.extend(entry[1])
+        is_latest = position >= latest
+        entry = cache.get(id(message))
+        if entry is None or entry[0] is not message or entry[1] is not is_latest or entry[2] is not strip:
+            entry = cache[id(message)] = (message, is_latest, strip, *_message_sections(conv, message, is_latest, strip))
+        sections.extend(entry[3])
+        breakpoints.extend(entry[4])
         if strip:
             stripped += sum(1 for b in message.blocks if b.role == THINKING)
     meta = dict(conv.meta)

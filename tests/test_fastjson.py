@@ -1,0 +1,57 @@
+"""``tokenbox.core.parse.fastjson.loads`` gives exactly what ``json.loads`` gives (value or error), with
+msgspec and without it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenbox.core.parse import fastjson
+
+# texts the fast decoder refuses or could read differently: json decides them
+EDGES = [
+    "NaN", "[Infinity, -Infinity]", "1e400", "-1e400", '"\\ud800"', '{"a": "\\udc00x"}', '"\\ud83d\\ude00"',
+    "123456789012345678901234567890", "-9223372036854775809", "18446744073709551616", '{"a": 1, "a": 2}',
+    "-0", "-0.0", "1.5e-320", " {} ", '["\\u0000"]', "[1,]", '{"a":1}x', '"\x01"', "", "nul", "[" * 3000 + "]" * 3000,
+]
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(10**30), max_value=10**30) | st.floats(allow_nan=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def outcome(load, text):
+    try:
+        return "value", repr(load(text))
+    except RecursionError:
+        return "error", "RecursionError"
+    except ValueError as exc:
+        return "error", str(exc)
+
+
+@pytest.mark.parametrize("fast", [True, False, "switching"], ids=["msgspec", "json-only", "json-then-msgspec"])
+def test_edge_texts_read_as_json_reads_them(fast, monkeypatch):
+    if fast == "switching":  # msgspec imported part-way through (after SLOW_CHARS characters)
+        monkeypatch.setattr(fastjson, "_FAST", fastjson._PENDING)
+        monkeypatch.setattr(fastjson, "_read", 0)
+        monkeypatch.setattr(fastjson, "SLOW_CHARS", 40)
+    elif not fast:
+        monkeypatch.setattr(fastjson, "_FAST", None)
+    else:
+        assert fastjson.accelerated()
+    for text in EDGES:
+        assert outcome(fastjson.loads, text) == outcome(json.loads, text), text
+        assert outcome(fastjson.loads, text.encode("utf-8", "surrogatepass")) == outcome(json.loads, text.encode(
+            "utf-8", "surrogatepass")), text
+
+
+@settings(max_examples=150, deadline=None)
+@given(values, st.booleans())
+def test_any_value_reads_back_as_json_reads_it(value, ascii_only):
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert repr(fastjson.loads(text)) == repr(json.loads(text))
