@@ -49,6 +49,7 @@ from tokenbox.core.sources.readers.claude_truth import (
     FileAccess,
     Fit,
     Observation,
+    PartSums,
     Restored,
     ScaleFits,
     recorded_context,
@@ -269,6 +270,7 @@ class Thread:
     observations: list = field(default_factory=list)  # per request, for calibration (tokenbox.core.sources.readers.claude_truth)
     peaks: list = field(default_factory=list)  # per request, the largest recorded context so far
     fits: Any = field(default=None)
+    sums: Any = field(default=None)  # the visible parts' running sums (claude_truth.PartSums), made by thread_turns
     files: FileAccess = field(default_factory=lambda: FileAccess())
 
     def __post_init__(self) -> None:
@@ -741,6 +743,9 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
             observations.append(observation)
             peaks.append(peak_here)
     scales = thread.fits.update(observations)
+    if thread.sums is None:
+        thread.sums = PartSums(reader.bases)
+    sums = thread.sums
     requests = requests[: len(observations)] if len(requests) == len(observations) else list(requests)
     pending = thread.pending_state(reader)
     count = len(requests) + (1 if pending is not None else 0)
@@ -878,7 +883,7 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
             turn_warnings += (f"the system prompt, tools and memory files are not in the transcript and no request of this "
                               f"session has recorded their size yet: counted as {fit.source} ({fit.hidden}, ≈)",)
         session = with_truth(session, target=target, fit=fit, pending=is_pending, thread=thread_name,
-                             warnings=turn_warnings, hidden_label=hidden_label, bases=reader.bases)
+                             warnings=turn_warnings, hidden_label=hidden_label, bases=reader.bases, sums=sums)
         if fit.residual is not None and abs(fit.residual) > RESIDUAL_NOTED * (target or 0):
             session = replace(session, warnings=(*session.warnings, (
                 f"request {index + 1} recorded {target}, {fit.residual:+d} against what the requests before it "
