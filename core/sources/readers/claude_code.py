@@ -270,7 +270,8 @@ class Thread:
     observations: list = field(default_factory=list)  # per request, for calibration (tokenbox.core.sources.readers.claude_truth)
     peaks: list = field(default_factory=list)  # per request, the largest recorded context so far
     fits: Any = field(default=None)
-    sums: Any = field(default=None)  # the visible parts' running sums (claude_truth.PartSums), made by thread_turns
+    sums: Any = field(default=None, compare=False, repr=False)  # the visible parts' running sums (claude_truth.PartSums), made by thread_turns
+    turns: Any = field(default=None, compare=False, repr=False)  # (what they were made from, the LazyTurns): the turns of the thread as last handed out
     files: FileAccess = field(default_factory=lambda: FileAccess())
 
     def __post_init__(self) -> None:
@@ -729,6 +730,20 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
     used before this thread has recorded any request.
     """
     thread = reader.threads[thread_name]
+    # A thread no line has touched since its turns were made (most sub-agents of a long session, on
+    # each append) gets the same turns: every line read into a thread moves its ``last_line``, and what
+    # the reader shares with every thread (summaries, other records, warnings) only grows.
+    made_from = (thread.last_line, len(thread.requests), thread.epoch, len(reader.summaries), len(reader.others),
+                 sum(reader.others.values()), reader.warning_count, reader.session_id, reader.version, reader.cwd,
+                 borrowed)
+    if thread.turns is not None and thread.turns[0] == made_from:
+        return thread.turns[1]
+    turns = _thread_turns(reader, thread, thread_name, borrowed)
+    thread.turns = (made_from, turns)
+    return turns
+
+
+def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, borrowed: tuple[int, str] | None) -> LazyTurns:
     requests = thread.requests  # grows in place as the reader is fed; the count below is fixed
     observations = thread.observations
     peaks = thread.peaks  # the largest recorded context up to each request (for the window)

@@ -23,10 +23,12 @@ parts are fitted to the recorded history, and the rest becomes one critical ``in
 
 from __future__ import annotations
 
+import operator
 import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import repeat
 
 from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
@@ -143,8 +145,14 @@ def _parts(sections: Sequence[Section], bases: BaseEstimates) -> tuple[int, list
 
 
 def _rounded(estimates: Sequence[float], scale: float) -> int:
-    # the same arithmetic as charclass.scaled, section by section (each part is rounded on its own)
-    return sum(max(1, round(base * scale)) for base in estimates)
+    """``sum(max(1, round(base * scale)))``: the arithmetic of charclass.scaled, section by section (each
+    part is rounded on its own). A product of at most one half rounds to 0 and counts 1: counted apart,
+    so that each pass is a builtin's (estimates are never negative)."""
+    products = list(map(operator.mul, estimates, repeat(scale)))
+    return sum(map(round, products)) + sum(map(_HALF.__ge__, products))
+
+
+_HALF = 0.5
 
 
 def _total(fixed: int, estimates: Sequence[float], scale: float) -> int:
