@@ -543,8 +543,9 @@ class TokenboxApp(App[None]):
         view = self._view(plan, step, levels)
         self.query_one(DetailView).show(view, selected if view else None, self._detail_message(message), as_sent=as_sent)
 
-    def _draw_topbar(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
+    def _draw_topbar(self, plan: Plan | None, step: int, levels: Levels, timeline: bool,
                      following: bool, sidebar_visible: bool, facts: AgentFacts | None, agent: bool, trimming: bool) -> None:
+        """The top bar; ``timeline``: whether there is one (the fill's progress does not redraw it)."""
         view = self._view(plan, step, levels)
         if view is not None and agent:
             headline = None if sidebar_visible else _headline(view)
@@ -833,7 +834,7 @@ PARTS: tuple[tuple[Callable[[ViewState], tuple], Callable[..., None]], ...] = (
     (lambda s: (s.plan, s.shown_step, s.warn_levels, s.selected, s.agent, s.trimming_shown), TokenboxApp._draw_sections),
     (lambda s: (s.plan, s.shown_step, s.warn_levels, s.selected, _message(s), s.agent and not s.trimming_shown),
      TokenboxApp._draw_detail),
-    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.timeline, s.following, s.sidebar_visible, s.facts, s.agent,
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, bool(s.timeline), s.following, s.sidebar_visible, s.facts, s.agent,
                 s.trimming_shown), TokenboxApp._draw_topbar),
 )
 
