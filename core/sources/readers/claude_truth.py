@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from itertools import repeat
 
 from tokenbox.core.model.names import ESTIMATE
+from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 from tokenbox.core.sources.readers.common import inferred_section
 from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate
@@ -184,31 +185,11 @@ class PartSums:
         self._totals: dict[float, list[int]] = {}  # scale -> [estimates summed, their rounded sum]
         self._lock = threading.Lock()
 
-    def _common(self, sections: tuple[Section, ...]) -> int:
-        """How many leading sections ``sections`` shares with those aligned last (equal sections add up the same)."""
-        old = self._sections
-        n = min(len(old), len(sections))
-        if old[:n] == sections[:n]:
-            return n
-        # the difference is near the end: find a shared prefix by steps from there, then the first difference
-        high, width = n, 16
-        low = max(0, n - width)
-        while low > 0 and old[:low] != sections[:low]:
-            high, width = low, width * 4
-            low = max(0, n - width)
-        while high - low > 1:
-            mid = (low + high) // 2
-            if old[low:mid] == sections[low:mid]:
-                low = mid
-            else:
-                high = mid
-        return low
-
     def _align(self, sections: Sequence[Section]) -> None:
         sections = tuple(sections)
         if sections is self._sections:
             return
-        keep = self._common(sections)
+        keep = shared_prefix(self._sections, sections)  # the newest messages' sections differ
         counted = self._counted[keep]
         if len(self._estimates) > counted:
             dropped = self._estimates[counted:]
