@@ -37,7 +37,6 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
 
 from tokenbox.core.commands.thresholds import compact_buffer, prices_in_force, warn_levels
 from tokenbox.core.model.compaction import compact_threshold, window_for
@@ -48,7 +47,10 @@ from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_
 from tokenbox.core.sources.readers.claude_truth import visible_tokens
 from tokenbox.core.tokens.charclass import BaseEstimates
 
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from typing import Any, TextIO
+
     from tokenbox.core.model.prices import Overrides
     from tokenbox.core.sources.turns import LazyTurns
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from tokenbox.core.model.errors import ConfigError
 
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from typing import Any
+
     from tokenbox.core.model.prices import PriceEntry
 
 DEFAULT_WARN_LEVELS = (75, 90, 100)  # usage percentages that raise a warning, an alarm, an overflow

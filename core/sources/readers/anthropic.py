@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
-from typing import Any
 
 from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.session import Section, Session
@@ -51,6 +50,10 @@ from tokenbox.core.sources.readers.common import (
     reserve_for,
     tool_text,
 )
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 SOURCE = "anthropic-messages"
 

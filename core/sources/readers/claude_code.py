@@ -34,7 +34,6 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from tokenbox.core.model.compaction import DEFAULT_WINDOW, LONG_WINDOW
 from tokenbox.core.model.errors import NotYetComplete, SessionError
@@ -71,6 +70,10 @@ from tokenbox.core.sources.readers.common import (
 )
 from tokenbox.core.sources.turns import LazyTurns
 from tokenbox.core.tokens.charclass import BaseEstimates
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 SOURCE = "claude-code"
 NOT_RECORDED = "the system prompt, the tool definitions and memory files (Claude Code does not write them to transcripts)"

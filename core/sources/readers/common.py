@@ -22,7 +22,6 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
 from tokenbox.core.model.llms import Window, lookup_model, resolve_window
@@ -30,10 +29,14 @@ from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session, Trimming
 from tokenbox.core.parse.nodes import Node
 
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any
+
 # id(message) -> (message, latest?, thinking stripped?, its sections, their cache-mark ids): the variant
 # last built, one per message (a message's older variants — the latest input it was, the thinking it
 # kept before a newer prompt — are rebuilt if a past turn asks again, never piled up)
-SectionCache = dict[int, tuple[Any, bool, bool, list[Section], list[str]]]
+SectionCache = dict[int, tuple[object, bool, bool, list[Section], list[str]]]
 
 # Section categories (``section.meta["category"]``): what the file does not hold (``inferred``), the
 # prefix (tools and system; Anthropic puts tools first, OpenAI the system messages), then history, tool
