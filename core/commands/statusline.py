@@ -36,7 +36,7 @@ import select
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tokenbox.core.commands.thresholds import compact_buffer, prices_in_force, warn_levels
 from tokenbox.core.model.compaction import compact_threshold, window_for
@@ -137,6 +137,7 @@ class Tail:
     turns: Sequence[Session]  # its turns (empty: no thread in the tail)
     thread: str | None  # its name
     whole: bool  # the tail is the whole file (nothing before it is unseen)
+    bases: BaseEstimates = field(default_factory=BaseEstimates)  # the reader's base estimates by text
 
 
 def read_tail_thread(path: str, size: int = TAIL_BYTES) -> Tail:
@@ -154,7 +155,7 @@ def read_tail_thread(path: str, size: int = TAIL_BYTES) -> Tail:
             break
         size *= 4
     turns = thread_turns(reader, name) if name is not None else ()
-    return Tail(turns, name, not lines or size >= file_size)
+    return Tail(turns, name, not lines or size >= file_size, reader.bases)
 
 
 def tail_turns(path: str, size: int = TAIL_BYTES) -> Sequence[Session]:
@@ -183,7 +184,6 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
     if tokens > window and not pending:
         window = tokens  # a recorded context larger than the window: the request ran with a larger one (CONTRACT §11)
     scale = session.calibration.scale if session.calibration is not None else 1.0
-    bases = BaseEstimates()  # a text held by several sections is estimated once
     groups: dict[str, int] = {}
     for section in session.sections:
         category = section.meta.get("category")
@@ -195,7 +195,7 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
                 key = "mcp:" + key.split("__")[1]
         else:
             key = "history"
-        groups[key] = groups.get(key, 0) + visible_tokens((section,), scale, bases)
+        groups[key] = groups.get(key, 0) + visible_tokens((section,), scale, tail.bases)  # estimated as the reader read them
     # What the transcript does not show is the hidden part (system prompt, tools, memory) and, when only
     # its tail was read, the history before the tail: the head of the file tells them apart.
     unseen = max(0, tokens - sum(groups.values()))

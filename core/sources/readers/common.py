@@ -140,7 +140,7 @@ def is_mapping_with(node: Any, *keys: str) -> bool:
 # ---------------------------------------------------------------- the neutral model
 
 
-@dataclass
+@dataclass(slots=True)  # a transcript holds one per content block: no attribute dict each
 class Block:
     """One content block, already rendered to the text that stands for it."""
 
@@ -154,7 +154,7 @@ class Block:
     col: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Message:
     """One provider message (consecutive transcript lines of one role are merged into one)."""
 
