@@ -22,7 +22,6 @@ from dataclasses import replace
 
 from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.session import Section, Session
-from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (
     CALL,
     MEDIA,
@@ -54,6 +53,8 @@ from tokenbox.core.sources.readers.common import (
 TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
 if TYPE_CHECKING:
     from typing import Any
+
+    from tokenbox.core.parse.nodes import Node
 
 SOURCE = "anthropic-messages"
 

@@ -27,11 +27,12 @@ from tokenbox.core.model.errors import SessionError, TokenizerError
 from tokenbox.core.model.llms import Window, lookup_model, resolve_window
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session, Trimming
-from tokenbox.core.parse.nodes import Node
 
 TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
 if TYPE_CHECKING:
     from typing import Any
+
+    from tokenbox.core.parse.nodes import Node
 
 # id(message) -> (message, latest?, thinking stripped?, its sections, their cache-mark ids): the variant
 # last built, one per message (a message's older variants — the latest input it was, the thinking it
@@ -133,6 +134,8 @@ def compact(value: Any) -> str:
 
 
 def is_mapping_with(node: Any, *keys: str) -> bool:
+    from tokenbox.core.parse.nodes import Node  # start-up: the document parser only for a document (not the status line)
+
     value = node.value if isinstance(node, Node) else node
     return isinstance(value, dict) and all(k in value for k in keys)
 
@@ -586,6 +589,8 @@ def request_format(node: Any) -> str | None:
     ``source`` vs ``developer``/``tool`` roles, ``tool_calls``, ``function`` tools, ``image_url`` parts).
     A request with no distinguishing sign is read as OpenAI's, unless its model is a Claude model.
     """
+    from tokenbox.core.parse.nodes import Node  # start-up: the document parser only for a document (not the status line)
+
     value = node.value if isinstance(node, Node) else None
     if not isinstance(value, dict) or "tokenbox" in value or "messages" not in value:
         return None
