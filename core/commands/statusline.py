@@ -137,7 +137,7 @@ class Tail:
     turns: Sequence[Session]  # its turns (empty: no thread in the tail)
     thread: str | None  # its name
     whole: bool  # the tail is the whole file (nothing before it is unseen)
-    bases: BaseEstimates = field(default_factory=BaseEstimates)  # the reader's base estimates by text
+    bases: BaseEstimates = field(default_factory=BaseEstimates, compare=False, repr=False)  # the reader's, by text
 
 
 def read_tail_thread(path: str, size: int = TAIL_BYTES) -> Tail:
