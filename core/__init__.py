@@ -13,7 +13,6 @@ answer; an ``Engine`` owns its count and layout caches, a log reader its line ca
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
 # Where each public name lives. They load on first use: importing one submodule (the status line's
 # reader) must not load the engine, the tokenizer registry or YAML.
@@ -61,7 +60,10 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from typing import Any
+
     from tokenbox.core.model.errors import (
         BadInput,
         ConfigError,

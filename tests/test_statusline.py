@@ -115,11 +115,15 @@ def test_unreadable_or_odd_transcripts_print_a_marker(tmp_path):
 
 
 def test_the_status_line_loads_no_tokenizer_tables_or_yaml():
+    """Nor the argument parser, typing, the price table (only a {cost} placeholder needs it), the image reader or
+    the JSON document parser."""
     payload = json.dumps({"transcript_path": str(TRANSCRIPTS[0])})
     code = (
         "import io, os, sys; from tokenbox.core.commands.statusline import run; "
         f"run([], io.StringIO({payload!r}), io.StringIO(), {{}}); "
-        "print(sorted(m for m in ('yaml', 'tiktoken', 'textual', 'tokenbox.core.planning.engine', 'tokenbox.core.tokens.bpe') if m in sys.modules))"
+        "print(sorted(m for m in ('yaml', 'tiktoken', 'textual', 'tokenbox.core.planning.engine', 'tokenbox.core.tokens.bpe', "
+        "'argparse', 'typing', 'tokenbox.core.model.prices', 'tokenbox.core.sources.readers.images', 'tokenbox.core.parse.nodes') "
+        "if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

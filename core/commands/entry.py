@@ -6,6 +6,7 @@ argument parser, the engine or the tokenizer registry; every other command goes 
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -13,6 +14,9 @@ import sys
 def main() -> None:
     """Entry point of the ``tokenbox`` command."""
     if sys.argv[1:2] == ["statusline"]:
+        # A process of a few tens of milliseconds whose work is bounded (the transcript's tail and head, a few
+        # MiB at most): the cyclic collector's passes over the classes and objects it builds only cost time
+        gc.disable()
         # start-up: the status line's reader alone, not argparse, the engine or the tokenizer registry
         from tokenbox.core.commands.statusline import run
 

@@ -36,17 +36,23 @@ import select
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, TextIO
+from dataclasses import dataclass, field
 
 from tokenbox.core.commands.thresholds import compact_buffer, prices_in_force, warn_levels
 from tokenbox.core.model.compaction import compact_threshold, window_for
 from tokenbox.core.model.names import MAIN_THREAD
-from tokenbox.core.model.prices import Overrides, request_cost, usd
 from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_thread, thread_turns
 from tokenbox.core.sources.readers.claude_truth import visible_tokens
+from tokenbox.core.tokens.charclass import BaseEstimates
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+    from tokenbox.core.model.prices import Overrides
+    from tokenbox.core.sources.turns import LazyTurns
 
 DEFAULT_FORMAT = "ctx {pending}{pct}% · {to_compact} to compact · {biggest} {biggest_tokens}"
 MARKER = "ctx –"
@@ -131,6 +137,7 @@ class Tail:
     turns: Sequence[Session]  # its turns (empty: no thread in the tail)
     thread: str | None  # its name
     whole: bool  # the tail is the whole file (nothing before it is unseen)
+    bases: BaseEstimates = field(default_factory=BaseEstimates, compare=False, repr=False)  # the reader's, by text
 
 
 def read_tail_thread(path: str, size: int = TAIL_BYTES) -> Tail:
@@ -148,7 +155,7 @@ def read_tail_thread(path: str, size: int = TAIL_BYTES) -> Tail:
             break
         size *= 4
     turns = thread_turns(reader, name) if name is not None else ()
-    return Tail(turns, name, not lines or size >= file_size)
+    return Tail(turns, name, not lines or size >= file_size, reader.bases)
 
 
 def tail_turns(path: str, size: int = TAIL_BYTES) -> Sequence[Session]:
@@ -158,9 +165,11 @@ def tail_turns(path: str, size: int = TAIL_BYTES) -> Sequence[Session]:
 
 
 def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer: int | None,
-             prices: Overrides | None = None, given: tuple[int | None, int | None] = (None, None)) -> Headline | None:
+             prices: Overrides | None = None, given: tuple[int | None, int | None] = (None, None), *,
+             priced: bool = True) -> Headline | None:
     """The headline of the main thread's newest turn, from the tail of the transcript at ``path``;
-    ``given`` is what Claude Code's stdin says: ``(current context, window)``, either ``None``."""
+    ``given`` is what Claude Code's stdin says: ``(current context, window)``, either ``None``. Without
+    ``priced`` the cost is not worked out (``Headline.cost`` is ``None``): the price table is not loaded."""
     tail = read_tail_thread(path)
     turns = tail.turns
     if not len(turns):
@@ -186,7 +195,7 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
                 key = "mcp:" + key.split("__")[1]
         else:
             key = "history"
-        groups[key] = groups.get(key, 0) + visible_tokens((section,), scale)
+        groups[key] = groups.get(key, 0) + visible_tokens((section,), scale, tail.bases)  # estimated as the reader read them
     # What the transcript does not show is the hidden part (system prompt, tools, memory) and, when only
     # its tail was read, the history before the tail: the head of the file tells them apart.
     unseen = max(0, tokens - sum(groups.values()))
@@ -198,14 +207,7 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
             groups["history"] = groups.get("history", 0) + unseen - first_hidden
     groups["system+tools"] = hidden
     biggest, biggest_tokens = max(groups.items(), key=lambda item: (item[1], item[0])) if groups else ("", 0)
-    cost = None
-    for index in range(len(turns) - 1, max(-1, len(turns) - 3), -1):  # the newest request sent (not a pending one)
-        info = turns.info(index)
-        usage = info.get("recorded")
-        if isinstance(usage, RecordedUsage):
-            priced = request_cost(info.get("model") if isinstance(info.get("model"), str) else None, usage, prices)
-            cost = priced.usd if priced is not None else None
-            break
+    cost = newest_cost(turns, prices) if priced else None
     return Headline(
         tokens=tokens,
         window=window,
@@ -216,6 +218,21 @@ def headline(path: str, model_id: str | None, environ: Mapping[str, str], buffer
         compact_at=compact_threshold(window, environ, buffer),
         cost=cost,
     )
+
+
+def newest_cost(turns: LazyTurns, prices: Overrides | None) -> float | None:
+    """The cost of the newest request sent (not a pending one) among the last two turns, from tokenbox's
+    price table (``None``: no recorded usage, or no price for its model)."""
+    for index in range(len(turns) - 1, max(-1, len(turns) - 3), -1):
+        info = turns.info(index)
+        usage = info.get("recorded")
+        if isinstance(usage, RecordedUsage):
+            from tokenbox.core.model.prices import request_cost  # start-up: the price table only for {cost}
+
+            model = info.get("model")
+            priced = request_cost(model if isinstance(model, str) else None, usage, prices)
+            return priced.usd if priced is not None else None
+    return None
 
 
 def stdin_context(data: dict[str, Any]) -> tuple[int | None, int | None]:
@@ -240,7 +257,7 @@ def render(line: Headline, template: str, model: str, levels: Sequence[int], col
            session_cost: float | None = None) -> str:
     """The status line for ``line`` (``template`` placeholders: see the module docstring)."""
     room = None if line.compact_at is None else max(0, line.compact_at - line.tokens)
-    values = {
+    values: dict[str, Any] = {
         "pct": line.percent,
         "tokens": short(line.tokens),
         "window": short(line.window),
@@ -251,9 +268,12 @@ def render(line: Headline, template: str, model: str, levels: Sequence[int], col
         "model": model,
         "pending": "≈" if line.pending else "",
         "thread": line.thread,
-        "cost": "–" if line.cost is None else usd(line.cost),
-        "session_cost": "–" if session_cost is None else usd(session_cost),
     }
+    if "cost" in template:  # {cost}, {session_cost}: no other placeholder can name them
+        from tokenbox.core.model.prices import usd  # start-up: the price table only for a cost
+
+        values["cost"] = "–" if line.cost is None else usd(line.cost)
+        values["session_cost"] = "–" if session_cost is None else usd(session_cost)
     try:
         text = template.format(**values)
     except (KeyError, IndexError, ValueError):
@@ -348,7 +368,7 @@ def _line(argv: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> str
     line = None
     if isinstance(path, str) and os.path.isfile(path):
         try:
-            line = headline(path, model_id, environ, buffer, prices, (current, window))
+            line = headline(path, model_id, environ, buffer, prices, (current, window), priced="cost" in template)
         except (OSError, ValueError):
             line = None
     if line is None and current is not None:

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from tokenbox.core.model.errors import ConfigError
-from tokenbox.core.model.prices import PriceEntry, file_date, parse_overrides
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from tokenbox.core.model.prices import PriceEntry
 
 DEFAULT_WARN_LEVELS = (75, 90, 100)  # usage percentages that raise a warning, an alarm, an overflow
 _MAX_BUFFER = 10**9
@@ -103,4 +107,6 @@ def prices_in_force(environ: Mapping[str, str], config: Mapping[str, Any] | None
     raw = config.get("prices")
     if raw is None:
         return {}
+    from tokenbox.core.model.prices import file_date, parse_overrides  # start-up: the price table only for prices
+
     return parse_overrides(raw, "prices in the config file", file_date(_config_path(environ)))

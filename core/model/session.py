@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, overload
 
 from tokenbox.core.model.llms import Window
 from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any, overload
 
 SENSORS = ("user-input", "tool-output", "heartbeat", "delegation")
 
@@ -209,10 +212,12 @@ class TurnHistory(Sequence["Session"]):
     def __len__(self) -> int:
         return self._upto
 
-    @overload
-    def __getitem__(self, index: int) -> Session: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Session]: ...
+    if TYPE_CHECKING:  # the overloads are for type checkers only
+        @overload
+        def __getitem__(self, index: int) -> Session: ...
+        @overload
+        def __getitem__(self, index: slice) -> Sequence[Session]: ...
+
     def __getitem__(self, index: int | slice) -> Session | Sequence[Session]:
         if isinstance(index, slice):
             start, stop, step = index.indices(self._upto)

@@ -15,7 +15,10 @@ where the import was a third of its cost above its floor).
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 SLOW_CHARS = 1 << 20  # characters read by json.loads before msgspec is imported for the rest
 

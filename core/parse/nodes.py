@@ -15,9 +15,12 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from tokenbox.core.model.errors import SessionError
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 64
 MAX_NODES = 2_000_000

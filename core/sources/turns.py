@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, overload
 
 from tokenbox.core.model.errors import NotYetComplete, SessionError
 from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
 from tokenbox.core.model.session import RecordedUsage, Session, TurnHistory
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any, overload
 
 
 def no_complete_line(path: str) -> NotYetComplete:
@@ -77,10 +80,12 @@ class LazyTurns(Sequence[Session]):
     def __len__(self) -> int:
         return self._count
 
-    @overload
-    def __getitem__(self, index: int) -> Session: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Session]: ...
+    if TYPE_CHECKING:  # the overloads are for type checkers only
+        @overload
+        def __getitem__(self, index: int) -> Session: ...
+        @overload
+        def __getitem__(self, index: slice) -> list[Session]: ...
+
     def __getitem__(self, index):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(self._count))]

@@ -19,12 +19,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
-from typing import Any
 
 from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.session import Section, Session
-from tokenbox.core.parse.nodes import Node
-from tokenbox.core.sources.readers import images
 from tokenbox.core.sources.readers.common import (
     CALL,
     MEDIA,
@@ -52,6 +49,12 @@ from tokenbox.core.sources.readers.common import (
     reserve_for,
     tool_text,
 )
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from tokenbox.core.parse.nodes import Node
 
 SOURCE = "anthropic-messages"
 
@@ -388,6 +391,8 @@ TYPICAL_IMAGE = (600, 400)
 def image_block(value: dict[str, Any], line: int = 0, col: int = 0, *, context: str = "", cache: Any = None) -> Block:
     """An image block, costed by Anthropic's size rule: the size from its header (base64), else from a
     ``W×H`` in its URL or in the text beside it (``context``), else a typical image and a note saying so."""
+    from tokenbox.core.sources.readers import images  # start-up: base64 and the image headers only for an image
+
     meta: dict[str, Any] = {}
     size = images.block_size(value)
     how = "read from the image"

@@ -34,7 +34,6 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from tokenbox.core.model.compaction import DEFAULT_WINDOW, LONG_WINDOW
 from tokenbox.core.model.errors import NotYetComplete, SessionError
@@ -71,7 +70,11 @@ from tokenbox.core.sources.readers.common import (
     reply_sections,
 )
 from tokenbox.core.sources.turns import LazyTurns
-from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate
+from tokenbox.core.tokens.charclass import BaseEstimates
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 SOURCE = "claude-code"
 NOT_RECORDED = "the system prompt, the tool definitions and memory files (Claude Code does not write them to transcripts)"
@@ -178,8 +181,9 @@ def without_lone_surrogates(value: Any) -> Any:
     return value
 
 
-def _extend(state: State | None, role: str, blocks: list[Block], line: int) -> State | None:
-    """``state`` with ``blocks`` of ``role`` added (merged into the last message when the role repeats)."""
+def _extend(state: State | None, role: str, blocks: list[Block], line: int, bases: BaseEstimates) -> State | None:
+    """``state`` with ``blocks`` of ``role`` added (merged into the last message when the role repeats);
+    ``bases`` is the reader's: the turns' calibration estimates the same texts again."""
     if not blocks:
         return state
     visible = think = 0.0
@@ -188,7 +192,7 @@ def _extend(state: State | None, role: str, blocks: list[Block], line: int) -> S
         size = block.meta.get("estimate")
         if size is None:
             fixed = block.meta.get("tokens")
-            size = float(fixed) if isinstance(fixed, int) else base_estimate(block.text) + BLOCK_FRAMING.get(block.role, 0.0)
+            size = float(fixed) if isinstance(fixed, int) else bases(block.text) + BLOCK_FRAMING.get(block.role, 0.0)
             block.meta["estimate"] = size
         if block.role == THINKING:
             think += size
@@ -628,8 +632,8 @@ class TranscriptReader:
         if node.kind == "results":
             order = {call: i for i, call in enumerate(self.nodes[node.parent].calls)} if node.parent is not None else {}
             blocks = sorted(node.blocks, key=lambda b: order.get(b.meta.get("tool_use_id"), len(order)))
-            return _extend(state, "user", blocks, node.lines[0])
-        return _extend(state, node.role, node.blocks, node.lines[0])
+            return _extend(state, "user", blocks, node.lines[0], self.bases)
+        return _extend(state, node.role, node.blocks, node.lines[0], self.bases)
 
     def request_output(self, request: Request) -> list[Block]:
         """The blocks of a request's reply (what becomes context on the next request)."""

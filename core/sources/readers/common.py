@@ -22,18 +22,22 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
 from tokenbox.core.model.llms import Window, lookup_model, resolve_window
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session, Trimming
-from tokenbox.core.parse.nodes import Node
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from tokenbox.core.parse.nodes import Node
 
 # id(message) -> (message, latest?, thinking stripped?, its sections, their cache-mark ids): the variant
 # last built, one per message (a message's older variants — the latest input it was, the thinking it
 # kept before a newer prompt — are rebuilt if a past turn asks again, never piled up)
-SectionCache = dict[int, tuple[Any, bool, bool, list[Section], list[str]]]
+SectionCache = dict[int, tuple[object, bool, bool, list[Section], list[str]]]
 
 # Section categories (``section.meta["category"]``): what the file does not hold (``inferred``), the
 # prefix (tools and system; Anthropic puts tools first, OpenAI the system messages), then history, tool
@@ -130,6 +134,8 @@ def compact(value: Any) -> str:
 
 
 def is_mapping_with(node: Any, *keys: str) -> bool:
+    from tokenbox.core.parse.nodes import Node  # start-up: the document parser only for a document (not the status line)
+
     value = node.value if isinstance(node, Node) else node
     return isinstance(value, dict) and all(k in value for k in keys)
 
@@ -137,7 +143,7 @@ def is_mapping_with(node: Any, *keys: str) -> bool:
 # ---------------------------------------------------------------- the neutral model
 
 
-@dataclass
+@dataclass(slots=True)  # a transcript holds one per content block: no attribute dict each
 class Block:
     """One content block, already rendered to the text that stands for it."""
 
@@ -151,7 +157,7 @@ class Block:
     col: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Message:
     """One provider message (consecutive transcript lines of one role are merged into one)."""
 
@@ -583,6 +589,8 @@ def request_format(node: Any) -> str | None:
     ``source`` vs ``developer``/``tool`` roles, ``tool_calls``, ``function`` tools, ``image_url`` parts).
     A request with no distinguishing sign is read as OpenAI's, unless its model is a Claude model.
     """
+    from tokenbox.core.parse.nodes import Node  # start-up: the document parser only for a document (not the status line)
+
     value = node.value if isinstance(node, Node) else None
     if not isinstance(value, dict) or "tokenbox" in value or "messages" not in value:
         return None
