@@ -60,7 +60,7 @@ from tokenbox.tui.timeline import Timeline
 from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
-from tokenbox.tui.view import Levels, View, fmt
+from tokenbox.tui.view import Levels, View, approx_mark, fmt
 
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
@@ -518,11 +518,12 @@ class TokenboxApp(App[None]):
     def _draw_timelines(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
                         following: bool) -> None:
         """The usage timeline of recorded requests, or the estimated timeline of a log's turns."""
-        view = self._view(plan, step, levels)
+        # the plan alone, not its layout at the step (``View.at``): the fill redraws this part several
+        # times a second, and working out every part's state each time grew with the session
         widget, usage = self.query_one(Timeline), self.query_one(UsageTimeline)
-        recorded = view is not None and has_recorded(timeline)
-        if view is not None and recorded:
-            usage.show(timeline, view.plan.session.turn, following, view.approx, view.plan.pending)
+        recorded = plan is not None and has_recorded(timeline)
+        if plan is not None and recorded:
+            usage.show(timeline, plan.session.turn, following, approx_mark(plan), plan.pending)
         usage.display = recorded
         if timeline and plan is not None and not recorded:
             widget.show(timeline, plan.session.turn, following, levels)
@@ -542,8 +543,9 @@ class TokenboxApp(App[None]):
         view = self._view(plan, step, levels)
         self.query_one(DetailView).show(view, selected if view else None, self._detail_message(message), as_sent=as_sent)
 
-    def _draw_topbar(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
+    def _draw_topbar(self, plan: Plan | None, step: int, levels: Levels, timeline: bool,
                      following: bool, sidebar_visible: bool, facts: AgentFacts | None, agent: bool, trimming: bool) -> None:
+        """The top bar; ``timeline``: whether there is one (the fill's progress does not redraw it)."""
         view = self._view(plan, step, levels)
         if view is not None and agent:
             headline = None if sidebar_visible else _headline(view)
@@ -626,10 +628,11 @@ class TokenboxApp(App[None]):
         sidebar.set_class(width < NARROW, "-narrow")
         sidebar.set_class(width >= WIDE, "-wide")
 
-    def _draw_sidebar_mode(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
+    def _draw_sidebar_mode(self, plan: Plan | None, step: int, levels: Levels, timeline: bool,
                            sidebar: str | None, facts: AgentFacts | None, agent: bool, trimming: bool) -> None:
         """The lower sidebar: the trim trace, or the token breakdown (for an agent's request its categories,
-        the default; the trace only once a what-if budget trims it)."""
+        the default; the trace only once a what-if budget trims it). ``timeline``: whether there is one
+        (its points are not read here: the fill's progress does not redraw the breakdown)."""
         view = self._view(plan, step, levels)
         self.query_one(TraceView).show(view)
         imported = is_imported(view)
@@ -826,12 +829,12 @@ PARTS: tuple[tuple[Callable[[ViewState], tuple], Callable[..., None]], ...] = (
     (lambda s: (s.sidebar_visible, s.width), TokenboxApp._draw_sidebar_layout),
     (lambda s: (s.plan, s.shown_step, s.warn_levels, s.facts, s.agent, s.trimming_shown), TokenboxApp._draw_gauge),
     (lambda s: (s.plan, s.shown_step, s.warn_levels, s.timeline, s.following), TokenboxApp._draw_timelines),
-    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.timeline, s.sidebar, s.facts, s.agent, s.trimming_shown),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, bool(s.timeline), s.sidebar, s.facts, s.agent, s.trimming_shown),
      TokenboxApp._draw_sidebar_mode),
     (lambda s: (s.plan, s.shown_step, s.warn_levels, s.selected, s.agent, s.trimming_shown), TokenboxApp._draw_sections),
     (lambda s: (s.plan, s.shown_step, s.warn_levels, s.selected, _message(s), s.agent and not s.trimming_shown),
      TokenboxApp._draw_detail),
-    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.timeline, s.following, s.sidebar_visible, s.facts, s.agent,
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, bool(s.timeline), s.following, s.sidebar_visible, s.facts, s.agent,
                 s.trimming_shown), TokenboxApp._draw_topbar),
 )
 

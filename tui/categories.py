@@ -68,9 +68,13 @@ def category_lines(view: View, facts: AgentFacts | None, styles: Styles = PLAIN,
     # under a what-if budget the window is the what-if's, where the agent's own threshold does not apply
     compact_at = facts.compact_at if facts is not None and not trimmed else None
     window = plan.budget.max_ctx
-    use = context_use(plan, window, compact_at, [s.tokens for s in view.state.sections], view.total)
-    whole = {c.key: c.tokens for c in context_use(plan, window, compact_at, [s.tokens_before for s in plan.sections],
-                                                  plan.tokens_before).categories}
+    shown = [s.tokens for s in view.state.sections]
+    before = [s.tokens_before for s in plan.sections]
+    use = context_use(plan, window, compact_at, shown, view.total)
+    # the untrimmed request by category: the same sums when nothing is trimmed at the step shown
+    untrimmed = use if shown == before and view.total == plan.tokens_before else \
+        context_use(plan, window, compact_at, before, plan.tokens_before)
+    whole = {c.key: c.tokens for c in untrimmed.categories}
     approx = "≈"
     lines: list[Text] = []
     head = Text(no_wrap=True, end="")

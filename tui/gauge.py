@@ -190,13 +190,20 @@ def agent_cells(view: View, width: int, compact_at: int | None) -> list[tuple[st
         for i in range(cell_of(compact_at), width):
             cells[i] = ("buffer", "gauge--buffer")
     used = 0
+    owner: dict[int, int] = {}  # cell -> the last part drawn on it (thousands of parts share a few dozen cells)
     for index, state in enumerate(view.state.sections):
         if not state.tokens:
             continue
         start, used = cell_of(used), used + state.tokens
         end = max(cell_of(used), start + 1 if start < width else start)
         for i in range(start, min(end, width)):
-            cells[i] = ("section", part_colour(view, index))
+            owner[i] = index
+    colours: dict[int, str] = {}
+    for i, index in owner.items():
+        colour = colours.get(index)
+        if colour is None:
+            colour = colours[index] = part_colour(view, index)
+        cells[i] = ("section", colour)
     joins = view.total - used
     if joins > 0:
         for i in range(cell_of(used), min(width, cell_of(used + joins))):

@@ -41,8 +41,15 @@ class PartColumns:
         plan = view.plan if view is not None else None
         approx = view.approx if view is not None else ""
         count = len(plan.sections) if plan is not None else 0
-        part = min(PART_MAX, max([4] + [len(part_of(view, i)) for i in range(count)])) if view is not None else 4
-        number = max([6] + [len(fmt(s.tokens_before, approx)) for s in plan.sections]) if plan is not None else 6
+        part = 4
+        if view is not None:
+            for i in range(count):  # the widest part's word, up to PART_MAX (reached: no need to read further)
+                part = max(part, len(part_of(view, i)))
+                if part >= PART_MAX:
+                    part = PART_MAX
+                    break
+        # a count's width grows with the count: the largest one's is the column's
+        number = max(6, len(fmt(max(s.tokens_before for s in plan.sections), approx))) if plan is not None and count else 6
         fixed = 2 + part + 1 + 1 + number + 1 + SHARE
         if trimmed:
             fixed += 3 + number + 1 + ACTION

@@ -70,8 +70,7 @@ class View:
     def approx(self) -> str:
         """``≈`` unless the parts are counted exactly: the tokenizer's own count, or a request body counted
         by the provider's published rules (its text parts exact, its framing the rule's)."""
-        exact = self.plan.tokenizer.exact or self.plan.headline_kind == HeadlineKind.COUNTED
-        return "" if exact else "≈"
+        return approx_mark(self.plan)
 
     @property
     def headline_approx(self) -> str:
@@ -236,3 +235,9 @@ def fitted(fields: list[str], width: int, separator: str = " · ", name: int | N
             return shown + separator + "…"
         shown += separator + field
     return shown
+
+
+def approx_mark(plan: Plan) -> str:
+    """``≈`` unless ``plan``'s parts are counted exactly (``View.approx``)."""
+    exact = plan.tokenizer.exact or plan.headline_kind == HeadlineKind.COUNTED
+    return "" if exact else "≈"

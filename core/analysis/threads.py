@@ -83,14 +83,22 @@ class SessionTotals:
     def __init__(self, overrides: Overrides | None = None) -> None:
         self.overrides = overrides
         self._facts: dict[str, list[RequestFacts]] = {}
+        # per thread, the turns summed last and their summary: a lazy sequence is a snapshot (the same
+        # object always holds the same turns), so handed the very same one again nothing is read
+        self._seen: dict[str, tuple[Sequence[Session], ThreadSummary]] = {}
 
     def update(self, threads: Mapping[str, Sequence[Session]], overrides: Overrides | None = None) -> tuple[ThreadSummary, ...]:
         """The summary of every thread of ``threads`` (main first, then in file order)."""
         if overrides is not None and overrides is not self.overrides:
             self.overrides = overrides
             self._facts.clear()  # other prices: every request is priced again
+            self._seen.clear()
         out = []
         for name, turns in threads.items():
+            seen = self._seen.get(name)
+            if seen is not None and seen[0] is turns and isinstance(turns, LazyTurns):
+                out.append(seen[1])  # the very turns summed last (a thread no line has touched since)
+                continue
             known = self._facts.setdefault(name, [])
             count = len(turns)
             # completed requests never change: start again at the last one known (it may still have
@@ -100,9 +108,12 @@ class SessionTotals:
                 start = 0
             del known[start:]
             known.extend(_facts(turns, i, self.overrides) for i in range(start, count))
-            out.append(_summary(name, known))
+            summary = _summary(name, known)
+            self._seen[name] = (turns, summary)
+            out.append(summary)
         for gone in [name for name in self._facts if name not in threads]:
             del self._facts[gone]
+            self._seen.pop(gone, None)
         out.sort(key=lambda s: not s.main)  # stable: the rest keep the file's order
         return tuple(out)
 

@@ -19,6 +19,7 @@ from tokenbox.core.model.errors import BadInput, ConfigError, ContextCriticalOve
 from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, NATIVE_FORMAT
 from tokenbox.core.model.plan import Budget, Plan, PlanFailure, SectionResult, TokenizerInfo
+from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.prices import request_cost
 from tokenbox.core.model.session import TRIMMING_POLICIES, Section, Session, TurnHistory
 from tokenbox.core.planning.assembly import Assembled, Assembler, Assembly
@@ -46,9 +47,15 @@ class _PartsKey:
 
     __slots__ = ("chars", "hash", "hashes", "items")
 
-    def __init__(self, parts: list[Assembled]) -> None:
+    def __init__(self, parts: list[Assembled], before: _PartsKey | None = None) -> None:
         self.items = tuple(map(_key_item, parts))
-        self.hashes = tuple(map(hash, self.items))
+        # The parts the key before shares keep their hashes: a growing session's next turn holds all of the
+        # turn before but its newest parts, and its first part (an agent's hidden part) is sized anew.
+        same = shared_prefix(before.items[1:], self.items[1:]) if before is not None and self.items else 0
+        if same:
+            self.hashes = (hash(self.items[0]), *before.hashes[1:same + 1], *map(hash, self.items[same + 1:]))
+        else:
+            self.hashes = tuple(map(hash, self.items))
         self.hash = hash(self.hashes)
         self.chars = sum(len(p.text) for p in parts)
 
@@ -149,6 +156,7 @@ class Engine:
         # per assembler (by its counter's key, dropped with it): (session, assembly, layout key, notes)
         # of the last session planned
         self._assembled: dict[str, tuple[Session, Assembly, _PartsKey, tuple[str, ...]]] = {}
+        self._last_key: _PartsKey | None = None  # the key assembled last, whatever its counter
 
     def counter(self, tokenizer: str) -> TokenCounter:
         """The cached counter of tokenizer ``tokenizer`` (loading it on first use)."""
@@ -329,7 +337,7 @@ class Engine:
             return assembly, parts_key, memo[3], (memo[2], changed)
         assembly = assembler.assemble(session, assembler.replay(session.history))
         notes = _size_inferred(session, assembly, counter)
-        parts_key = _PartsKey(assembly.parts)
+        parts_key = self._last_key = _PartsKey(assembly.parts, self._last_key)
         self._assembled[counter_key] = (session, assembly, parts_key, notes)
         return assembly, parts_key, notes, None
 

@@ -132,14 +132,25 @@ class _Layout:
         self.cache = cache
         # measures every text first; parts of a fixed size (inferred, images, replies) stay out of the join
         self.joined = JoinedTotal(counter, [p.text if p.section.tokens is None else "" for p in parts])
-        self.pieces = [
-            _Piece(p, p.text, p.section.tokens if p.section.tokens is not None else tokens, p.tiers)
-            for p, tokens in zip(parts, self.joined.counts, strict=True)
-        ]
+        self.parts = parts
+        self._pieces: list[_Piece] | None = None  # made when a step is taken (most plans fit as they are)
         self.fixed = fixed_tokens(parts)  # sized parts without text take no part in the join
         self.steps: list[Step] = []
         # per behaviours piece: its block count, the tiers it matches, and its demotion pointer
         self._blocks: dict[int, tuple] = {}
+
+    @property
+    def pieces(self) -> list[_Piece]:
+        if self._pieces is None:
+            self._pieces = [
+                _Piece(p, p.text, p.section.tokens if p.section.tokens is not None else tokens, p.tiers)
+                for p, tokens in zip(self.parts, self.joined.counts, strict=True)
+            ]
+        return self._pieces
+
+    def untouched(self) -> bool:
+        """No piece was made, so none has changed: every part is as assembled, at its count."""
+        return self._pieces is None
 
     @property
     def total(self) -> int:
@@ -409,6 +420,8 @@ def _grow_sum(grows: list[float]) -> Fraction | int:
 
 
 def _results(state: _Layout, available: int, total: int) -> list[SectionResult]:
+    if state.untouched():
+        return _kept_results(state.parts, state.joined.counts, available, total, state.cache)
     pieces = state.pieces
     grow_sum = _grow_sum([p.part.section.grow for p in pieces if p.part.section.grow > 0 and p.text])
     slack = max(0, available - total)
@@ -418,6 +431,19 @@ def _results(state: _Layout, available: int, total: int) -> list[SectionResult]:
                 _allotment(piece.part.section, piece.tokens, piece.text, grow_sum, slack), cache)
         for piece in pieces
     ]
+
+
+def _kept_results(parts: list[Assembled], counts: tuple[int, ...], available: int, total: int,
+                  cache: LensCache) -> list[SectionResult]:
+    """``_results`` of a layout that took no step: each part as assembled, at its count."""
+    grow_sum = _grow_sum([p.section.grow for p in parts if p.section.grow > 0 and p.text])
+    slack = max(0, available - total)
+    results = []
+    for part, count in zip(parts, counts, strict=True):
+        tokens = part.section.tokens if part.section.tokens is not None else count
+        results.append(_result(part, tokens, tokens, part.text, [], [], "",
+                               _allotment(part.section, tokens, part.text, grow_sum, slack), cache))
+    return results
 
 
 def _result(

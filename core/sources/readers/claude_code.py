@@ -48,6 +48,7 @@ from tokenbox.core.sources.readers.claude_truth import (
     FileAccess,
     Fit,
     Observation,
+    PartSums,
     Restored,
     ScaleFits,
     recorded_context,
@@ -273,6 +274,8 @@ class Thread:
     observations: list = field(default_factory=list)  # per request, for calibration (tokenbox.core.sources.readers.claude_truth)
     peaks: list = field(default_factory=list)  # per request, the largest recorded context so far
     fits: Any = field(default=None)
+    sums: Any = field(default=None, compare=False, repr=False)  # the visible parts' running sums (claude_truth.PartSums), made by thread_turns
+    turns: Any = field(default=None, compare=False, repr=False)  # (what they were made from, the LazyTurns): the turns of the thread as last handed out
     files: FileAccess = field(default_factory=lambda: FileAccess())
 
     def __post_init__(self) -> None:
@@ -731,6 +734,20 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
     used before this thread has recorded any request.
     """
     thread = reader.threads[thread_name]
+    # A thread no line has touched since its turns were made (most sub-agents of a long session, on
+    # each append) gets the same turns: every line read into a thread moves its ``last_line``, and what
+    # the reader shares with every thread (summaries, other records, warnings) only grows.
+    made_from = (thread.last_line, len(thread.requests), thread.epoch, len(reader.summaries), len(reader.others),
+                 sum(reader.others.values()), reader.warning_count, reader.session_id, reader.version, reader.cwd,
+                 borrowed)
+    if thread.turns is not None and thread.turns[0] == made_from:
+        return thread.turns[1]
+    turns = _thread_turns(reader, thread, thread_name, borrowed)
+    thread.turns = (made_from, turns)
+    return turns
+
+
+def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, borrowed: tuple[int, str] | None) -> LazyTurns:
     requests = thread.requests  # grows in place as the reader is fed; the count below is fixed
     observations = thread.observations
     peaks = thread.peaks  # the largest recorded context up to each request (for the window)
@@ -745,6 +762,9 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
             observations.append(observation)
             peaks.append(peak_here)
     scales = thread.fits.update(observations)
+    if thread.sums is None:
+        thread.sums = PartSums(reader.bases)
+    sums = thread.sums
     requests = requests[: len(observations)] if len(requests) == len(observations) else list(requests)
     pending = thread.pending_state(reader)
     count = len(requests) + (1 if pending is not None else 0)
@@ -882,7 +902,7 @@ def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[
             turn_warnings += (f"the system prompt, tools and memory files are not in the transcript and no request of this "
                               f"session has recorded their size yet: counted as {fit.source} ({fit.hidden}, ≈)",)
         session = with_truth(session, target=target, fit=fit, pending=is_pending, thread=thread_name,
-                             warnings=turn_warnings, hidden_label=hidden_label, bases=reader.bases)
+                             warnings=turn_warnings, hidden_label=hidden_label, bases=reader.bases, sums=sums)
         if fit.residual is not None and abs(fit.residual) > RESIDUAL_NOTED * (target or 0):
             session = replace(session, warnings=(*session.warnings, (
                 f"request {index + 1} recorded {target}, {fit.residual:+d} against what the requests before it "

@@ -23,10 +23,15 @@ parts are fitted to the recorded history, and the rest becomes one critical ``in
 
 from __future__ import annotations
 
+import operator
+import threading
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import repeat
 
 from tokenbox.core.model.names import ESTIMATE
+from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 from tokenbox.core.sources.readers.common import inferred_section
 from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate
@@ -140,9 +145,101 @@ def _parts(sections: Sequence[Section], bases: BaseEstimates) -> tuple[int, list
     return fixed, estimates
 
 
-def _total(fixed: int, estimates: list[float], scale: float) -> int:
-    # the same arithmetic as charclass.scaled, section by section (each part is rounded on its own)
-    return fixed + sum(max(1, round(base * scale)) for base in estimates)
+def _rounded(estimates: Sequence[float], scale: float) -> int:
+    """``sum(max(1, round(base * scale)))``: the arithmetic of charclass.scaled, section by section (each
+    part is rounded on its own). A product of at most one half rounds to 0 and counts 1: counted apart,
+    so that each pass is a builtin's (estimates are never negative)."""
+    products = list(map(operator.mul, estimates, repeat(scale)))
+    return sum(map(round, products)) + sum(map(_HALF.__ge__, products))
+
+
+_HALF = 0.5
+
+
+def _total(fixed: int, estimates: Sequence[float], scale: float) -> int:
+    return fixed + _rounded(estimates, scale)
+
+
+class PartSums:
+    """A thread's visible sections as its turns are built, with their calibrated totals kept per scale.
+
+    A thread's turns share their sections (``readers.common.SectionCache``): the next request's turn
+    is the last one's sections, less the newest messages' (built again once they are no longer the
+    latest), plus what was appended. ``align`` keeps the base estimates of the common prefix and the
+    sum at each scale asked for before, so a turn's count at a scale met before costs the parts that
+    differ, not every part of the chain (``summed`` counts the parts rounded and added, all told).
+    The figures are those of ``visible_tokens``: each part is rounded on its own, integers add up
+    in any order.
+    """
+
+    SCALES = 64  # totals kept (a fit down searches a dozen scales, most of them near the last one's)
+
+    def __init__(self, bases: BaseEstimates) -> None:
+        self.bases = bases
+        self.summed = 0
+        self._sections: tuple[Section, ...] = ()
+        self._fixed = array("q", [0])  # the fixed sizes of the first i sections
+        self._counted = array("q", [0])  # how many of the first i sections have an estimate
+        self._spread = array("d", [0.0])  # the base estimates of the first i sections, added up
+        self._estimates = array("d")
+        self._totals: dict[float, list[int]] = {}  # scale -> [estimates summed, their rounded sum]
+        self._lock = threading.Lock()
+
+    def _align(self, sections: Sequence[Section]) -> None:
+        sections = tuple(sections)
+        if sections is self._sections:
+            return
+        keep = shared_prefix(self._sections, sections)  # the newest messages' sections differ
+        counted = self._counted[keep]
+        if len(self._estimates) > counted:
+            dropped = self._estimates[counted:]
+            for scale, entry in list(self._totals.items()):
+                if entry[0] > counted:
+                    entry[1] -= _rounded(dropped[: entry[0] - counted], scale)
+                    self.summed += entry[0] - counted
+                    entry[0] = counted
+            del self._estimates[counted:]
+        del self._fixed[keep + 1:], self._counted[keep + 1:], self._spread[keep + 1:]
+        fixed, count, spread = self._fixed[keep], counted, self._spread[keep]
+        bases = self.bases
+        for section in sections[keep:]:
+            if section.tokens is not None:
+                fixed += section.tokens
+            elif section.text and not section.text.isspace():
+                base = bases(section.text)
+                self._estimates.append(base)
+                count += 1
+                spread += base
+            self._fixed.append(fixed)
+            self._counted.append(count)
+            self._spread.append(spread)
+        self._sections = sections
+
+    def _at(self, scale: float) -> int:
+        entry = self._totals.pop(scale, None)
+        if entry is None:
+            entry = [0, 0]
+            if len(self._totals) >= self.SCALES:
+                self._totals.pop(next(iter(self._totals)))
+        self._totals[scale] = entry  # newest last
+        count = len(self._estimates)
+        if entry[0] < count:
+            entry[1] += _rounded(self._estimates[entry[0]:], scale)
+            self.summed += count - entry[0]
+            entry[0] = count
+        return self._fixed[-1] + entry[1]
+
+    def visible(self, sections: Sequence[Section], scale: float) -> int:
+        """``visible_tokens(sections, scale)``."""
+        with self._lock:
+            self._align(sections)
+            return self._at(scale)
+
+    def fit(self, sections: Sequence[Section], target: int, scale: float) -> float:
+        """``fit_within(sections, target, scale)``."""
+        with self._lock:
+            self._align(sections)
+            return _largest_fit(lambda s: self._at(s), self._fixed[-1], self._spread[-1], target, scale)
 
 
 def visible_tokens(sections: Sequence[Section], scale: float, bases: BaseEstimates | None = None) -> int:
@@ -154,16 +251,23 @@ def visible_tokens(sections: Sequence[Section], scale: float, bases: BaseEstimat
 def fit_within(sections: Sequence[Section], target: int, scale: float, bases: BaseEstimates | None = None) -> float:
     """The largest scale (4 decimals, at most ``scale``) at which the visible sections count at most ``target``."""
     fixed, estimates = _parts(sections, bases if bases is not None else BaseEstimates())
+    return _largest_fit(lambda s: _total(fixed, estimates, s), fixed, sum(estimates), target, scale)
+
+
+def _largest_fit(total, fixed: int, spread: float, target: int, scale: float) -> float:
+    """The largest step of 1/10 000 (at most ``scale``) whose ``total`` is at most ``target``.
+
+    ``total`` grows with the scale, so the step is one whatever the search's path: ``fixed`` and
+    ``spread`` (the estimates added up) only place its first guess."""
 
     def fits(step: int) -> bool:
-        return _total(fixed, estimates, step / 10_000) <= target
+        return total(step / 10_000) <= target
 
     top = round(scale * 10_000)
     if fits(top):
         return top / 10_000
     # The count is nearly proportional to the scale: search a narrow bracket around the proportional
     # guess first (a few sums over thousands of parts instead of a dozen), widening it if it misses.
-    spread = sum(estimates)
     guess = int(top * max(0, target - fixed) / (spread * scale)) if spread > 0 else 0
     guess = max(0, min(guess, top - 1))
     # gallop from the guess to a bracket [low, high) with fits(low) and not fits(high)
@@ -203,25 +307,28 @@ def with_truth(
     warnings: tuple[str, ...],
     hidden_label: str,
     bases: BaseEstimates | None = None,
+    sums: PartSums | None = None,
 ) -> Session:
     """``session`` with its ``inferred`` part sized so that everything adds up to ``target``.
 
     ``target`` ``None`` (the hidden part unknown) gives an ``inferred`` part of 0 tokens and a headline
-    that is only a floor; the caller's warnings say so.
+    that is only a floor; the caller's warnings say so. ``sums``: the thread's running sums (the same
+    figures, counted for what differs from the turn built before).
     """
-    bases = bases if bases is not None else BaseEstimates()
-    visible = visible_tokens(session.sections, fit.scale, bases)
+    if sums is None:
+        sums = PartSums(bases if bases is not None else BaseEstimates())
+    visible = sums.visible(session.sections, fit.scale)
     notes = [*warnings, *session.warnings]  # the reader's, then what the turn's blocks could not measure
     if target is not None and visible > target and session.calibration is None:
         # The recorded context is smaller than the visible parts' estimate (a placeholder usage, or
         # content the provider counts for less): scale the estimates down so that they fit it.
-        fitted = fit_within(session.sections, target, fit.scale, bases)
+        fitted = sums.fit(session.sections, target, fit.scale)
         notes.append(
             f"the visible parts are estimated at {visible} tokens, more than the {target} the request cost; "
             f"estimates scaled ×{fitted:.4f} to fit"
         )
         fit = Fit(fitted, 0, fit.turns, fit.method + f"; scaled down ×{fitted:.4f} to fit the recorded context", fit.source)
-        visible = visible_tokens(session.sections, fitted, bases)
+        visible = sums.visible(session.sections, fitted)
     if target is None:
         hidden = 0
         known = False
