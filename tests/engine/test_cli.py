@@ -172,3 +172,22 @@ def test_environment_budget(tmp_path):
     plan = json.loads(tokenbox("plan", str(SAMPLES / "facet_layout.yaml"), "--json", env={"TOKENBOX_MAX_CTX": "2000"}).stdout)
     assert plan["budget"]["max_ctx"] == 2000
     assert_one_line_error(tokenbox("plan", str(SAMPLES / "facet_layout.yaml"), env={"TOKENBOX_MAX_CTX": "lots"}), "TOKENBOX_MAX_CTX")
+
+
+@pytest.mark.parametrize("source", [
+    ROOT / "tests" / "fixtures" / "real_sessions" / "claude-code_ccviewer_1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    ROOT / "tests" / "importers" / "fixtures" / "codex_rollout_v0.135_exec.jsonl",
+])
+def test_a_log_torn_inside_a_character_plans_as_the_log_before_the_torn_line(tmp_path, source):
+    """An agent's write caught half-way can end inside a multi-byte character (``é`` is C3 A9): the unfinished
+    line is not read yet, never a decoding error; the plan is the plan of the log without it."""
+    whole = source.read_bytes()
+    torn = tmp_path / f"torn{source.suffix}"
+    torn.write_bytes(whole + '{"type":"user","message":{"role":"user","content":"café'.encode()[:-1])
+    before = tmp_path / f"before{source.suffix}"
+    before.write_bytes(whole)
+    planned = tokenbox("plan", str(torn), "--json")
+    assert planned.returncode in (0, 1) and planned.stderr == b""
+    expected = json.loads(tokenbox("plan", str(before), "--json").stdout)
+    got = json.loads(planned.stdout)
+    assert {k: v for k, v in got.items() if k != "source"} == {k: v for k, v in expected.items() if k != "source"}
