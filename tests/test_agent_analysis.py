@@ -206,3 +206,19 @@ def test_a_followed_session_sums_what_was_appended_as_a_fresh_read_does(session,
         path.write_text("".join(lines[:end]), encoding="utf-8")
         followed = totals.update(loader.load_threads(path))
         assert followed == SessionTotals().update(Loader().load_threads(path)), end
+
+
+def test_a_captured_anthropic_response_says_how_many_writes_were_for_an_hour():
+    """``tokenbox record`` logs the API's own usage: its ``cache_creation`` split reaches the recorded usage,
+    bounded by the writes; a malformed split counts as none."""
+    from tokenbox.core.sources.readers.capture import recorded_usage
+
+    def usage_with(split):
+        return recorded_usage("anthropic-messages", {"usage": {
+            "input_tokens": 5, "cache_creation_input_tokens": 400, "cache_read_input_tokens": 1_000,
+            "output_tokens": 7, "cache_creation": split}})
+
+    assert usage_with({"ephemeral_5m_input_tokens": 100, "ephemeral_1h_input_tokens": 300}).cache_creation_1h_input_tokens == 300
+    assert usage_with({"ephemeral_1h_input_tokens": 9_999}).cache_creation_1h_input_tokens == 400  # never more than written
+    for bad in (None, {"ephemeral_1h_input_tokens": True}, {"ephemeral_1h_input_tokens": -3}, {"ephemeral_1h_input_tokens": "300"}):
+        assert usage_with(bad).cache_creation_1h_input_tokens == 0

@@ -1,6 +1,7 @@
 """What a request cost: an offline price table (USD per million tokens) and the arithmetic.
 
-Each model has four prices: input (uncached), cache write, cache read and output. A request's
+Each model has four prices: input (uncached), cache write, cache read and output (Anthropic's models a
+fifth, the 1-hour cache write, see below). A request's
 recorded usage is priced as
 
     uncached input = context - cache writes - cache reads     (every reader's ``context_tokens``)
@@ -233,8 +234,8 @@ def file_date(path: str) -> str:
 
 
 def parse_overrides(raw: Any, where: str, default_as_of: str) -> dict[str, PriceEntry]:
-    """The config file's ``prices``: a mapping of model names to ``{input, cache_write, cache_read,
-    output, as_of}`` (USD per million tokens; ``as_of`` a ``YYYY-MM-DD`` date, ``default_as_of`` when
+    """The config file's ``prices``: a mapping of model names to ``{input, cache_write, cache_write_1h,
+    cache_read, output, as_of}`` (USD per million tokens; ``as_of`` a ``YYYY-MM-DD`` date, ``default_as_of`` when
     left out). A model the built-in table knows may give only the prices that differ; a new model needs
     ``input`` and ``output`` (its cache prices are then its input price). ``ConfigError`` otherwise."""
     if raw is None:
