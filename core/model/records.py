@@ -15,7 +15,8 @@ a field's ``default``, ``default_factory``, ``repr``, ``hash`` and ``compare``; 
 The standard library's tools keep working on these classes (``dataclasses.replace``, ``fields``,
 ``astuple``, ``asdict``, ``is_dataclass``): ``__dataclass_fields__`` is built the first time something
 reads it (importing ``dataclasses`` then, from a standard dataclass of the same fields). Not supported:
-the other decorator options, ``init=False`` fields, ``ClassVar`` and ``InitVar`` annotations.
+the other decorator options, ``init=False`` fields, ``ClassVar`` and ``InitVar`` annotations. Type checkers
+read the three names as the standard library's (the end of the module).
 """
 
 from __future__ import annotations
@@ -320,3 +321,7 @@ class _Standard:
         type.__setattr__(cls, "__dataclass_fields__", standard.__dataclass_fields__)
         type.__setattr__(cls, "__dataclass_params__", standard.__dataclass_params__)
         return getattr(cls, self.name)
+
+
+if TYPE_CHECKING:  # type checkers read them as the standard library's, whose meaning they have
+    from dataclasses import dataclass, field, replace  # noqa: F401 (what the modules import, for type checkers)
