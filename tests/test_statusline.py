@@ -115,14 +115,16 @@ def test_unreadable_or_odd_transcripts_print_a_marker(tmp_path):
 
 
 def test_the_status_line_loads_no_tokenizer_tables_or_yaml():
-    """Nor the argument parser, typing, the price table (only a {cost} placeholder needs it), the image reader or
-    the JSON document parser."""
+    """Nor the argument parser, typing, the price table (only a {cost} placeholder needs it), the image reader,
+    the JSON document parser, or dataclasses and the inspect it imports (the chain's classes are
+    ``model.records``')."""
     payload = json.dumps({"transcript_path": str(TRANSCRIPTS[0])})
     code = (
         "import io, os, sys; from tokenbox.core.commands.statusline import run; "
         f"run([], io.StringIO({payload!r}), io.StringIO(), {{}}); "
         "print(sorted(m for m in ('yaml', 'tiktoken', 'textual', 'tokenbox.core.planning.engine', 'tokenbox.core.tokens.bpe', "
-        "'argparse', 'typing', 'tokenbox.core.model.prices', 'tokenbox.core.sources.readers.images', 'tokenbox.core.parse.nodes') "
+        "'argparse', 'typing', 'tokenbox.core.model.prices', 'tokenbox.core.sources.readers.images', 'tokenbox.core.parse.nodes', "
+        "'dataclasses', 'inspect') "
         "if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -36,11 +36,11 @@ import select
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from tokenbox.core.commands.thresholds import compact_buffer, prices_in_force, warn_levels
 from tokenbox.core.model.compaction import compact_threshold, window_for
 from tokenbox.core.model.names import MAIN_THREAD
+from tokenbox.core.model.records import dataclass, field
 from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.sources.readers.claude_code import TranscriptReader, default_thread, thread_turns

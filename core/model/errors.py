@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from tokenbox.core.model.records import dataclass, replace
 from tokenbox.core.model.textsafe import printable
 
 

@@ -16,10 +16,10 @@ file records, the table, the family rule, else the window is unknown.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import StrEnum
 
 from tokenbox.core.model.errors import TokenizerError
+from tokenbox.core.model.records import dataclass
 
 CLAUDE_STANDARD = 200_000
 CLAUDE_LONG = 1_000_000

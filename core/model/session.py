@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
 
 from tokenbox.core.model.llms import Window
 from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
+from tokenbox.core.model.records import dataclass, field
 
 TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
 if TYPE_CHECKING:

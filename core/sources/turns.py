@@ -5,10 +5,10 @@ history, built lazily when a log has thousands.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
 
 from tokenbox.core.model.errors import NotYetComplete, SessionError
 from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
+from tokenbox.core.model.records import dataclass, fields_of, replace
 from tokenbox.core.model.session import RecordedUsage, Session, TurnHistory
 
 TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
@@ -48,7 +48,7 @@ def _make_with_history() -> Callable[[Session, Sequence[Session], int, int], Ses
     copied by an explicit assignment (a log's turns are re-tagged with the new count on every append)."""
     changed = {"history": "history", "turn": "turn", "turn_count": "count"}
     lines = ["def _with_history(session, history, turn, count):", "    new = _new(Session)"]
-    for name in Session.__dataclass_fields__:
+    for name in (each.name for each in fields_of(Session)):
         lines.append(f"    _set(new, {name!r}, {changed.get(name, 'session.' + name)})")
     lines.append("    return new")
     scope: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "Session": Session}

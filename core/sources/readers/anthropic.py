@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
 
 from tokenbox.core.model.llms import resolve_window
+from tokenbox.core.model.records import replace
 from tokenbox.core.model.session import Section, Session
 from tokenbox.core.sources.readers.common import (
     CALL,

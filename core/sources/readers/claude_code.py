@@ -33,12 +33,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 
 from tokenbox.core.model.compaction import DEFAULT_WINDOW, LONG_WINDOW
 from tokenbox.core.model.errors import NotYetComplete, SessionError
 from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
+from tokenbox.core.model.records import dataclass, field, replace
 from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.parse.fastjson import loads
 from tokenbox.core.sources.readers.anthropic import plain_block, result_images

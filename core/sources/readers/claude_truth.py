@@ -27,11 +27,11 @@ import operator
 import threading
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from itertools import repeat
 
 from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.prefix import shared_prefix
+from tokenbox.core.model.records import dataclass, replace
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 from tokenbox.core.sources.readers.common import inferred_section
 from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate
