@@ -39,6 +39,13 @@ class Fitted:
             text = self._texts[width] = self._make(width)
         return text
 
+    def take_maker(self, other: Fitted, width: int) -> None:
+        """Make texts as ``other`` does from now on, keeping only the text at ``width`` (the two draw it the
+        same): a text shown unchanged at this width may differ at another (a wider timeline shows older
+        turns), and a later resize must not draw the old maker's text there."""
+        self._make = other._make
+        self._texts = {width: self.at(width)} if width in self._texts else {}
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         text = self.at(options.max_width)
         yield text
@@ -75,6 +82,7 @@ class FittedStatic(Static):
         if old is not None:
             before, after = old.at(width), fitted.at(width)
             if same_text(before, after):
+                old.take_maker(fitted, width)  # nothing to redraw now; another width draws the new text
                 return False
             layout = row_count(before) != row_count(after)  # the same height: no layout pass
         self._fitted = fitted

@@ -62,7 +62,12 @@ def flat(text: str) -> str:
 
 
 async def settle(pilot) -> None:
+    """No plan in flight and the timeline filled: the past requests' estimates come after the plan is drawn
+    (newest first, in the plan worker), so a screen taken before the fill ends depends on the machine's load."""
     await wait_idle(pilot)
+    app = pilot.app
+    await wait_for(pilot, lambda: app.state.outcome is None or app.state.outcome.timeline_complete,
+                   what="the timeline filled")
     await pilot.pause()
     await pilot.pause()
 
