@@ -116,9 +116,15 @@ async def test_a_transcript_with_a_sub_agent_and_a_compaction(session_dir, snaps
         session = sum(dollars(*r) for r in main + sub + compaction)
         assert f"session ${session:,.2f} (3 threads)" in gauge
         # the categories add up to the recorded context; the window's rest is free space and the buffer
-        panel = flat("\n".join(app.query_one(BreakdownView).plain_lines()))
+        def panel() -> str:
+            return flat("\n".join(app.query_one(BreakdownView).plain_lines()))
+
+        # the label goes on below at the panel's width (its rows are made again once the layout gives the
+        # width, which under load can come a frame after the plan is drawn)
+        await wait_for(pilot, lambda: f"auto-compact {spaced(200_000 - threshold)} 16.5% buffer" in panel(),
+                       what="the breakdown at the panel's width")
+        panel = panel()
         assert f"in use {spaced(44_993)} 22.5%" in panel and f"free space {spaced(threshold - 44_993)} 61.0%" in panel
-        assert f"auto-compact {spaced(200_000 - threshold)} 16.5% buffer" in panel  # the label goes on below
         # the ledger: the compaction's line, its trigger and figures (the file's preTokens, the first
         # recorded request after it)
         before = next(json.loads(line) for line in transcript.read_text().splitlines()
