@@ -23,18 +23,16 @@ parts are fitted to the recorded history, and the rest becomes one critical ``in
 
 from __future__ import annotations
 
-import operator
 import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from itertools import repeat
 
 from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 from tokenbox.core.sources.readers.common import inferred_section
-from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate
+from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate, scaled_sum
 
 WINDOW = 16  # request pairs the scale is fitted on (the newest up to the turn)
 
@@ -145,19 +143,8 @@ def _parts(sections: Sequence[Section], bases: BaseEstimates) -> tuple[int, list
     return fixed, estimates
 
 
-def _rounded(estimates: Sequence[float], scale: float) -> int:
-    """``sum(max(1, round(base * scale)))``: the arithmetic of charclass.scaled, section by section (each
-    part is rounded on its own). A product of at most one half rounds to 0 and counts 1: counted apart,
-    so that each pass is a builtin's (estimates are never negative)."""
-    products = list(map(operator.mul, estimates, repeat(scale)))
-    return sum(map(round, products)) + sum(map(_HALF.__ge__, products))
-
-
-_HALF = 0.5
-
-
 def _total(fixed: int, estimates: Sequence[float], scale: float) -> int:
-    return fixed + _rounded(estimates, scale)
+    return fixed + scaled_sum(estimates, scale)
 
 
 class PartSums:
@@ -195,7 +182,7 @@ class PartSums:
             dropped = self._estimates[counted:]
             for scale, entry in list(self._totals.items()):
                 if entry[0] > counted:
-                    entry[1] -= _rounded(dropped[: entry[0] - counted], scale)
+                    entry[1] -= scaled_sum(dropped[: entry[0] - counted], scale)
                     self.summed += entry[0] - counted
                     entry[0] = counted
             del self._estimates[counted:]
@@ -224,7 +211,7 @@ class PartSums:
         self._totals[scale] = entry  # newest last
         count = len(self._estimates)
         if entry[0] < count:
-            entry[1] += _rounded(self._estimates[entry[0]:], scale)
+            entry[1] += scaled_sum(self._estimates[entry[0]:], scale)
             self.summed += count - entry[0]
             entry[0] = count
         return self._fixed[-1] + entry[1]
