@@ -245,20 +245,29 @@ def _largest_fit(total, fixed: int, spread: float, target: int, scale: float) ->
     """The largest step of 1/10 000 (at most ``scale``) whose ``total`` is at most ``target``.
 
     ``total`` grows with the scale, so the step is one whatever the search's path: ``fixed`` and
-    ``spread`` (the estimates added up) only place its first guess."""
+    ``spread`` (the estimates added up) and the counts met on the way only place its guesses."""
+    counts: dict[int, int] = {}
 
     def fits(step: int) -> bool:
-        return total(step / 10_000) <= target
+        count = counts.get(step)
+        if count is None:
+            count = counts[step] = total(step / 10_000)
+        return count <= target
 
     top = round(scale * 10_000)
     if fits(top):
         return top / 10_000
-    # The count is nearly proportional to the scale: search a narrow bracket around the proportional
-    # guess first (a few sums over thousands of parts instead of a dozen), widening it if it misses.
+    # The count is nearly proportional to the scale (each part's rounding moves it by less than a part):
+    # a line through the count at the top, then one through the count at that guess, land within a step
+    # or two of the answer, where a gallop brackets it (a few sums over thousands of parts, not a dozen).
     guess = int(top * max(0, target - fixed) / (spread * scale)) if spread > 0 else 0
     guess = max(0, min(guess, top - 1))
+    fits(guess)
+    if counts[guess] != counts[top]:
+        guess += (target - counts[guess]) * (top - guess) // (counts[top] - counts[guess])
+        guess = max(0, min(guess, top - 1))
     # gallop from the guess to a bracket [low, high) with fits(low) and not fits(high)
-    width = 4
+    width = 1
     if fits(guess):
         low, high = guess, top
         while low + width < high and fits(low + width):
