@@ -25,7 +25,7 @@ from tokenbox.core.model.session import TRIMMING_POLICIES, Section, Session, Tur
 from tokenbox.core.planning.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.planning.config import MAX_COUNT, Resolved, Settings, available_tokens, load_settings, resolve, what_if_budget
 from tokenbox.core.planning.layout import LayoutResult, LensCache, fixed_tokens, patch_layout, run_layout
-from tokenbox.core.planning.running import SectionSums, Untrimmed, inferred_size, untrimmed
+from tokenbox.core.planning.running import SectionSums, TextSize, Untrimmed, inferred_size, untrimmed
 from tokenbox.core.tokens.charclass import BaseEstimates
 from tokenbox.core.tokens.counting import TokenCounter
 from tokenbox.core.tokens.estimate import EstimateTokenizer
@@ -152,6 +152,7 @@ class Engine:
         self._lens_cache = LensCache()
         self._estimate_bases = BaseEstimates()  # shared by the calibrated counters of every scale
         self._sums = SectionSums(self._estimate_bases)  # the estimate's figures of the turn planned last
+        self._chars = TextSize()  # the text of the turn planned last (``MAX_TEXT_CHARS``)
         self._layouts: dict[tuple, LayoutResult | ContextCriticalOverflow] = {}
         self._layout_chars = 0
         self._layout_parts = 0
@@ -211,6 +212,12 @@ class Engine:
         """
         _check_arguments(session, budget, tokenizer, trimming, reserve_out)
         with self._lock:  # the caches are shared: one plan at a time per engine (identical results)
+            chars = self._chars.of(session.sections)  # the sections that differ from the turn before
+            if chars > MAX_TEXT_CHARS:
+                raise SessionError(
+                    f"the session holds {chars // (1024 * 1024)} MiB of text, over the {MAX_TEXT_CHARS // (1024 * 1024)} "
+                    "MiB a plan may hold", "split the session, or trim its parts before planning", session.path,
+                )
             return self._plan(session, budget, tokenizer, trimming, reserve_out, what_if)
 
     def _plan(self, session: Session, budget, tokenizer, trimming, reserve_out, what_if: int = 0) -> Plan:
@@ -485,7 +492,6 @@ def _resized(section: Section, tokens: int) -> Section:
     return replace(section, tokens=tokens)
 
 
-_TEXT = operator.attrgetter("text")
 MAX_TEXT_CHARS = 256 * 1024 * 1024  # the text one plan may hold: refused before any counting
 
 
@@ -503,9 +509,3 @@ def _check_arguments(session: object, budget: object, tokenizer: object, trimmin
         raise ConfigError(f"tokenizer={tokenizer!r} is not a tokenizer name", "pass a name from `tokenbox tokenizers`")
     if trimming is not None and trimming not in TRIMMING_POLICIES:
         raise ConfigError(f"trimming={trimming!r} is not a trimming policy", f"use one of {', '.join(TRIMMING_POLICIES)}")
-    chars = sum(map(len, filter(None, map(_TEXT, session.sections))))  # builtin passes: a chain has thousands
-    if chars > MAX_TEXT_CHARS:
-        raise SessionError(
-            f"the session holds {chars // (1024 * 1024)} MiB of text, over the {MAX_TEXT_CHARS // (1024 * 1024)} MiB a plan "
-            "may hold", "split the session, or trim its parts before planning", session.path,
-        )

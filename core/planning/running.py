@@ -15,7 +15,7 @@ them.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from tokenbox.core.model.plan import SectionResult, SectionResults
@@ -72,8 +72,8 @@ class SectionSums:
         last turn's are taken again)."""
         if sections is self._whole:
             return
-        self._whole = sections
-        rest = sections[1:]
+        self._whole = sections if type(sections) is tuple else None  # a list may change: never taken as the same
+        rest = tuple(sections[1:])
         keep = shared_prefix(self._rest, rest)
         counted, critical = self._counted[keep], self._critical_counted[keep]
         if len(self._estimates) > counted or len(self._critical_estimates) > critical:
@@ -154,6 +154,29 @@ class SectionSums:
     def inferred(self) -> list[int]:
         """The places (in the turn) of its sections of kind ``inferred``."""
         return [place + 1 for place in self._inferred]
+
+
+class TextSize:
+    """The characters of text of the sections planned last, added up: the next turn of a growing session
+    costs the sections after the first that differ (``passed`` counts the sections gone through)."""
+
+    def __init__(self) -> None:
+        self.passed = 0
+        self._rest: tuple[Section, ...] = ()
+        self._chars = array("q", [0])  # over the first i sections of ``_rest``
+
+    def of(self, sections: Sequence[Section]) -> int:
+        """The characters of text of ``sections``."""
+        rest = tuple(sections[1:])
+        keep = shared_prefix(self._rest, rest)
+        del self._chars[keep + 1:]
+        total = self._chars[keep]
+        for section in rest[keep:]:
+            total += len(section.text or "")
+            self._chars.append(total)
+        self.passed += len(rest) - keep
+        self._rest = rest
+        return total + (len(sections[0].text or "") if sections else 0)
 
 
 def inferred_size(target: int, visible: int, tokenizer: str) -> tuple[int, tuple[str, ...]]:

@@ -156,9 +156,17 @@ class State:
         self._message = Message(self.role, blocks, self.index, {}, self.line, 1)
         return self._message
 
-    def messages(self) -> list[Message]:
+    def messages(self, known: tuple[State, tuple[Message, ...]] | None = None) -> list[Message]:
+        """The messages of this context, oldest first (a new list). ``known``: a context and its messages
+        (the ones asked for last): when this context grew from it, only what was added is gone through."""
         out: list[Message] = []
         state: State | None = self
+        while state is not None and (known is None or state.depth > known[0].depth):
+            out.append(state.message)
+            state = state.prev
+        if known is not None and state is known[0]:
+            out.reverse()
+            return [*known[1], *out]
         while state is not None:
             out.append(state.message)
             state = state.prev
@@ -276,6 +284,7 @@ class Thread:
     fits: Any = field(default=None)
     sums: Any = field(default=None, compare=False, repr=False)  # the visible parts' running sums (claude_truth.PartSums), made by thread_turns
     turns: Any = field(default=None, compare=False, repr=False)  # (what they were made from, the LazyTurns): the turns of the thread as last handed out
+    messages: Any = field(default=None, compare=False, repr=False)  # (a context, its messages): the ones of the turn built last
     files: FileAccess = field(default_factory=lambda: FileAccess())
 
     def __post_init__(self) -> None:
@@ -669,10 +678,11 @@ class TranscriptReader:
                 del self._subagents[extra]
                 continue
         for each in readers:
+            shared = _shared_facts(each)  # once for a reader's threads (a long session has hundreds of sub-agents)
             for name, thread in each.threads.items():
                 if name in threads or not (thread.requests or thread.pending_state(each) is not None):
                     continue
-                threads[name] = thread_turns(each, name)
+                threads[name] = thread_turns(each, name, shared=shared)
         if not threads:
             raise no_request_error(self.path)
         return threads
@@ -727,19 +737,25 @@ def no_request_error(path: str) -> SessionError:
 # ---------------------------------------------------------------- turns as sessions
 
 
-def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[int, str] | None = None):
+def _shared_facts(reader: TranscriptReader) -> tuple:
+    """What the reader shares with every thread's turns (it only grows): summaries, other records, warnings."""
+    return (len(reader.summaries), len(reader.others), sum(reader.others.values()), reader.warning_count,
+            reader.session_id, reader.version, reader.cwd)
+
+
+def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[int, str] | None = None,
+                 shared: tuple | None = None):
     """The turns of one thread as a lazy sequence of sessions (see ``tokenbox.core.sources.readers.claude_truth``).
 
     ``borrowed``: the hidden part (and the file it came from) of another session of the project,
-    used before this thread has recorded any request.
+    used before this thread has recorded any request. ``shared``: ``_shared_facts(reader)`` (taken once
+    for a reader's many threads).
     """
     thread = reader.threads[thread_name]
     # A thread no line has touched since its turns were made (most sub-agents of a long session, on
     # each append) gets the same turns: every line read into a thread moves its ``last_line``, and what
     # the reader shares with every thread (summaries, other records, warnings) only grows.
-    made_from = (thread.last_line, len(thread.requests), thread.epoch, len(reader.summaries), len(reader.others),
-                 sum(reader.others.values()), reader.warning_count, reader.session_id, reader.version, reader.cwd,
-                 borrowed)
+    made_from = (thread.last_line, len(thread.requests), thread.epoch, shared or _shared_facts(reader), borrowed)
     if thread.turns is not None and thread.turns[0] == made_from:
         return thread.turns[1]
     turns = _thread_turns(reader, thread, thread_name, borrowed)
@@ -865,7 +881,9 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
             fit = Fit(scale, hidden, used, how, residual=residual)
         else:
             target, fit = prediction(index, visible)
-        messages = state.messages() if state is not None else []
+        messages = state.messages(thread.messages) if state is not None else []
+        if state is not None:
+            thread.messages = (state, tuple(messages))  # the next request's context grows from this one
         model, _ = pick_model(model_name)
         meta = dict(base_meta)
         meta["thread"] = thread_name
