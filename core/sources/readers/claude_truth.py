@@ -226,7 +226,12 @@ class PartSums:
         """``fit_within(sections, target, scale)``."""
         with self._lock:
             self._align(sections)
-            return _largest_fit(lambda s: self._at(s), self._fixed[-1], self._spread[-1], target, scale)
+            cheap = [step for step in map(_step, self._totals) if step / 10_000 in self._totals]
+            return _largest_fit(lambda s: self._at(s), self._fixed[-1], self._spread[-1], target, scale, cheap)
+
+
+def _step(scale: float) -> int:
+    return round(scale * 10_000)
 
 
 def visible_tokens(sections: Sequence[Section], scale: float, bases: BaseEstimates | None = None) -> int:
@@ -241,11 +246,12 @@ def fit_within(sections: Sequence[Section], target: int, scale: float, bases: Ba
     return _largest_fit(lambda s: _total(fixed, estimates, s), fixed, sum(estimates), target, scale)
 
 
-def _largest_fit(total, fixed: int, spread: float, target: int, scale: float) -> float:
+def _largest_fit(total, fixed: int, spread: float, target: int, scale: float, cheap: Sequence[int] = ()) -> float:
     """The largest step of 1/10 000 (at most ``scale``) whose ``total`` is at most ``target``.
 
     ``total`` grows with the scale, so the step is one whatever the search's path: ``fixed`` and
-    ``spread`` (the estimates added up) and the counts met on the way only place its guesses."""
+    ``spread`` (the estimates added up), the counts met on the way and the ``cheap`` steps (whose totals
+    are known already: a thread's fits of the requests before) only place its guesses."""
     counts: dict[int, int] = {}
 
     def fits(step: int) -> bool:
@@ -257,39 +263,61 @@ def _largest_fit(total, fixed: int, spread: float, target: int, scale: float) ->
     top = round(scale * 10_000)
     if fits(top):
         return top / 10_000
+    # the answer is in [low, high): fits(low) (None: no step known to fit yet), not fits(high)
+    low: int | None = None
+    high = top
+    steps = sorted(step for step in cheap if 0 <= step < top)
+    first, last = 0, len(steps)
+    while first < last:  # the cheap steps first, by bisection
+        middle = (first + last) // 2
+        if fits(steps[middle]):
+            low, first = steps[middle], middle + 1
+        else:
+            high, last = steps[middle], middle
     # The count is nearly proportional to the scale (each part's rounding moves it by less than a part):
-    # a line through the count at the top, then one through the count at that guess, land within a step
-    # or two of the answer, where a gallop brackets it (a few sums over thousands of parts, not a dozen).
-    guess = int(top * max(0, target - fixed) / (spread * scale)) if spread > 0 else 0
-    guess = max(0, min(guess, top - 1))
-    fits(guess)
-    if counts[guess] != counts[top]:
-        guess += (target - counts[guess]) * (top - guess) // (counts[top] - counts[guess])
-        guess = max(0, min(guess, top - 1))
-    # gallop from the guess to a bracket [low, high) with fits(low) and not fits(high)
+    # a line through the counts known at both ends of the bracket (or through the top's and a first
+    # proportional guess) lands within a step or two of the answer, where a gallop brackets it (a few
+    # sums over thousands of parts, not a dozen).
+    floor = 0 if low is None else low
+    if low is None:
+        guess = int(top * max(0, target - fixed) / (spread * scale)) if spread > 0 else 0
+        guess = max(floor, min(guess, high - 1))
+        fits(guess)
+        start, end = guess, high
+    else:
+        start, end = low, high
+    if counts[start] != counts[end]:
+        guess = start + (target - counts[start]) * (end - start) // (counts[end] - counts[start])
+    else:
+        guess = start
+    guess = max(floor, min(guess, high - 1))
     width = 1
     if fits(guess):
-        low, high = guess, top
+        low = guess
         while low + width < high and fits(low + width):
             low += width
             width *= 4
         high = min(high, low + width)
     else:
-        low, high = guess, guess
-        while low > 0:
-            low = max(0, low - width)
-            width *= 4
-            if fits(low):
+        high = guess
+        while True:
+            step = max(floor, high - width)
+            if low is not None and step <= low:
                 break
-            high = low
-        if low == 0 and not fits(0):
-            return 0.0
+            if fits(step):
+                low = step
+                break
+            if step == floor:
+                return 0.0  # not even the smallest step fits
+            high = step
+            width *= 4
+    assert low is not None
     while high - low > 1:
-        mid = (low + high) // 2
-        if fits(mid):
-            low = mid
+        middle = (low + high) // 2
+        if fits(middle):
+            low = middle
         else:
-            high = mid
+            high = middle
     return low / 10_000
 
 
