@@ -96,7 +96,10 @@ class SessionTotals:
             self._sums.clear()
             self._seen.clear()
         out = []
+        main = None  # where the main thread's summary is in ``out``
         for name, turns in threads.items():
+            if name == MAIN_THREAD:
+                main = len(out)
             seen = self._seen.get(name)
             if seen is not None and seen[0] is turns and isinstance(turns, LazyTurns):
                 out.append(seen[1])  # the very turns summed last (a thread no line has touched since)
@@ -123,13 +126,15 @@ class SessionTotals:
             del self._facts[gone]
             self._sums.pop(gone, None)
             self._seen.pop(gone, None)
-        out.sort(key=lambda s: not s.main)  # stable: the rest keep the file's order
+        if main:
+            out.insert(0, out.pop(main))  # main first: the rest keep the file's order
         return tuple(out)
 
 
     def contexts(self, thread: str) -> list[int | None]:
         """The recorded context of each turn of ``thread`` as last summed (``[]`` for a thread not known)."""
-        return [f.context for f in self._facts.get(thread, ())]
+        sums = self._sums.get(thread)
+        return list(sums.contexts) if sums is not None else []
 
 
 class _ThreadSums:
@@ -137,9 +142,10 @@ class _ThreadSums:
     facts; the dicts each key's first fact, in that order), cut back with them: a followed thread's
     summary costs the requests appended, not every request of the thread."""
 
-    __slots__ = ("current", "dates", "models", "peak", "priced_at", "priced_usd", "requests", "unpriced")
+    __slots__ = ("contexts", "current", "dates", "models", "peak", "priced_at", "priced_usd", "requests", "unpriced")
 
     def __init__(self) -> None:
+        self.contexts: list[int | None] = []  # each fact's recorded context
         self.requests = [0]  # requests sent
         self.current: list[int | None] = [None]  # the newest recorded context
         self.peak: list[int | None] = [None]  # the largest
@@ -151,7 +157,7 @@ class _ThreadSums:
 
     def cut(self, keep: int) -> None:
         """Keep what the first ``keep`` facts gave."""
-        del self.requests[keep + 1:], self.current[keep + 1:], self.peak[keep + 1:]
+        del self.contexts[keep:], self.requests[keep + 1:], self.current[keep + 1:], self.peak[keep + 1:]
         while self.priced_at and self.priced_at[-1] >= keep:
             self.priced_at.pop()
             self.priced_usd.pop()
@@ -162,6 +168,7 @@ class _ThreadSums:
     def add(self, index: int, fact: RequestFacts) -> None:
         """Add fact ``index`` (the next one)."""
         context = fact.context
+        self.contexts.append(context)
         self.requests.append(self.requests[-1] + (not fact.pending))
         self.current.append(context if context is not None else self.current[-1])
         peak = self.peak[-1]
