@@ -51,13 +51,13 @@ def _worker(size_mb: float, folder: str, profile: bool) -> None:
             handle.write(next(main_requests_of(transcript, 1)))
         if profiler is not None:
             profiler.enable()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         outcome = planner.run(PlanRequest(path=path, reload=True, seq=seq, reason="file"))
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         if profiler is not None:
             profiler.disable()
         assert outcome.plan is not None, outcome.failure
-        print(f"{elapsed * 1000:.3f} {outcome.turn_count} {outcome.plan.tokens_after}", flush=True)
+        print(f"{elapsed * 1000:.3f} {cpu * 1000:.3f} {outcome.turn_count} {outcome.plan.tokens_after}", flush=True)
     if profiler is not None:
         import pstats  # start-up: only when profiling
 
@@ -78,12 +78,13 @@ def _start(tree: str, package: str, size_mb: float, folder: str, profile: bool) 
     return process
 
 
-def _step(process: subprocess.Popen) -> tuple[float, str]:
+def _step(process: subprocess.Popen) -> tuple[float, float, str]:
+    """One append: (wall ms, CPU ms of the worker's process, what the plan says)."""
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write("\n")
     process.stdin.flush()
-    ms, *rest = process.stdout.readline().split()
-    return float(ms), " ".join(rest)
+    ms, cpu, *rest = process.stdout.readline().split()
+    return float(ms), float(cpu), " ".join(rest)
 
 
 def _package(tree: str) -> str:
@@ -118,12 +119,14 @@ def main(argv: list[str] | None = None) -> None:
             folder = tempfile.mkdtemp(prefix=f"planner-append-{name}-")
             workers[name] = _start(tree, packages[name], size_mb, folder, args.profile)
         timings: dict[str, list[float]] = {name: [] for name in trees}
+        cpus: dict[str, list[float]] = {name: [] for name in trees}
         for k in range(args.appends):
             order = list(trees) if k % 2 == 0 else list(reversed(trees))
             seen = {}
             for name in order:
-                ms, facts = _step(workers[name])
+                ms, cpu, facts = _step(workers[name])
                 timings[name].append(ms)
+                cpus[name].append(cpu)
                 seen[name] = facts
             if len(set(seen.values())) > 1:
                 print(f"  outcomes differ at append {k + 1}: {seen}")
@@ -131,8 +134,8 @@ def main(argv: list[str] | None = None) -> None:
             assert process.stdin is not None
             process.stdin.close()
             process.wait()
-        row = "  ".join(f"{name} median {statistics.median(v):7.2f} ms (min {min(v):.2f}, max {max(v):.2f})"
-                        for name, v in timings.items())
+        row = "  ".join(f"{name} median {statistics.median(v):7.2f} ms (min {min(v):.2f}, max {max(v):.2f}; "
+                        f"CPU median {statistics.median(cpus[name]):.2f})" for name, v in timings.items())
         print(f"{size_mb:g} MB: {row}", flush=True)
     print(f"load {os.getloadavg()[0]:.2f}")
 

@@ -54,3 +54,57 @@ def test_the_next_turn_is_built_from_the_messages_it_added(tmp_path, monkeypatch
     (small_parts, small), (big_parts, big) = costs.values()
     assert big_parts > 6 * small_parts, costs
     assert big <= small + 10, costs  # the request's messages (and the latest input's), not the chain's
+
+
+def _threads_facts(threads) -> list:
+    """Each thread's name, its turns' count and what each turn is known by (never built)."""
+    from tokenbox.core.sources.turns import turn_facts
+
+    return [(name, len(turns), [turn_facts(turns, i) for i in range(len(turns))]) for name, turns in threads.items()]
+
+
+def test_threads_followed_line_by_line_are_the_ones_a_fresh_read_gives(tmp_path):
+    transcript = Transcript(compact=False, seed=8).grow_to(60_000)
+    path = tmp_path / "chain.jsonl"
+    transcript.write(str(path))
+    loader = Loader()
+    loader.load_threads(path)
+    for text in main_requests_of(transcript, 6):  # sub-agents start and finish on the way
+        for line in text.splitlines(keepends=True):
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(line)
+            followed = loader.load_threads(path)
+            assert _threads_facts(followed) == _threads_facts(Loader().load_threads(path))
+
+
+def test_one_more_request_makes_the_turns_of_the_threads_it_ran_only(tmp_path, monkeypatch):
+    from tokenbox.core.sources.readers import claude_code
+
+    made: list[str] = []
+    original = claude_code.thread_turns
+
+    def spying(reader, name, **kwargs):
+        made.append(name)
+        return original(reader, name, **kwargs)
+
+    costs = {}
+    for size in (150_000, 1_500_000):  # ten times the sub-agents
+        transcript = Transcript(compact=False, seed=6).grow_to(size)
+        list(main_requests_of(transcript, 1))
+        path = tmp_path / f"chain-{size}.jsonl"
+        transcript.write(str(path))
+        loader = Loader()
+        threads = len(loader.load_threads(path))
+        monkeypatch.setattr(claude_code, "thread_turns", spying)
+        spent = []
+        for text in main_requests_of(transcript, 4):
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+            del made[:]
+            loader.load_threads(path)
+            spent.append(len(made))
+        monkeypatch.undo()
+        costs[size] = (threads, sorted(spent)[len(spent) // 2])  # the median: a sub-agent's first request adds one
+    (few, small), (many, big) = costs.values()
+    assert many > 5 * few, costs
+    assert big <= small + 1 and big <= 4, costs  # the threads the request ran, not all of them

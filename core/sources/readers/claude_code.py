@@ -30,6 +30,7 @@ the recorded context (or its prediction).
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 from collections.abc import Sequence
@@ -330,6 +331,10 @@ class TranscriptReader:
         self._last_by_kind: dict[bool, int] = {}  # sidechain? -> newest node, for lines without a usable parent
         self._line_thread: dict[int, str] = {}
         self._subagents: dict[str, TranscriptFollower] = {}  # the sub-agents' files beside it, followed
+        self.touched: set[str] = set()  # threads a line was read into since ``all_threads`` last made them
+        # what ``all_threads`` made last: (the sub-agents' readers, the readers' shared facts, the threads, each
+        # thread's reader)
+        self._all_made: tuple[list[TranscriptReader], list[tuple], dict[str, Sequence[Session]], dict[str, int]] | None = None
 
     # -- warnings
 
@@ -455,6 +460,7 @@ class TranscriptReader:
                 thread.files.access(call.tool, record, block.text, self.bases)
 
     def _touch(self, thread: Thread, node: int, number: int, sidechain: bool) -> None:
+        self.touched.add(thread.name)
         thread.last_node = node
         thread.last_line = number
         self._last_by_kind[sidechain] = node
@@ -677,15 +683,50 @@ class TranscriptReader:
             except (OSError, SessionError):
                 del self._subagents[extra]
                 continue
+        shared = [_shared_facts(each) for each in readers]  # once for a reader's threads (hundreds of sub-agents)
+        made = self._all_made
+        again = None
+        if made is not None and len(made[0]) == len(readers) - 1 and all(map(operator.is_, made[0], readers[1:])) \
+                and made[1] == shared:
+            again = _made_again(readers, shared, made[2], made[3])
+        if again is not None:
+            threads, owners = again
+        else:
+            owners = {}
+            for position, each in enumerate(readers):
+                for name, thread in each.threads.items():
+                    if name in threads or not (thread.requests or thread.pending_state(each) is not None):
+                        continue
+                    threads[name] = thread_turns(each, name, shared=shared[position])
+                    owners[name] = position
         for each in readers:
-            shared = _shared_facts(each)  # once for a reader's threads (a long session has hundreds of sub-agents)
-            for name, thread in each.threads.items():
-                if name in threads or not (thread.requests or thread.pending_state(each) is not None):
-                    continue
-                threads[name] = thread_turns(each, name, shared=shared)
+            each.touched.clear()
+        self._all_made = (readers[1:], shared, threads, owners)  # not itself: no cycle keeps a dropped reader
         if not threads:
             raise no_request_error(self.path)
-        return threads
+        return dict(threads)
+
+
+def _made_again(readers: list[TranscriptReader], shared: list[tuple], made: dict[str, Sequence[Session]],
+                owners: dict[str, int]) -> tuple[dict[str, Sequence[Session]], dict[str, int]] | None:
+    """``all_threads`` from what it made last, when only threads it had made were read into since (the
+    others' turns are the same: ``thread_turns`` would hand them out as they were); ``None`` when a
+    thread has to join (its file order decides its place) or another reader's thread takes a name."""
+    threads = dict(made)
+    for position, each in enumerate(readers):
+        for name in each.touched:
+            thread = each.threads[name]
+            qualifies = bool(thread.requests or thread.pending_state(each) is not None)
+            owner = owners.get(name)
+            if owner == position and qualifies:
+                threads[name] = thread_turns(each, name, shared=shared[position])
+            elif owner is not None and owner < position:
+                continue  # an earlier reader's thread of that name is the one kept
+            elif not qualifies and owner != position:
+                continue  # not a thread with a turn yet
+            else:
+                return None
+    return threads, owners
 
 
 def _find(thread: Thread, key: str) -> Request | None:
