@@ -199,12 +199,13 @@ class Built(Sequence[_T]):
     equal to it, hashed and pickled as it.
     """
 
-    __slots__ = ("_count", "_items", "_make")
+    __slots__ = ("_all", "_count", "_items", "_make")
 
     def __init__(self, count: int, make: Callable[[int], _T]) -> None:
         self._count = count
         self._make = make
-        self._items: dict[int, _T] = {}
+        self._items: dict[int, _T] = {}  # the items made, by index (until all are: ``_all``)
+        self._all: list[_T] | None = None
 
     def __len__(self) -> int:
         return self._count
@@ -221,23 +222,25 @@ class Built(Sequence[_T]):
             index += self._count
         if not 0 <= index < self._count:
             raise IndexError("index out of range")
+        if self._all is not None:
+            return self._all[index]
         item = self._items.get(index)
         if item is None:
             item = self._items[index] = self._make(index)  # two readers at once make equal items: either is kept
         return item
 
     def __iter__(self) -> Iterator[_T]:
-        items, make = self._items, self._make
-        for index in range(self._count):
-            item = items.get(index)
-            if item is None:
-                item = items[index] = make(index)
-            yield item
+        everything = self._all
+        if everything is None:  # read whole: every item made at once (those made before kept)
+            items, make = self._items, self._make
+            everything = self._all = [items[i] if i in items else make(i) for i in range(self._count)]
+            self._items = {}
+        return iter(everything)
 
     @property
     def made(self) -> int:
         """How many items have been made so far."""
-        return len(self._items)
+        return self._count if self._all is not None else len(self._items)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Built | tuple):

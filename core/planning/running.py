@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from tokenbox.core.model.plan import SectionResult, SectionResults
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.session import Section, Session
-from tokenbox.core.tokens.charclass import scaled_sum
+from tokenbox.core.tokens.charclass import scaled, scaled_sum
 from tokenbox.core.tokens.estimate import EstimateTokenizer
 
 # Kinds whose part is assembled from more than the section's text (``assembly.Assembler``: a cached prefix,
@@ -66,6 +66,9 @@ class SectionSums:
         self._estimates = array("d")  # base estimates of the counted texts, in order
         self._critical_estimates = array("d")  # those of the critical ones
         self._totals: dict[float, list[int]] = {}  # scale -> [estimates summed, sum, critical summed, critical sum]
+        # the section results made for the turns' plans, by section (``untrimmed``): a part whose count did
+        # not change is the same result (read from any thread: one dict operation at a time)
+        self.results = _Results()
 
     def align(self, sections: tuple[Section, ...]) -> None:
         """Take ``sections`` as the turn's (the figures of the sections after the first that differ from the
@@ -179,6 +182,17 @@ class TextSize:
         return total + (len(sections[0].text or "") if sections else 0)
 
 
+class _Results(dict):
+    """Section results by ``id(section)``, at most ``LIMIT`` (all dropped at once past it)."""
+
+    LIMIT = 100_000
+
+    def __setitem__(self, key: int, value: SectionResult) -> None:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        super().__setitem__(key, value)
+
+
 def inferred_size(target: int, visible: int, tokenizer: str) -> tuple[int, tuple[str, ...]]:
     """The size of the ``inferred`` part: what is left of the headline ``target`` once the visible parts
     (``visible`` tokens with ``tokenizer``) are counted, 0 when they count more (a note says so)."""
@@ -243,12 +257,18 @@ def untrimmed(sums: SectionSums, session: Session, tokenizer: EstimateTokenizer,
     if critical_load > available or total > available:
         return None
     place = inferred[0] if resized is not None else -1
+    kept, scale, bases = sums.results, tokenizer.scale, tokenizer.bases
 
     def make(index: int) -> SectionResult:
         section = resized if index == place else sections[index]
         text = section.text or ""  # type: ignore[union-attr]
-        tokens = section.tokens if section.tokens is not None else count(text) if text else 0  # type: ignore[union-attr]
-        return SectionResult(section, tokens, tokens, tokens, "kept", (), text, text)  # type: ignore[arg-type]
+        tokens = section.tokens if section.tokens is not None else scaled(text, scale, bases)  # type: ignore[union-attr]
+        # the result made for the same section at the same count (a plan before, at another scale or budget)
+        found = kept.get(id(section))
+        if found is not None and found.section is section and found.tokens_after == tokens:
+            return found
+        result = kept[id(section)] = SectionResult(section, tokens, tokens, tokens, "kept", (), text, text)  # type: ignore[arg-type]
+        return result
 
     results = SectionResults(len(sections), make, tokens_after=total, kinds={INFERRED: tuple(inferred)})
     return Untrimmed(results, total, critical_load, notes)
