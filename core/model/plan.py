@@ -259,15 +259,18 @@ class Built(Sequence[_T]):
 
 class SectionResults(Built[SectionResult]):
     """A plan's section results made when read, with what a plan sums of them known without making them:
-    the results' ``tokens_after`` added up, and the places of the sections of some kinds."""
+    the results' ``tokens_after`` added up, the places of the sections of some kinds and, for an agent's
+    request, its rows as ``/context`` lists them (``groups``: key -> (label, tokens, parts), in the order
+    of their first section; see ``analysis.breakdown.context_use``)."""
 
-    __slots__ = ("kinds", "tokens_after")
+    __slots__ = ("groups", "kinds", "tokens_after")
 
     def __init__(self, count: int, make: Callable[[int], SectionResult], *, tokens_after: int,
-                 kinds: Mapping[str, tuple[int, ...]]) -> None:
+                 kinds: Mapping[str, tuple[int, ...]], groups: Mapping[str, tuple[str, int, int]] | None = None) -> None:
         super().__init__(count, make)
         self.tokens_after = tokens_after
         self.kinds = kinds
+        self.groups = groups
 
 
 @dataclass(frozen=True)

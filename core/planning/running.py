@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from tokenbox.core.model.plan import SectionResult, SectionResults
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.session import Section, Session
+from tokenbox.core.sources.readers.parts import context_key
 from tokenbox.core.tokens.charclass import scaled, scaled_sum
 from tokenbox.core.tokens.estimate import EstimateTokenizer
 
@@ -41,9 +42,22 @@ def _special(section: Section) -> bool:
     return section.kind in ASSEMBLED_KINDS or section.grow > 0
 
 
+class _Group:
+    """The sections of one row (``parts.context_key``) that are, or are not, critical: their count, their
+    fixed sizes added up and the base estimates of their counted texts, in order."""
+
+    __slots__ = ("estimates", "fixed", "parts")
+
+    def __init__(self) -> None:
+        self.parts = 0
+        self.fixed = 0
+        self.estimates = array("d")
+
+
 class SectionSums:
-    """The sections of the turn planned last (after its first), their figures added up and their
-    calibrated estimate's totals per scale, aligned with the next turn's by their common prefix.
+    """The sections of the turn planned last (after its first), their figures added up by row of the
+    request (``parts.context_key``) and critical or not, and their calibrated estimate's totals per scale,
+    aligned with the next turn's by their common prefix.
 
     ``passed`` counts the sections whose figures were taken or whose estimate was rounded at a scale,
     all told (what one more turn costs: the parts that differ, and one pass at a new scale).
@@ -56,16 +70,13 @@ class SectionSums:
         self.passed = 0
         self._whole: tuple[Section, ...] | None = None
         self._rest: tuple[Section, ...] = ()
-        # over the first i sections of ``_rest`` (each array is one longer than it)
-        self._fixed = array("q", [0])  # fixed sizes
-        self._critical_fixed = array("q", [0])
-        self._special = array("q", [0])  # sections a full layout must lay out (``_special``)
-        self._counted = array("q", [0])  # sections whose text is counted
-        self._critical_counted = array("q", [0])
+        self._keys: list[tuple[str | None, bool]] = []  # each section's group: (its row's key, critical)
+        self._groups: dict[tuple[str | None, bool], _Group] = {}
+        self._labels: dict[str, tuple[int, str]] = {}  # each row's first section (its place) and its label
+        self._special = array("q", [0])  # sections a full layout must lay out (``_special``), in the first i
         self._inferred: list[int] = []  # places in ``_rest`` of the sections of kind ``inferred``
-        self._estimates = array("d")  # base estimates of the counted texts, in order
-        self._critical_estimates = array("d")  # those of the critical ones
-        self._totals: dict[float, list[int]] = {}  # scale -> [estimates summed, sum, critical summed, critical sum]
+        # scale -> group -> [its estimates summed, their rounded sum]
+        self._totals: dict[float, dict[tuple[str | None, bool], list[int]]] = {}
         # the section results made for the turns' plans, by section (``untrimmed``): a part whose count did
         # not change is the same result (read from any thread: one dict operation at a time)
         self.results = _Results()
@@ -78,75 +89,92 @@ class SectionSums:
         self._whole = sections if type(sections) is tuple else None  # a list may change: never taken as the same
         rest = tuple(sections[1:])
         keep = shared_prefix(self._rest, rest)
-        counted, critical = self._counted[keep], self._critical_counted[keep]
-        if len(self._estimates) > counted or len(self._critical_estimates) > critical:
-            for scale, entry in self._totals.items():
-                self._drop(entry, 0, self._estimates, counted, scale)
-                self._drop(entry, 2, self._critical_estimates, critical, scale)
-            del self._estimates[counted:], self._critical_estimates[critical:]
-        for column in (self._fixed, self._critical_fixed, self._special, self._counted, self._critical_counted):
-            del column[keep + 1:]
+        if keep < len(self._rest):
+            self._drop(keep)
+        del self._special[keep + 1:]
         while self._inferred and self._inferred[-1] >= keep:
             self._inferred.pop()
-        fixed, critical_fixed, special = self._fixed[keep], self._critical_fixed[keep], self._special[keep]
-        bases = self.bases
+        special = self._special[keep]
+        bases, groups, labels = self.bases, self._groups, self._labels
         for place, section in enumerate(rest[keep:], keep):
-            is_critical = section.critical
+            row = context_key(section)
+            key = (row[0] if row is not None else None, section.critical)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = _Group()
+            group.parts += 1
             if section.tokens is not None:
-                fixed += section.tokens
-                if is_critical:
-                    critical_fixed += section.tokens
+                group.fixed += section.tokens
             elif _countable(section):
-                base = bases(section.text)  # type: ignore[arg-type]
-                self._estimates.append(base)
-                counted += 1
-                if is_critical:
-                    self._critical_estimates.append(base)
-                    critical += 1
+                group.estimates.append(bases(section.text))  # type: ignore[arg-type]
+            if row is not None and row[0] not in labels:
+                labels[row[0]] = (place, row[1])
             if _special(section):
                 special += 1
             if section.kind == INFERRED:
                 self._inferred.append(place)
-            self._fixed.append(fixed)
-            self._critical_fixed.append(critical_fixed)
+            self._keys.append(key)
             self._special.append(special)
-            self._counted.append(counted)
-            self._critical_counted.append(critical)
         self.passed += len(rest) - keep
         self._rest = rest
 
-    def _drop(self, entry: list[int], at: int, estimates: array, keep: int, scale: float) -> None:
-        """Take the estimates past the first ``keep`` out of a total (or start it again when they were most of it)."""
-        summed = entry[at]
-        if summed <= keep:
-            return
-        if summed - keep > keep:
-            entry[at] = entry[at + 1] = 0
-            return
-        entry[at + 1] -= scaled_sum(estimates[keep:summed], scale)
-        self.passed += summed - keep
-        entry[at] = keep
+    def _drop(self, keep: int) -> None:
+        """Take the sections past the first ``keep`` out of the figures and of every total kept."""
+        groups = self._groups
+        counted: dict[tuple[str | None, bool], int] = {}
+        for key, section in zip(self._keys[keep:], self._rest[keep:], strict=True):
+            group = groups[key]
+            group.parts -= 1
+            if section.tokens is not None:
+                group.fixed -= section.tokens
+            elif _countable(section):
+                counted[key] = counted.get(key, 0) + 1
+        del self._keys[keep:]
+        for key, dropped in counted.items():
+            estimates = groups[key].estimates
+            left = len(estimates) - dropped
+            for scale, totals in self._totals.items():
+                entry = totals.get(key)
+                if entry is None or entry[0] <= left:
+                    continue
+                if entry[0] - left > left:  # most of it: summed again when next asked for
+                    entry[0] = entry[1] = 0
+                    continue
+                entry[1] -= scaled_sum(estimates[left:entry[0]], scale)
+                self.passed += entry[0] - left
+                entry[0] = left
+            del estimates[left:]
+        for row in [row for row, (place, _) in self._labels.items() if place >= keep]:
+            del self._labels[row]
 
-    def at(self, scale: float) -> tuple[int, int]:
-        """The calibrated counts at ``scale`` of the counted texts after the first section, added up: of all
-        of them, and of the critical ones."""
-        entry = self._totals.pop(scale, None)
-        if entry is None:
-            entry = [0, 0, 0, 0]
+    def at(self, scale: float) -> dict[tuple[str | None, bool], int]:
+        """Per group, the calibrated counts at ``scale`` of its counted texts, added up."""
+        totals = self._totals.pop(scale, None)
+        if totals is None:
+            totals = {}
             if len(self._totals) >= self.SCALES:
                 self._totals.pop(next(iter(self._totals)))
-        self._totals[scale] = entry  # newest last
-        for at, estimates in ((0, self._estimates), (2, self._critical_estimates)):
-            if entry[at] < len(estimates):
-                entry[at + 1] += scaled_sum(estimates[entry[at]:], scale)
-                self.passed += len(estimates) - entry[at]
-                entry[at] = len(estimates)
-        return entry[1], entry[3]
+        self._totals[scale] = totals  # newest last
+        out = {}
+        for key, group in self._groups.items():
+            entry = totals.get(key)
+            if entry is None:
+                entry = totals[key] = [0, 0]
+            estimates = group.estimates
+            if entry[0] < len(estimates):
+                entry[1] += scaled_sum(estimates[entry[0]:], scale)
+                self.passed += len(estimates) - entry[0]
+                entry[0] = len(estimates)
+            out[key] = entry[1]
+        return out
 
-    @property
-    def fixed(self) -> tuple[int, int]:
-        """The fixed sizes after the first section, added up: of all, and of the critical ones."""
-        return self._fixed[-1], self._critical_fixed[-1]
+    def groups(self) -> dict[tuple[str | None, bool], _Group]:
+        """The groups of the sections after the first (their counts and fixed sizes)."""
+        return self._groups
+
+    def labels(self) -> dict[str, tuple[int, str]]:
+        """Each row's first section after the first (its place in the turn less one) and the row's label."""
+        return self._labels
 
     @property
     def special(self) -> int:
@@ -218,7 +246,8 @@ def untrimmed(sums: SectionSums, session: Session, tokenizer: EstimateTokenizer,
     (with the ``inferred`` part sized as ``engine`` sizes it); ``None`` when the turn must be laid out in
     full: a part assembled or growing, a critical load or a total over ``available``.
 
-    A session of text sections without earlier turns only: each part is its section's text.
+    A session of text sections without earlier turns only: each part is its section's text. Its rows
+    (``parts.context_key``) are added up as ``analysis.breakdown.context_use`` adds them.
     """
     sections = session.sections
     sums.align(sections)
@@ -226,16 +255,12 @@ def untrimmed(sums: SectionSums, session: Session, tokenizer: EstimateTokenizer,
     if sums.special or (head is not None and _special(head)):
         return None
     count = tokenizer.count
-    counted, critical_counted = sums.at(tokenizer.scale)
-    fixed, critical_fixed = sums.fixed
+    counts = sums.at(tokenizer.scale)
+    # per row: [label, tokens, parts] (the head's row first: its section comes first)
+    rows: dict[str, list] = {}
+    total = critical_load = 0
     inferred = sums.inferred
     if head is not None:
-        own_count, own_fixed = _own(head, count)
-        counted += own_count
-        fixed += own_fixed
-        if head.critical:
-            critical_counted += own_count
-            critical_fixed += own_fixed
         if head.kind == INFERRED:
             inferred.insert(0, 0)
     notes: tuple[str, ...] = ()
@@ -243,20 +268,48 @@ def untrimmed(sums: SectionSums, session: Session, tokenizer: EstimateTokenizer,
     target = session.context_tokens
     if target is not None and inferred:
         section = sections[inferred[0]]
-        own_count, own_fixed = _own(section, count)
-        need, notes = inferred_size(target, counted - own_count + fixed - own_fixed, tokenizer.name)
+        own = sum(_own(section, count))
+        visible = sum(counts.values()) + sum(group.fixed for group in sums.groups().values())
+        if head is not None:
+            visible += sum(_own(head, count))
+        need, notes = inferred_size(target, visible - own, tokenizer.name)
         if section.tokens != need:
             resized = replace(section, tokens=need)
-            counted -= own_count
-            fixed += need - own_fixed
-            if section.critical:
-                critical_counted -= own_count
-                critical_fixed += need - own_fixed
-    total = counted + fixed
-    critical_load = critical_counted + critical_fixed
+    place = inferred[0] if resized is not None else -1
+    heads: list[tuple[Section, int]] = []
+    if head is not None:
+        heads.append((resized if place == 0 else head, 0))
+    if resized is not None and place > 0:
+        heads.append((resized, place))  # in the sums with its size before: taken out below, added resized
+        heads.append((sections[place], -1))
+    extra: dict[tuple[str | None, bool], list[int]] = {}  # the head's and the resized part's own figures
+    head_rows: list[tuple[str, str]] = []
+    for section, where in heads:
+        row = context_key(section)
+        key = (row[0] if row is not None else None, section.critical)
+        own = sum(_own(section, count)) * (1 if where >= 0 else -1)
+        entry = extra.setdefault(key, [0, 0])
+        entry[0] += own
+        entry[1] += 1 if where >= 0 else -1
+        if row is not None and where == 0:
+            head_rows.append(row)
+    groups = sums.groups()
+    for row in head_rows:
+        rows[row[0]] = [row[1], 0, 0]
+    for row, (_, label) in sorted(sums.labels().items(), key=lambda item: item[1][0]):
+        rows.setdefault(row, [label, 0, 0])
+    for key in {*groups, *extra}:
+        group = groups.get(key)
+        tokens = (counts.get(key, 0) + group.fixed if group is not None else 0) + extra.get(key, (0, 0))[0]
+        parts = (group.parts if group is not None else 0) + extra.get(key, (0, 0))[1]
+        total += tokens
+        if key[1]:
+            critical_load += tokens
+        if key[0] is not None and parts:
+            rows[key[0]][1] += tokens
+            rows[key[0]][2] += parts
     if critical_load > available or total > available:
         return None
-    place = inferred[0] if resized is not None else -1
     kept, scale, bases = sums.results, tokenizer.scale, tokenizer.bases
 
     def make(index: int) -> SectionResult:
@@ -270,7 +323,8 @@ def untrimmed(sums: SectionSums, session: Session, tokenizer: EstimateTokenizer,
         result = kept[id(section)] = SectionResult(section, tokens, tokens, tokens, "kept", (), text, text)  # type: ignore[arg-type]
         return result
 
-    results = SectionResults(len(sections), make, tokens_after=total, kinds={INFERRED: tuple(inferred)})
+    groups_out = {row: (label, tokens, parts) for row, (label, tokens, parts) in rows.items() if parts}
+    results = SectionResults(len(sections), make, tokens_after=total, kinds={INFERRED: tuple(inferred)}, groups=groups_out)
     return Untrimmed(results, total, critical_load, notes)
 
 

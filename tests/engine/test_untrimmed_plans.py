@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenbox.core import Engine, load_turns
+from tokenbox.core.analysis.breakdown import context_use
 from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.plan import SectionResult, SectionResults
 from tokenbox.core.model.session import Calibration, Section, Session
@@ -34,6 +35,7 @@ def _same(plan, full) -> None:
     assert plan.state_at(0) == full.state_at(0)
     assert plan.kind_tokens("inferred") == full.kind_tokens("inferred")
     assert plan.warnings == full.warnings and plan.joins == full.joins
+    assert context_use(plan, 200_000, 160_000) == context_use(full, 200_000, 160_000)  # its rows, kept as it grew
     assert plan == full  # the results made when read compare as the tuple of them
     assert pickle.loads(pickle.dumps(plan)).to_dict() == full.to_dict()
 
@@ -59,13 +61,18 @@ def test_every_turn_of_a_chain_is_the_plan_a_full_layout_makes(tmp_path, monkeyp
     assert sum(isinstance(p.sections, SectionResults) for p in plans) > len(plans) // 2  # most are made when read
 
 
+# what readers put in a section's meta (its row of /context), and a section no reader made
+_METAS = [{}, {"category": "history", "part": "text"}, {"category": "tool_result", "part": "result"},
+          {"category": "latest", "part": "call"}, {"category": "history", "part": "thinking"},
+          {"category": "tool", "tool": "mcp__files__read"}, {"category": "tool", "tool": "Bash"}, {"category": "system"},
+          {"category": "inferred", "label": "another hidden part"}, {"category": "reply"}]
 _texts = st.one_of(st.none(), st.just(""), st.just("  \n"), st.text(min_size=1, max_size=40))
 
 
 @settings(max_examples=80, deadline=None)
 @given(
-    parts=st.lists(st.tuples(_texts, st.one_of(st.none(), st.integers(0, 50)), st.sampled_from([0, 1, 0.5])),
-                   max_size=30),
+    parts=st.lists(st.tuples(_texts, st.one_of(st.none(), st.integers(0, 50)), st.sampled_from([0, 1, 0.5]),
+                             st.sampled_from(_METAS)), max_size=30),
     hidden=st.one_of(st.none(), st.integers(0, 200)),
     target=st.one_of(st.none(), st.integers(0, 2_000)),
     scale=st.sampled_from([0.4, 1.0, 1.3, 2.2]),
@@ -73,8 +80,8 @@ _texts = st.one_of(st.none(), st.just(""), st.just("  \n"), st.text(min_size=1, 
     kept=st.integers(0, 30),
 )
 def test_a_session_of_text_parts_plans_as_a_full_layout_whatever_came_before(parts, hidden, target, scale, budget, kept):
-    sections = [Section(id=f"s{i}", kind="text", text=text, tokens=tokens, shrink=shrink)
-                for i, (text, tokens, shrink) in enumerate(parts)]
+    sections = [Section(id=f"s{i}", kind="text", text=text, tokens=tokens, shrink=shrink, meta=dict(meta))
+                for i, (text, tokens, shrink, meta) in enumerate(parts)]
     if hidden is not None:
         sections.insert(0, inferred_section(hidden, "hidden"))
     calibration = Calibration("test", scale, hidden, (), "")
