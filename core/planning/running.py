@@ -69,6 +69,7 @@ class SectionSums:
         self.bases = bases
         self.passed = 0
         self._whole: tuple[Section, ...] | None = None
+        self._head: Section | None = None
         self._rest: tuple[Section, ...] = ()
         self._keys: list[tuple[str | None, bool]] = []  # each section's group: (its row's key, critical)
         self._groups: dict[tuple[str | None, bool], _Group] = {}
@@ -79,7 +80,7 @@ class SectionSums:
         self._totals: dict[float, dict[tuple[str | None, bool], list[int]]] = {}
         # the section results made for the turns' plans, by section (``untrimmed``): a part whose count did
         # not change is the same result (read from any thread: one dict operation at a time)
-        self.results = _Results()
+        self.results: dict[int, SectionResult] = {}  # bounded in ``align``: about the turn's parts
 
     def align(self, sections: tuple[Section, ...]) -> None:
         """Take ``sections`` as the turn's (the figures of the sections after the first that differ from the
@@ -89,8 +90,16 @@ class SectionSums:
         self._whole = sections if type(sections) is tuple else None  # a list may change: never taken as the same
         rest = tuple(sections[1:])
         keep = shared_prefix(self._rest, rest)
+        results = self.results
         if keep < len(self._rest):
+            for gone in self._rest[keep:]:
+                results.pop(id(gone), None)  # a result holds its section: only the turn's are kept
             self._drop(keep)
+        if self._head is not None and (not sections or sections[0] is not self._head):
+            results.pop(id(self._head), None)
+        self._head = sections[0] if sections else None
+        if len(results) > 2 * len(rest) + 1_000:  # results made for other turns' parts (a fill, another thread)
+            results.clear()
         del self._special[keep + 1:]
         while self._inferred and self._inferred[-1] >= keep:
             self._inferred.pop()
@@ -208,17 +217,6 @@ class TextSize:
         self.passed += len(rest) - keep
         self._rest = rest
         return total + (len(sections[0].text or "") if sections else 0)
-
-
-class _Results(dict):
-    """Section results by ``id(section)``, at most ``LIMIT`` (all dropped at once past it)."""
-
-    LIMIT = 100_000
-
-    def __setitem__(self, key: int, value: SectionResult) -> None:
-        if len(self) >= self.LIMIT:
-            self.clear()
-        super().__setitem__(key, value)
 
 
 def inferred_size(target: int, visible: int, tokenizer: str) -> tuple[int, tuple[str, ...]]:
