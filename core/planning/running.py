@@ -46,9 +46,10 @@ class _Group:
     """The sections of one row (``parts.context_key``) that are, or are not, critical: their count, their
     fixed sizes added up and the base estimates of their counted texts, in order."""
 
-    __slots__ = ("estimates", "fixed", "parts")
+    __slots__ = ("estimates", "fixed", "key", "parts")
 
-    def __init__(self) -> None:
+    def __init__(self, key: tuple[str | None, bool]) -> None:
+        self.key = key
         self.parts = 0
         self.fixed = 0
         self.estimates = array("d")
@@ -110,7 +111,9 @@ class SectionSums:
             key = (row[0] if row is not None else None, section.critical)
             group = groups.get(key)
             if group is None:
-                group = groups[key] = _Group()
+                group = groups[key] = _Group(key)
+            else:
+                key = group.key  # one key object per group, not one per section
             group.parts += 1
             if section.tokens is not None:
                 group.fixed += section.tokens
