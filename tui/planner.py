@@ -445,7 +445,7 @@ class Planner:
 
 def _point(number: int, plan: Plan) -> TurnPoint:
     recorded = plan.recorded.context_tokens if plan.recorded is not None else None
-    inferred = [s.tokens_before for s in plan.sections if s.kind == "inferred"]
+    inferred = plan.kind_tokens("inferred")  # known without making every section's result
     return TurnPoint(number + 1, plan.usage_percent, plan.tokens_before, plan.tokens_after, plan.prefix_cache, plan.ok,
                      recorded, plan.session.meta.get("sidechain") is True, hidden=sum(inferred) if inferred else None)
 

@@ -18,11 +18,14 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from tokenbox.core.model.plan import Plan, SectionResult
-from tokenbox.core.model.session import RecordedUsage, Section, Session
+from tokenbox.core.model.plan import Plan, SectionResult, SectionResults
+from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.planning.engine import Engine
 from tokenbox.core.sources.loader import load_turns
-from tokenbox.core.sources.readers.common import CALL, CATEGORIES, MEDIA, OTHER, RESULT, THINKING
+from tokenbox.core.sources.readers.common import CATEGORIES
+from tokenbox.core.sources.readers.parts import CONTEXT_LABELS, category, context_key, is_memory, mcp_server, part_kind
+
+__all__ = ["CONTEXT_LABELS", "PART_WORDS", "category", "context_key", "is_memory", "mcp_server", "part_kind"]
 
 CATEGORY_LABELS = {
     "inferred": "not in the file (inferred)",
@@ -34,12 +37,6 @@ CATEGORY_LABELS = {
     "latest": "latest message",
     "reply": "the reply (output)",
 }
-
-
-def category(section: Section) -> str | None:
-    """The importer's category of ``section`` (``None`` for a section that was not imported)."""
-    value = section.meta.get("category")
-    return value if value in CATEGORIES else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,74 +154,10 @@ def load_turn_usages(path: str | os.PathLike[str], engine: Engine | None = None,
 
 # ---------------------------------------------------------------- an agent's request, as /context shows it
 
-# What each part of an agent's request is, in the order Claude Code's ``/context`` lists them.
-CONTEXT_LABELS = {
-    "hidden": "not in the file",  # replaced by the hidden part's own label (what the reader says it holds)
-    "system": "system prompt",
-    "memory": "memory files",
-    "tools": "tool definitions",
-    "mcp": "MCP tools",  # one row per server: "MCP tools · <server>"
-    "messages": "messages",
-    "tool_calls": "tool calls",
-    "tool_results": "tool results",
-    "thinking": "thinking",
-    "images": "images",
-    "other": "other blocks",
-    "framing": "framing",  # what joining the parts adds (0 for a calibrated transcript)
-}
 # The part column of an agent's request: what one section is, in a word or two.
 PART_WORDS = {"hidden": "hidden part", "system": "system", "memory": "memory", "tools": "tool def",
               "mcp": "MCP tool def", "messages": "message", "tool_calls": "tool call", "tool_results": "tool result",
               "thinking": "thinking", "images": "image", "other": "other", "reply": "reply"}
-# Memory files as agents put them into a request: Claude Code's claudeMd reminder ("Contents of
-# /…/CLAUDE.md"), Codex's "# AGENTS.md instructions for …" message, Gemini CLI's GEMINI.md context.
-_MEMORY_SIGNS = ("# claudeMd", "Contents of ", "# AGENTS.md instructions", "GEMINI.md")
-_MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md")
-_MEMORY_HEAD = 4000  # characters of a block looked at for the signs
-
-
-def is_memory(text: str | None) -> bool:
-    """Whether a text block holds memory files (CLAUDE.md, AGENTS.md, GEMINI.md) as the agent sends them."""
-    if not text:
-        return False
-    head = text[:_MEMORY_HEAD]
-    return any(sign in head for sign in _MEMORY_SIGNS) and any(name in head for name in _MEMORY_FILES)
-
-
-def part_kind(section: Section) -> str | None:
-    """What ``section`` of an agent's request is: a key of ``CONTEXT_LABELS`` (``mcp`` for an MCP tool's
-    definition), ``reply`` for the request's own output, ``None`` for a section that was not imported."""
-    group = category(section)
-    if group is None:
-        return None
-    if group == "inferred":
-        return "hidden"
-    if group == "reply":
-        return "reply"
-    if group == "tool":
-        return "mcp" if str(section.meta.get("tool", "")).startswith("mcp__") else "tools"
-    if group == "system":
-        return "memory" if is_memory(section.text) else "system"
-    part = section.meta.get("part")
-    if part == RESULT or (part is None and group == "tool_result"):
-        return "tool_results"
-    if part == CALL:
-        return "tool_calls"
-    if part == THINKING:
-        return "thinking"
-    if part == MEDIA:
-        return "images"
-    if part == OTHER or group == "other":
-        return "other"
-    return "memory" if is_memory(section.text) else "messages"
-
-
-def mcp_server(section: Section) -> str:
-    """The server of an MCP tool (``mcp__<server>__<tool>``)."""
-    pieces = str(section.meta.get("tool", "")).split("__")
-    return pieces[1] if len(pieces) >= 3 and pieces[1] else "?"
-
-
 @dataclass(frozen=True, slots=True)
 class Category:
     """Tokens of one kind of part of an agent's request (``key``: ``mcp:<server>`` for one MCP server)."""
@@ -263,23 +196,21 @@ def context_use(plan: Plan, window: int, compact_at: int | None, shown: Sequence
     """``plan`` (an agent's request) by category. ``shown`` and ``used``: each section's tokens and the
     total at a step of the trace (the plan's own after layout by default). What joining the parts adds
     is its own row (``framing``), so the rows always add up to ``used``."""
-    tokens = [r.tokens_after for r in plan.sections] if shown is None else list(shown)
     used = plan.tokens_after if used is None else used
     sums: dict[str, list] = {}
-    for result, count in zip(plan.sections, tokens, strict=True):
-        kind = part_kind(result.section)
-        if kind is None or kind == "reply":
-            continue
-        if kind == "hidden":
-            label = str(result.section.meta.get("label") or CONTEXT_LABELS["hidden"])
-        elif kind == "mcp":
-            server = mcp_server(result.section)
-            kind, label = f"mcp:{server}", f"{CONTEXT_LABELS['mcp']} · {server}"
-        else:
-            label = CONTEXT_LABELS[kind]
-        entry = sums.setdefault(kind, [label, 0, 0])
-        entry[1] += count
-        entry[2] += 1
+    results = plan.sections
+    if shown is None and isinstance(results, SectionResults) and results.groups is not None:
+        for key, (label, count, parts) in results.groups.items():  # kept as the session grew (planning.running)
+            sums[key] = [label, count, parts]
+    else:
+        tokens = [r.tokens_after for r in results] if shown is None else list(shown)
+        for result, count in zip(results, tokens, strict=True):
+            row = context_key(result.section)
+            if row is None:
+                continue
+            entry = sums.setdefault(row[0], [row[1], 0, 0])
+            entry[1] += count
+            entry[2] += 1
     order = list(CONTEXT_LABELS)
     keys = sorted(sums, key=lambda k: (order.index(k.split(":")[0]), k))
     categories = [Category(k, sums[k][0], sums[k][1], sums[k][2]) for k in keys]

@@ -83,6 +83,7 @@ class SessionTotals:
     def __init__(self, overrides: Overrides | None = None) -> None:
         self.overrides = overrides
         self._facts: dict[str, list[RequestFacts]] = {}
+        self._sums: dict[str, _ThreadSums] = {}  # per thread, its facts added up (what its summary reads)
         # per thread, the turns summed last and their summary: a lazy sequence is a snapshot (the same
         # object always holds the same turns), so handed the very same one again nothing is read
         self._seen: dict[str, tuple[Sequence[Session], ThreadSummary]] = {}
@@ -92,9 +93,13 @@ class SessionTotals:
         if overrides is not None and overrides is not self.overrides:
             self.overrides = overrides
             self._facts.clear()  # other prices: every request is priced again
+            self._sums.clear()
             self._seen.clear()
         out = []
+        main = None  # where the main thread's summary is in ``out``
         for name, turns in threads.items():
+            if name == MAIN_THREAD:
+                main = len(out)
             seen = self._seen.get(name)
             if seen is not None and seen[0] is turns and isinstance(turns, LazyTurns):
                 out.append(seen[1])  # the very turns summed last (a thread no line has touched since)
@@ -108,38 +113,89 @@ class SessionTotals:
                 start = 0
             del known[start:]
             known.extend(_facts(turns, i, self.overrides) for i in range(start, count))
-            summary = _summary(name, known)
+            sums = self._sums.get(name)
+            if sums is None:
+                sums = self._sums[name] = _ThreadSums()
+            sums.cut(start)
+            for index in range(start, count):
+                sums.add(index, known[index])
+            summary = sums.summary(name, known)
             self._seen[name] = (turns, summary)
             out.append(summary)
         for gone in [name for name in self._facts if name not in threads]:
             del self._facts[gone]
+            self._sums.pop(gone, None)
             self._seen.pop(gone, None)
-        out.sort(key=lambda s: not s.main)  # stable: the rest keep the file's order
+        if main:
+            out.insert(0, out.pop(main))  # main first: the rest keep the file's order
         return tuple(out)
 
 
     def contexts(self, thread: str) -> list[int | None]:
         """The recorded context of each turn of ``thread`` as last summed (``[]`` for a thread not known)."""
-        return [f.context for f in self._facts.get(thread, ())]
+        sums = self._sums.get(thread)
+        return list(sums.contexts) if sums is not None else []
 
 
-def _summary(name: str, facts: Sequence[RequestFacts]) -> ThreadSummary:
-    contexts = [f.context for f in facts if f.context is not None]
-    priced = [f for f in facts if f.usd is not None]
-    unpriced = tuple(dict.fromkeys(f.model or "unknown model" for f in facts if f.context is not None and f.usd is None))
-    models = tuple(dict.fromkeys(f.model for f in facts if f.model))
-    dates = sorted({f.as_of for f in priced if f.as_of})
-    return ThreadSummary(
-        name=name,
-        requests=sum(1 for f in facts if not f.pending),
-        pending=bool(facts) and facts[-1].pending,
-        current=contexts[-1] if contexts else None,
-        peak=max(contexts) if contexts else None,
-        usd=sum(f.usd for f in priced) if priced else None,  # type: ignore[misc]
-        unpriced=unpriced,
-        models=models,
-        prices_as_of=dates[0] if dates else None,
-    )
+class _ThreadSums:
+    """A thread's request facts added up as they come (each list holds the figure after the first i
+    facts; the dicts each key's first fact, in that order), cut back with them: a followed thread's
+    summary costs the requests appended, not every request of the thread."""
+
+    __slots__ = ("contexts", "current", "dates", "models", "peak", "priced_at", "priced_usd", "requests", "unpriced")
+
+    def __init__(self) -> None:
+        self.contexts: list[int | None] = []  # each fact's recorded context
+        self.requests = [0]  # requests sent
+        self.current: list[int | None] = [None]  # the newest recorded context
+        self.peak: list[int | None] = [None]  # the largest
+        self.priced_at: list[int] = []  # the priced facts, and their cost in order
+        self.priced_usd: list[float] = []
+        self.unpriced: dict[str, int] = {}  # models with recorded usage but no price
+        self.models: dict[str, int] = {}
+        self.dates: dict[str, int] = {}  # dates of the prices used
+
+    def cut(self, keep: int) -> None:
+        """Keep what the first ``keep`` facts gave."""
+        del self.contexts[keep:], self.requests[keep + 1:], self.current[keep + 1:], self.peak[keep + 1:]
+        while self.priced_at and self.priced_at[-1] >= keep:
+            self.priced_at.pop()
+            self.priced_usd.pop()
+        for firsts in (self.unpriced, self.models, self.dates):
+            for key in [key for key, index in firsts.items() if index >= keep]:
+                del firsts[key]
+
+    def add(self, index: int, fact: RequestFacts) -> None:
+        """Add fact ``index`` (the next one)."""
+        context = fact.context
+        self.contexts.append(context)
+        self.requests.append(self.requests[-1] + (not fact.pending))
+        self.current.append(context if context is not None else self.current[-1])
+        peak = self.peak[-1]
+        self.peak.append(context if context is not None and (peak is None or context > peak) else peak)
+        if fact.usd is not None:
+            self.priced_at.append(index)
+            self.priced_usd.append(fact.usd)
+            if fact.as_of:
+                self.dates.setdefault(fact.as_of, index)
+        elif context is not None:
+            self.unpriced.setdefault(fact.model or "unknown model", index)
+        if fact.model:
+            self.models.setdefault(fact.model, index)
+
+    def summary(self, name: str, facts: Sequence[RequestFacts]) -> ThreadSummary:
+        """The summary of the thread whose facts (all added) are ``facts``."""
+        return ThreadSummary(
+            name=name,
+            requests=self.requests[-1],
+            pending=bool(facts) and facts[-1].pending,
+            current=self.current[-1],
+            peak=self.peak[-1],
+            usd=sum(self.priced_usd) if self.priced_usd else None,  # in order, as one sum: the same float
+            unpriced=tuple(self.unpriced),
+            models=tuple(self.models),
+            prices_as_of=min(self.dates) if self.dates else None,
+        )
 
 
 def session_cost(summaries: Sequence[ThreadSummary]) -> SessionCost:

@@ -7,10 +7,10 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from tokenbox.core.model.errors import ConfigError
 from tokenbox.core.model.llms import Window
@@ -183,9 +183,94 @@ class LayoutState:
     """The whole layout after step ``step`` (0 = untrimmed)."""
 
     step: int
-    sections: tuple[SectionState, ...]
+    sections: Sequence[SectionState]  # a tuple, or ``Built`` (made when read; it reads as a tuple)
     total: int
     deficit: int
+
+
+_T = TypeVar("_T")
+
+
+class Built(Sequence[_T]):
+    """A tuple whose items are made when first read (``make(index)``), each once.
+
+    A plan of a session that never compacted holds every part of the chain: its results are made for
+    the rows a reader asks for, not for all of them at each plan. It reads as the tuple of its items:
+    equal to it, hashed and pickled as it.
+    """
+
+    __slots__ = ("_all", "_count", "_items", "_make")
+
+    def __init__(self, count: int, make: Callable[[int], _T]) -> None:
+        self._count = count
+        self._make = make
+        self._items: dict[int, _T] = {}  # the items made, by index (until all are: ``_all``)
+        self._all: list[_T] | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> _T: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[_T, ...]: ...
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(self._count)))
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError("index out of range")
+        if self._all is not None:
+            return self._all[index]
+        item = self._items.get(index)
+        if item is None:
+            item = self._items[index] = self._make(index)  # two readers at once make equal items: either is kept
+        return item
+
+    def __iter__(self) -> Iterator[_T]:
+        everything = self._all
+        if everything is None:  # read whole: every item made at once (those made before kept)
+            items, make = self._items, self._make
+            everything = self._all = [items[i] if i in items else make(i) for i in range(self._count)]
+            self._items = {}
+        return iter(everything)
+
+    @property
+    def made(self) -> int:
+        """How many items have been made so far."""
+        return self._count if self._all is not None else len(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Built | tuple):
+            return len(self) == len(other) and tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __reduce__(self) -> tuple:
+        return (tuple, (tuple(self),))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+class SectionResults(Built[SectionResult]):
+    """A plan's section results made when read, with what a plan sums of them known without making them:
+    the results' ``tokens_after`` added up, the places of the sections of some kinds and, for an agent's
+    request, its rows as ``/context`` lists them (``groups``: key -> (label, tokens, parts), in the order
+    of their first section; see ``analysis.breakdown.context_use``)."""
+
+    __slots__ = ("groups", "kinds", "tokens_after")
+
+    def __init__(self, count: int, make: Callable[[int], SectionResult], *, tokens_after: int,
+                 kinds: Mapping[str, tuple[int, ...]], groups: Mapping[str, tuple[str, int, int]] | None = None) -> None:
+        super().__init__(count, make)
+        self.tokens_after = tokens_after
+        self.kinds = kinds
+        self.groups = groups
 
 
 @dataclass(frozen=True)
@@ -195,7 +280,7 @@ class Plan:
     session: Session
     tokenizer: TokenizerInfo
     budget: Budget
-    sections: tuple[SectionResult, ...]
+    sections: Sequence[SectionResult]  # a tuple, or ``SectionResults`` made when read (it reads as a tuple)
     steps: tuple[Step, ...]
     tokens_before: int
     tokens_after: int
@@ -275,7 +360,17 @@ class Plan:
     @property
     def joins(self) -> int:
         """What the separators (and merges across them) add to the sections' own counts."""
-        return self.tokens_after - sum(s.tokens_after for s in self.sections)
+        sections = self.sections
+        after = sections.tokens_after if isinstance(sections, SectionResults) else sum(s.tokens_after for s in sections)
+        return self.tokens_after - after
+
+    def kind_tokens(self, kind: str) -> tuple[int, ...]:
+        """The untrimmed tokens of the sections of ``kind``, in order (``"inferred"``: the part of an agent's
+        request its file does not hold)."""
+        sections = self.sections
+        if isinstance(sections, SectionResults) and kind in sections.kinds:
+            return tuple(sections[i].tokens_before for i in sections.kinds[kind])
+        return tuple(s.tokens_before for s in sections if s.kind == kind)
 
     @property
     def usage_percent(self) -> int | None:
@@ -309,10 +404,11 @@ class Plan:
         if isinstance(step, bool) or not isinstance(step, int):
             raise ConfigError(f"step={step!r} is not a whole number", f"pass 0..{len(self.steps)}")
         step = max(0, min(step, len(self.steps)))
-        states = {
-            s.id: SectionState(s.id, s.text_before, s.tokens_before, "skipped" if s.action == "skipped" else "kept")
-            for s in self.sections
-        }
+        if not step:  # every section as the layout found it: each state made when read
+            results = self.sections
+            return LayoutState(0, Built(len(results), lambda i: _state_before(results[i])), self.tokens_before,
+                               self.tokens_before - self.budget.available)
+        states = {s.id: _state_before(s) for s in self.sections}
         for entry in self.steps[:step]:
             old = states[entry.section]
             if entry.op == "drop" or (entry.op == "lens" and not entry.text_after):
@@ -352,6 +448,11 @@ class Plan:
         if self.session.source_format != NATIVE_FORMAT:
             data["cost"] = self.cost.to_dict() if self.cost is not None else None
         return data
+
+
+def _state_before(result: SectionResult) -> SectionState:
+    """A section as the layout found it (step 0)."""
+    return SectionState(result.id, result.text_before, result.tokens_before, "skipped" if result.action == "skipped" else "kept")
 
 
 def fingerprint_of(texts: Iterable[str]) -> str:

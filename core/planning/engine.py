@@ -18,13 +18,14 @@ from fractions import Fraction
 from tokenbox.core.model.errors import BadInput, ConfigError, ContextCriticalOverflow, SessionError, TokenizerError
 from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, NATIVE_FORMAT
-from tokenbox.core.model.plan import Budget, Plan, PlanFailure, SectionResult, TokenizerInfo
+from tokenbox.core.model.plan import Budget, ContextCache, Plan, PlanFailure, PrefixCache, SectionResult, TokenizerInfo
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.prices import request_cost
 from tokenbox.core.model.session import TRIMMING_POLICIES, Section, Session, TurnHistory
 from tokenbox.core.planning.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.planning.config import MAX_COUNT, Resolved, Settings, available_tokens, load_settings, resolve, what_if_budget
 from tokenbox.core.planning.layout import LayoutResult, LensCache, fixed_tokens, patch_layout, run_layout
+from tokenbox.core.planning.running import SectionSums, TextSize, Untrimmed, inferred_size, untrimmed
 from tokenbox.core.tokens.charclass import BaseEstimates
 from tokenbox.core.tokens.counting import TokenCounter
 from tokenbox.core.tokens.estimate import EstimateTokenizer
@@ -150,6 +151,8 @@ class Engine:
         self._lock = threading.RLock()
         self._lens_cache = LensCache()
         self._estimate_bases = BaseEstimates()  # shared by the calibrated counters of every scale
+        self._sums = SectionSums(self._estimate_bases)  # the estimate's figures of the turn planned last
+        self._chars = TextSize()  # the text of the turn planned last (``MAX_TEXT_CHARS``)
         self._layouts: dict[tuple, LayoutResult | ContextCriticalOverflow] = {}
         self._layout_chars = 0
         self._layout_parts = 0
@@ -209,6 +212,12 @@ class Engine:
         """
         _check_arguments(session, budget, tokenizer, trimming, reserve_out)
         with self._lock:  # the caches are shared: one plan at a time per engine (identical results)
+            chars = self._chars.of(session.sections)  # the sections that differ from the turn before
+            if chars > MAX_TEXT_CHARS:
+                raise SessionError(
+                    f"the session holds {chars // (1024 * 1024)} MiB of text, over the {MAX_TEXT_CHARS // (1024 * 1024)} "
+                    "MiB a plan may hold", "split the session, or trim its parts before planning", session.path,
+                )
             return self._plan(session, budget, tokenizer, trimming, reserve_out, what_if)
 
     def _plan(self, session: Session, budget, tokenizer, trimming, reserve_out, what_if: int = 0) -> Plan:
@@ -223,6 +232,13 @@ class Engine:
             counter = self._scaled_counter(counter_key, calibration.scale)
         else:
             counter = self.counter(resolved.tokenizer)
+        untouched = None
+        if type(counter.tokenizer) is EstimateTokenizer and not session.history:
+            # a growing agent's turn: counted from what the turn before left (nothing else is assembled)
+            untouched = untrimmed(self._sums, session, counter.tokenizer, resolved.available)
+        if untouched is not None:
+            return self._untrimmed_plan(session, untouched, counter.tokenizer, resolved, window, window_notes, base_max_ctx,
+                                        what_if)
         assembler = self._assemblers.get(counter_key)
         if assembler is None:
             additive = counter.tokenizer.anchors("a\nb") is not None
@@ -310,6 +326,34 @@ class Engine:
             tokens_after=outcome.tokens_after,
             fixed_load=outcome.fixed_load,
             **common,
+        )
+
+    def _untrimmed_plan(self, session: Session, untouched: Untrimmed, tokenizer: EstimateTokenizer, resolved: Resolved,
+                        window: Window | None, window_notes: tuple[str, ...], base_max_ctx: int | None,
+                        what_if: int) -> Plan:
+        """The plan of a turn laid out as it is (``running.untrimmed``): as the full layout makes it."""
+        if window is not None and not window.known and resolved.available >= MAX_COUNT // 2:
+            resolved = _room_for(resolved, untouched.total)  # as in ``_plan``: the room the request takes
+        info = TokenizerInfo(resolved.tokenizer, False, str(tokenizer.version))  # an estimate: never exact
+        return Plan(
+            session=session,
+            tokenizer=info,
+            budget=Budget(resolved.max_ctx, resolved.reserve_out, resolved.headroom, resolved.available),
+            sections=untouched.sections,
+            steps=(),
+            tokens_before=untouched.total,
+            tokens_after=untouched.total,
+            prefix_cache=PrefixCache.NONE,  # no prefix or context section (``running.ASSEMBLED_KINDS``)
+            context_cache=ContextCache.NONE,
+            trimming=resolved.trimming,
+            fixed_load=untouched.fixed_load,
+            recorded=session.recorded,
+            base_max_ctx=base_max_ctx,
+            what_if=what_if,
+            warnings=session.warnings + untouched.notes + window_notes,
+            window=window,
+            cost=(request_cost(session.model_name, session.recorded, self.settings.config_prices)
+                  if session.source_format != NATIVE_FORMAT else None),
         )
 
     def _assemble(
@@ -437,12 +481,7 @@ def _size_inferred(session: Session, assembly: Assembly, counter: TokenCounter) 
         return ()
     others = [p for i, p in enumerate(parts) if i != index]
     visible = counter.count_joined([p.text for p in others if p.text and p.section.tokens is None]) + fixed_tokens(others)
-    need = target - visible
-    notes: tuple[str, ...] = ()
-    if need < 0:
-        notes = (f"the visible parts count {visible} tokens with {counter.tokenizer.name}, more than the {target} "
-                 "the request cost; the hidden part is shown as 0",)
-        need = 0
+    need, notes = inferred_size(target, visible, counter.tokenizer.name)
     section = parts[index].section
     if section.tokens != need:
         parts[index] = replace(parts[index], section=_resized(section, need))
@@ -470,9 +509,3 @@ def _check_arguments(session: object, budget: object, tokenizer: object, trimmin
         raise ConfigError(f"tokenizer={tokenizer!r} is not a tokenizer name", "pass a name from `tokenbox tokenizers`")
     if trimming is not None and trimming not in TRIMMING_POLICIES:
         raise ConfigError(f"trimming={trimming!r} is not a trimming policy", f"use one of {', '.join(TRIMMING_POLICIES)}")
-    chars = sum(len(s.text or "") for s in session.sections)
-    if chars > MAX_TEXT_CHARS:
-        raise SessionError(
-            f"the session holds {chars // (1024 * 1024)} MiB of text, over the {MAX_TEXT_CHARS // (1024 * 1024)} MiB a plan "
-            "may hold", "split the session, or trim its parts before planning", session.path,
-        )

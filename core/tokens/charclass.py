@@ -7,7 +7,13 @@ loading the tokenizer registry.
 
 from __future__ import annotations
 
+import operator
 import re
+from itertools import repeat
+
+TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # Weights of the base estimate (tokens per character of each class). Fitted on real Claude Code
 # transcripts against their recorded usage (see tests/importers/test_truth.py); the per-thread scale
@@ -110,3 +116,14 @@ def scaled(text: str, scale: float, bases: BaseEstimates | None = None) -> int:
     return max(1, round((bases(text) if bases is not None else base_estimate(text)) * scale))
 
 
+def scaled_sum(estimates: Sequence[float], scale: float) -> int:
+    """``sum(max(1, round(base * scale)))`` over base estimates (floats, never negative): ``scaled``'s arithmetic,
+    text by text (each part is rounded on its own). A product of at most one half rounds to 0 and counts
+    1: counted apart, so that each pass is a builtin's."""
+    products = list(map(operator.mul, estimates, repeat(scale)))
+    # float.__round__ is what round() calls for a float, without looking it up for each (a third faster)
+    return sum(map(_ROUND, products)) + sum(map(_HALF.__ge__, products))
+
+
+_HALF = 0.5
+_ROUND = float.__round__

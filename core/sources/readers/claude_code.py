@@ -30,6 +30,7 @@ the recorded context (or its prediction).
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 from collections.abc import Sequence
@@ -156,9 +157,17 @@ class State:
         self._message = Message(self.role, blocks, self.index, {}, self.line, 1)
         return self._message
 
-    def messages(self) -> list[Message]:
+    def messages(self, known: tuple[State, tuple[Message, ...]] | None = None) -> list[Message]:
+        """The messages of this context, oldest first (a new list). ``known``: a context and its messages
+        (the ones asked for last): when this context grew from it, only what was added is gone through."""
         out: list[Message] = []
         state: State | None = self
+        while state is not None and (known is None or state.depth > known[0].depth):
+            out.append(state.message)
+            state = state.prev
+        if known is not None and state is known[0]:
+            out.reverse()
+            return [*known[1], *out]
         while state is not None:
             out.append(state.message)
             state = state.prev
@@ -276,6 +285,7 @@ class Thread:
     fits: Any = field(default=None)
     sums: Any = field(default=None, compare=False, repr=False)  # the visible parts' running sums (claude_truth.PartSums), made by thread_turns
     turns: Any = field(default=None, compare=False, repr=False)  # (what they were made from, the LazyTurns): the turns of the thread as last handed out
+    messages: Any = field(default=None, compare=False, repr=False)  # (a context, its messages): the ones of the turn built last
     files: FileAccess = field(default_factory=lambda: FileAccess())
 
     def __post_init__(self) -> None:
@@ -321,6 +331,10 @@ class TranscriptReader:
         self._last_by_kind: dict[bool, int] = {}  # sidechain? -> newest node, for lines without a usable parent
         self._line_thread: dict[int, str] = {}
         self._subagents: dict[str, TranscriptFollower] = {}  # the sub-agents' files beside it, followed
+        self.touched: set[str] = set()  # threads a line was read into since ``all_threads`` last made them
+        # what ``all_threads`` made last: (the sub-agents' readers, the readers' shared facts, the threads, each
+        # thread's reader)
+        self._all_made: tuple[list[TranscriptReader], list[tuple], dict[str, Sequence[Session]], dict[str, int]] | None = None
 
     # -- warnings
 
@@ -446,6 +460,7 @@ class TranscriptReader:
                 thread.files.access(call.tool, record, block.text, self.bases)
 
     def _touch(self, thread: Thread, node: int, number: int, sidechain: bool) -> None:
+        self.touched.add(thread.name)
         thread.last_node = node
         thread.last_line = number
         self._last_by_kind[sidechain] = node
@@ -668,14 +683,50 @@ class TranscriptReader:
             except (OSError, SessionError):
                 del self._subagents[extra]
                 continue
+        shared = [_shared_facts(each) for each in readers]  # once for a reader's threads (hundreds of sub-agents)
+        made = self._all_made
+        again = None
+        if made is not None and len(made[0]) == len(readers) - 1 and all(map(operator.is_, made[0], readers[1:])) \
+                and made[1] == shared:
+            again = _made_again(readers, shared, made[2], made[3])
+        if again is not None:
+            threads, owners = again
+        else:
+            owners = {}
+            for position, each in enumerate(readers):
+                for name, thread in each.threads.items():
+                    if name in threads or not (thread.requests or thread.pending_state(each) is not None):
+                        continue
+                    threads[name] = thread_turns(each, name, shared=shared[position])
+                    owners[name] = position
         for each in readers:
-            for name, thread in each.threads.items():
-                if name in threads or not (thread.requests or thread.pending_state(each) is not None):
-                    continue
-                threads[name] = thread_turns(each, name)
+            each.touched.clear()
+        self._all_made = (readers[1:], shared, threads, owners)  # not itself: no cycle keeps a dropped reader
         if not threads:
             raise no_request_error(self.path)
-        return threads
+        return dict(threads)
+
+
+def _made_again(readers: list[TranscriptReader], shared: list[tuple], made: dict[str, Sequence[Session]],
+                owners: dict[str, int]) -> tuple[dict[str, Sequence[Session]], dict[str, int]] | None:
+    """``all_threads`` from what it made last, when only threads it had made were read into since (the
+    others' turns are the same: ``thread_turns`` would hand them out as they were); ``None`` when a
+    thread has to join (its file order decides its place) or another reader's thread takes a name."""
+    threads = dict(made)
+    for position, each in enumerate(readers):
+        for name in each.touched:
+            thread = each.threads[name]
+            qualifies = bool(thread.requests or thread.pending_state(each) is not None)
+            owner = owners.get(name)
+            if owner == position and qualifies:
+                threads[name] = thread_turns(each, name, shared=shared[position])
+            elif owner is not None and owner < position:
+                continue  # an earlier reader's thread of that name is the one kept
+            elif not qualifies and owner != position:
+                continue  # not a thread with a turn yet
+            else:
+                return None
+    return threads, owners
 
 
 def _find(thread: Thread, key: str) -> Request | None:
@@ -727,19 +778,25 @@ def no_request_error(path: str) -> SessionError:
 # ---------------------------------------------------------------- turns as sessions
 
 
-def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[int, str] | None = None):
+def _shared_facts(reader: TranscriptReader) -> tuple:
+    """What the reader shares with every thread's turns (it only grows): summaries, other records, warnings."""
+    return (len(reader.summaries), len(reader.others), sum(reader.others.values()), reader.warning_count,
+            reader.session_id, reader.version, reader.cwd)
+
+
+def thread_turns(reader: TranscriptReader, thread_name: str, *, borrowed: tuple[int, str] | None = None,
+                 shared: tuple | None = None):
     """The turns of one thread as a lazy sequence of sessions (see ``tokenbox.core.sources.readers.claude_truth``).
 
     ``borrowed``: the hidden part (and the file it came from) of another session of the project,
-    used before this thread has recorded any request.
+    used before this thread has recorded any request. ``shared``: ``_shared_facts(reader)`` (taken once
+    for a reader's many threads).
     """
     thread = reader.threads[thread_name]
     # A thread no line has touched since its turns were made (most sub-agents of a long session, on
     # each append) gets the same turns: every line read into a thread moves its ``last_line``, and what
     # the reader shares with every thread (summaries, other records, warnings) only grows.
-    made_from = (thread.last_line, len(thread.requests), thread.epoch, len(reader.summaries), len(reader.others),
-                 sum(reader.others.values()), reader.warning_count, reader.session_id, reader.version, reader.cwd,
-                 borrowed)
+    made_from = (thread.last_line, len(thread.requests), thread.epoch, shared or _shared_facts(reader), borrowed)
     if thread.turns is not None and thread.turns[0] == made_from:
         return thread.turns[1]
     turns = _thread_turns(reader, thread, thread_name, borrowed)
@@ -865,7 +922,9 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
             fit = Fit(scale, hidden, used, how, residual=residual)
         else:
             target, fit = prediction(index, visible)
-        messages = state.messages() if state is not None else []
+        messages = state.messages(thread.messages) if state is not None else []
+        if state is not None:
+            thread.messages = (state, tuple(messages))  # the next request's context grows from this one
         model, _ = pick_model(model_name)
         meta = dict(base_meta)
         meta["thread"] = thread_name

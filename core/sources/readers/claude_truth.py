@@ -23,18 +23,16 @@ parts are fitted to the recorded history, and the rest becomes one critical ``in
 
 from __future__ import annotations
 
-import operator
 import threading
 from array import array
 from collections.abc import Sequence
-from itertools import repeat
 
 from tokenbox.core.model.names import ESTIMATE
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.records import dataclass, replace
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 from tokenbox.core.sources.readers.common import inferred_section
-from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate
+from tokenbox.core.tokens.charclass import BaseEstimates, base_estimate, scaled_sum
 
 WINDOW = 16  # request pairs the scale is fitted on (the newest up to the turn)
 
@@ -145,19 +143,8 @@ def _parts(sections: Sequence[Section], bases: BaseEstimates) -> tuple[int, list
     return fixed, estimates
 
 
-def _rounded(estimates: Sequence[float], scale: float) -> int:
-    """``sum(max(1, round(base * scale)))``: the arithmetic of charclass.scaled, section by section (each
-    part is rounded on its own). A product of at most one half rounds to 0 and counts 1: counted apart,
-    so that each pass is a builtin's (estimates are never negative)."""
-    products = list(map(operator.mul, estimates, repeat(scale)))
-    return sum(map(round, products)) + sum(map(_HALF.__ge__, products))
-
-
-_HALF = 0.5
-
-
 def _total(fixed: int, estimates: Sequence[float], scale: float) -> int:
-    return fixed + _rounded(estimates, scale)
+    return fixed + scaled_sum(estimates, scale)
 
 
 class PartSums:
@@ -195,7 +182,7 @@ class PartSums:
             dropped = self._estimates[counted:]
             for scale, entry in list(self._totals.items()):
                 if entry[0] > counted:
-                    entry[1] -= _rounded(dropped[: entry[0] - counted], scale)
+                    entry[1] -= scaled_sum(dropped[: entry[0] - counted], scale)
                     self.summed += entry[0] - counted
                     entry[0] = counted
             del self._estimates[counted:]
@@ -224,7 +211,7 @@ class PartSums:
         self._totals[scale] = entry  # newest last
         count = len(self._estimates)
         if entry[0] < count:
-            entry[1] += _rounded(self._estimates[entry[0]:], scale)
+            entry[1] += scaled_sum(self._estimates[entry[0]:], scale)
             self.summed += count - entry[0]
             entry[0] = count
         return self._fixed[-1] + entry[1]
@@ -239,7 +226,12 @@ class PartSums:
         """``fit_within(sections, target, scale)``."""
         with self._lock:
             self._align(sections)
-            return _largest_fit(lambda s: self._at(s), self._fixed[-1], self._spread[-1], target, scale)
+            cheap = [step for step in map(_step, self._totals) if step / 10_000 in self._totals]
+            return _largest_fit(lambda s: self._at(s), self._fixed[-1], self._spread[-1], target, scale, cheap)
+
+
+def _step(scale: float) -> int:
+    return round(scale * 10_000)
 
 
 def visible_tokens(sections: Sequence[Section], scale: float, bases: BaseEstimates | None = None) -> int:
@@ -254,46 +246,78 @@ def fit_within(sections: Sequence[Section], target: int, scale: float, bases: Ba
     return _largest_fit(lambda s: _total(fixed, estimates, s), fixed, sum(estimates), target, scale)
 
 
-def _largest_fit(total, fixed: int, spread: float, target: int, scale: float) -> float:
+def _largest_fit(total, fixed: int, spread: float, target: int, scale: float, cheap: Sequence[int] = ()) -> float:
     """The largest step of 1/10 000 (at most ``scale``) whose ``total`` is at most ``target``.
 
     ``total`` grows with the scale, so the step is one whatever the search's path: ``fixed`` and
-    ``spread`` (the estimates added up) only place its first guess."""
+    ``spread`` (the estimates added up), the counts met on the way and the ``cheap`` steps (whose totals
+    are known already: a thread's fits of the requests before) only place its guesses."""
+    counts: dict[int, int] = {}
 
     def fits(step: int) -> bool:
-        return total(step / 10_000) <= target
+        count = counts.get(step)
+        if count is None:
+            count = counts[step] = total(step / 10_000)
+        return count <= target
 
     top = round(scale * 10_000)
     if fits(top):
         return top / 10_000
-    # The count is nearly proportional to the scale: search a narrow bracket around the proportional
-    # guess first (a few sums over thousands of parts instead of a dozen), widening it if it misses.
-    guess = int(top * max(0, target - fixed) / (spread * scale)) if spread > 0 else 0
-    guess = max(0, min(guess, top - 1))
-    # gallop from the guess to a bracket [low, high) with fits(low) and not fits(high)
-    width = 4
+    # the answer is in [low, high): fits(low) (None: no step known to fit yet), not fits(high)
+    low: int | None = None
+    high = top
+    steps = sorted(step for step in cheap if 0 <= step < top)
+    first, last = 0, len(steps)
+    while first < last:  # the cheap steps first, by bisection
+        middle = (first + last) // 2
+        if fits(steps[middle]):
+            low, first = steps[middle], middle + 1
+        else:
+            high, last = steps[middle], middle
+    # The count is nearly proportional to the scale (each part's rounding moves it by less than a part):
+    # a line through the counts known at both ends of the bracket (or through the top's and a first
+    # proportional guess) lands within a step or two of the answer, where a gallop brackets it (a few
+    # sums over thousands of parts, not a dozen).
+    floor = 0 if low is None else low
+    if low is None:
+        guess = int(top * max(0, target - fixed) / (spread * scale)) if spread > 0 else 0
+        guess = max(floor, min(guess, high - 1))
+        fits(guess)
+        start, end = guess, high
+    else:
+        start, end = low, high
+    if counts[start] != counts[end]:
+        guess = start + (target - counts[start]) * (end - start) // (counts[end] - counts[start])
+    else:
+        guess = start
+    guess = max(floor, min(guess, high - 1))
+    width = 1
     if fits(guess):
-        low, high = guess, top
+        low = guess
         while low + width < high and fits(low + width):
             low += width
             width *= 4
         high = min(high, low + width)
     else:
-        low, high = guess, guess
-        while low > 0:
-            low = max(0, low - width)
-            width *= 4
-            if fits(low):
+        high = guess
+        while True:
+            step = max(floor, high - width)
+            if low is not None and step <= low:
                 break
-            high = low
-        if low == 0 and not fits(0):
-            return 0.0
+            if fits(step):
+                low = step
+                break
+            if step == floor:
+                return 0.0  # not even the smallest step fits
+            high = step
+            width *= 4
+    assert low is not None
     while high - low > 1:
-        mid = (low + high) // 2
-        if fits(mid):
-            low = mid
+        middle = (low + high) // 2
+        if fits(middle):
+            low = middle
         else:
-            high = mid
+            high = middle
     return low / 10_000
 
 

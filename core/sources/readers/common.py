@@ -25,6 +25,7 @@ from collections.abc import Callable
 from tokenbox.core.model.errors import SessionError, TokenizerError
 from tokenbox.core.model.llms import Window, lookup_model, resolve_window
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
+from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.records import dataclass, field, replace
 from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session, Trimming
 
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
 # id(message) -> (message, latest?, thinking stripped?, its sections, their cache-mark ids): the variant
 # last built, one per message (a message's older variants — the latest input it was, the thinking it
 # kept before a newer prompt — are rebuilt if a past turn asks again, never piled up)
-SectionCache = dict[int, tuple[object, bool, bool, list[Section], list[str]]]
+# (and, under ``_BUILT``, what the last conversations' messages gave: ``_messages_built``)
+SectionCache = dict[int | str, object]
 
 # Section categories (``section.meta["category"]``): what the file does not hold (``inferred``), the
 # prefix (tools and system; Anthropic puts tools first, OpenAI the system messages), then history, tool
@@ -257,7 +259,9 @@ def result_lenses(block: Block) -> tuple[tuple[str, ...], str]:
 
 def _latest_start(messages: list[Message]) -> int:
     """Index of the first message of the latest input: the last run of non-assistant messages."""
-    last = max((i for i, m in enumerate(messages) if m.role != "assistant"), default=-1)
+    last = len(messages) - 1
+    while last >= 0 and messages[last].role == "assistant":  # from the end: a chain has thousands
+        last -= 1
     if last < 0:
         return len(messages)
     start = last
@@ -327,20 +331,13 @@ def build_session(conv: Conversation, path: str, cache: SectionCache | None = No
     cache = {} if cache is None else cache
     latest = _latest_start(conv.messages)
     strip_before = _thinking_cut(conv) if conv.source_format in THINKING_STRIPPED else 0
-    stripped = 0
-    for position, message in enumerate(conv.messages):
-        strip = position < strip_before and message.role == "assistant"
-        is_latest = position >= latest
-        entry = cache.get(id(message))
-        if entry is None or entry[0] is not message or entry[1] is not is_latest or entry[2] is not strip:
-            entry = cache[id(message)] = (message, is_latest, strip, *_message_sections(conv, message, is_latest, strip))
-        sections.extend(entry[3])
-        breakpoints.extend(entry[4])
-        if strip:
-            stripped += sum(1 for b in message.blocks if b.role == THINKING)
+    built = _messages_built(conv, latest, strip_before, cache)
+    sections.extend(built.sections)
+    breakpoints.extend(built.breakpoints)
+    stripped = built.stripped[-1]
     meta = dict(conv.meta)
     # what a block could not measure (an image of unknown size): one warning each, in order
-    notes = tuple(dict.fromkeys(b.meta["note"] for m in conv.messages for b in m.blocks if "note" in b.meta))
+    notes = tuple(dict.fromkeys(note for _, note in built.notes))
     if stripped:
         meta["stripped_thinking"] = stripped
     if breakpoints:
@@ -363,6 +360,73 @@ def build_session(conv: Conversation, path: str, cache: SectionCache | None = No
         source_format=conv.source_format,
         warnings=notes,
     )
+
+
+@dataclass(slots=True)
+class _Built:
+    """The sections of a conversation's messages, with what was added up after each message."""
+
+    messages: list[Message]
+    latest: int  # where the latest input starts
+    strip_before: int  # assistant messages before this one had their thinking stripped
+    sections: list[Section] = field(default_factory=list)
+    breakpoints: list[str] = field(default_factory=list)
+    # after the first i messages: their sections, their breakpoints, the thinking blocks stripped
+    ends: list[int] = field(default_factory=lambda: [0])
+    marks: list[int] = field(default_factory=lambda: [0])
+    stripped: list[int] = field(default_factory=lambda: [0])
+    notes: list[tuple[int, str]] = field(default_factory=list)  # (message, note) of the blocks with a note
+
+    def cut(self, keep: int) -> None:
+        """Keep what the first ``keep`` messages gave."""
+        del self.sections[self.ends[keep]:], self.breakpoints[self.marks[keep]:]
+        del self.ends[keep + 1:], self.marks[keep + 1:], self.stripped[keep + 1:]
+        while self.notes and self.notes[-1][0] >= keep:
+            self.notes.pop()
+
+
+_BUILT = "built"  # the key, in a ``SectionCache``, of the last conversations built (by their first message)
+_BUILT_KEPT = 8  # a transcript's threads each have one (the main thread, sub-agents, a compacted context)
+
+
+def _messages_built(conv: Conversation, latest: int, strip_before: int, cache: dict) -> _Built:
+    """Every message's sections (``cache``'s, built once per message and variant), added up in order.
+
+    The next request of a conversation holds the messages of the one before: what they gave is kept
+    (in ``cache``, by the conversation's first message) up to where the messages differ, its latest
+    input starts, or the thinking cut moved; only the messages after that are gone through again.
+    """
+    messages = conv.messages
+    built_before: dict[int, _Built] = cache.setdefault(_BUILT, {})
+    key = id(messages[0]) if messages else 0
+    built = built_before.pop(key, None)
+    keep = 0
+    if built is not None and built.messages and messages and built.messages[0] is messages[0]:
+        keep = min(shared_prefix(built.messages, messages), built.latest, latest)
+        if built.strip_before != strip_before:
+            keep = min(keep, built.strip_before, strip_before)
+        built.cut(keep)
+    else:
+        built = _Built(messages, latest, strip_before)
+    for position in range(keep, len(messages)):
+        message = messages[position]
+        strip = position < strip_before and message.role == "assistant"
+        is_latest = position >= latest
+        entry = cache.get(id(message))
+        if entry is None or entry[0] is not message or entry[1] is not is_latest or entry[2] is not strip:
+            entry = cache[id(message)] = (message, is_latest, strip, *_message_sections(conv, message, is_latest, strip))
+        built.sections.extend(entry[3])
+        built.breakpoints.extend(entry[4])
+        built.ends.append(len(built.sections))
+        built.marks.append(len(built.breakpoints))
+        thinking = sum(1 for b in message.blocks if b.role == THINKING) if strip else 0
+        built.stripped.append(built.stripped[-1] + thinking)
+        built.notes.extend((position, b.meta["note"]) for b in message.blocks if "note" in b.meta)
+    built.messages, built.latest, built.strip_before = list(messages), latest, strip_before
+    if len(built_before) >= _BUILT_KEPT:
+        built_before.pop(next(iter(built_before)))
+    built_before[key] = built
+    return built
 
 
 def _thinking_cut(conv: Conversation) -> int:
