@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from tokenbox.core.model.plan import Plan, SectionResult
@@ -258,6 +258,23 @@ class ContextUse:
         return (self.window if self.compact_at is None else self.compact_at) - self.used
 
 
+def context_row(section: Section, kind: str | None = "") -> tuple[str, str] | None:
+    """The row of ``/context`` a part of an agent's request counts in: its key and label (``None``: not
+    counted, a section that was not imported or the request's own reply). A hidden part is labelled as
+    its reader labels it; an MCP tool's definition counts in its server's row. ``kind``: the section's
+    ``part_kind`` when the caller has it already."""
+    if kind == "":
+        kind = part_kind(section)
+    if kind is None or kind == "reply":
+        return None
+    if kind == "hidden":
+        return kind, str(section.meta.get("label") or CONTEXT_LABELS["hidden"])
+    if kind == "mcp":
+        server = mcp_server(section)
+        return f"mcp:{server}", f"{CONTEXT_LABELS['mcp']} · {server}"
+    return kind, CONTEXT_LABELS[kind]
+
+
 def context_use(plan: Plan, window: int, compact_at: int | None, shown: Sequence[int] | None = None,
                 used: int | None = None) -> ContextUse:
     """``plan`` (an agent's request) by category. ``shown`` and ``used``: each section's tokens and the
@@ -267,19 +284,18 @@ def context_use(plan: Plan, window: int, compact_at: int | None, shown: Sequence
     used = plan.tokens_after if used is None else used
     sums: dict[str, list] = {}
     for result, count in zip(plan.sections, tokens, strict=True):
-        kind = part_kind(result.section)
-        if kind is None or kind == "reply":
+        row = context_row(result.section)
+        if row is None:
             continue
-        if kind == "hidden":
-            label = str(result.section.meta.get("label") or CONTEXT_LABELS["hidden"])
-        elif kind == "mcp":
-            server = mcp_server(result.section)
-            kind, label = f"mcp:{server}", f"{CONTEXT_LABELS['mcp']} · {server}"
-        else:
-            label = CONTEXT_LABELS[kind]
-        entry = sums.setdefault(kind, [label, 0, 0])
+        entry = sums.setdefault(row[0], [row[1], 0, 0])
         entry[1] += count
         entry[2] += 1
+    return context_use_of(sums, used, window, compact_at)
+
+
+def context_use_of(sums: Mapping[str, Sequence], used: int, window: int, compact_at: int | None) -> ContextUse:
+    """The ``ContextUse`` of rows summed already: ``sums`` maps each row's key (``context_row``) to its
+    label (the first part's), tokens and parts (further items are the caller's); ``used`` the total."""
     order = list(CONTEXT_LABELS)
     keys = sorted(sums, key=lambda k: (order.index(k.split(":")[0]), k))
     categories = [Category(k, sums[k][0], sums[k][1], sums[k][2]) for k in keys]
