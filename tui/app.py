@@ -339,9 +339,11 @@ class TokenboxApp(App[None]):
             pass
         if self._stop.wait(ADOPT_SETTLE):
             return  # the app has ended: no engine to build
-        before = firstplan.stamp(request.path)
         self._planner.run(request)
-        if before != first.stamp:
+        # stamped after the load: a write that lands while the load reads the file is in its outcome, which
+        # is not drawn (stamped before it, such a write showed only with the next one, once the watcher had
+        # taken it as its starting point)
+        if firstplan.stamp(request.path) != first.stamp:
             self.post_message(FileChanged("modified"))
 
     @work(thread=True, group="watch", exit_on_error=False)
