@@ -215,12 +215,13 @@ async def test_a_write_while_the_app_loads_the_file_for_itself_is_shown(tmp_path
     path = tmp_path / "chain.jsonl"
     transcript.write(str(path))
     (text,) = main_requests_of(transcript, 1)
+    requests = Planner().run(launch.first_request([str(path)])).turn_count  # before the write
     first = FirstPlan.start(lambda: launch.first_request([str(path)]))
     assert first is not None
     original, written = Planner.run, []
 
     def run(self, request):  # the app's first run of its own: its load of the file after the forked plan
-        if not written:
+        if first.handed and not written:
             with path.open("a", encoding="utf-8") as handle:
                 handle.write(text)
             written.append(request)
@@ -230,6 +231,6 @@ async def test_a_write_while_the_app_loads_the_file_for_itself_is_shown(tmp_path
     app = make_app(path, first_plan=first, watch=False)  # no watcher: the app's own check must see it
     async with app.run_test(size=SIZE) as pilot:
         await wait_plan(pilot)
-        count = app.turn_count
-        await wait_for(pilot, lambda: app.turn_count == count + 1, timeout=10, what="the request written during the load")
-        assert first.handed and written
+        assert first.handed  # the forked plan was drawn
+        await wait_for(pilot, lambda: app.turn_count == requests + 1, timeout=10, what="the request written during the load")
+        assert written
