@@ -9,7 +9,6 @@ fills the context (its parts and their categories, ``core.analysis.breakdown``);
 
 from __future__ import annotations
 
-from tokenbox.core.analysis.breakdown import CONTEXT_LABELS, PART_WORDS, part_kind
 from tokenbox.core.model.plan import Plan
 from tokenbox.core.model.prices import Cost, usd
 from tokenbox.tui.planner import AgentFacts
@@ -54,27 +53,14 @@ def request_cost_text(plan: Plan) -> str:
 
 
 def part_of(view: View, index: int) -> str:
-    """The part column of section ``index``: message, tool call, tool result, thinking, image, hidden part…"""
-    section = view.plan.sections[index].section
-    if section.meta.get("is_compact_summary") is True or section.meta.get("compacted") is True:
-        return "summary"  # a compaction's summary: a message, the one that replaced the history
-    kind = part_kind(section) or "other"
-    return PART_WORDS.get(kind, kind)
+    """The part column of section ``index``: message, tool call, tool result, thinking, image, hidden part…
+    (``figures.part_word``, worked out once per view)."""
+    return view.figures.kinds.words[index]
 
 
 def part_colour(view: View, index: int) -> str:
     """The colour class of section ``index``: its category's (the same in the table, gauge and panel)."""
-    kind = part_kind(view.plan.sections[index].section) or "other"
-    return category_colour("other" if kind == "reply" else kind)
-
-
-PART_CLASSES = frozenset(f"part--{key.replace('_', '-')}" for key in CONTEXT_LABELS)  # styled in app.tcss
-
-
-def category_colour(key: str) -> str:
-    """The component class of a category's colour (``mcp:<server>`` takes the MCP tools' colour)."""
-    base = key.split(":")[0]
-    return f"part--{(base if base in CONTEXT_LABELS else 'other').replace('_', '-')}"
+    return view.figures.kinds.colours[index]
 
 
 def label_of(view: View, index: int) -> str:

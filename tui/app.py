@@ -118,6 +118,7 @@ class TokenboxApp(App[None]):
         self._planner_factory = planner_factory
         self._planner = planner or planner_factory()
         self._view_memo: tuple[Plan, int, Levels, View] | None = None
+        self._last_view: View | None = None  # the view drawn last: it lends its figures to the next (``View.at``)
         self._seq = 0
         self._handled_seq = 0
         self._in_flight: PlanRequest | None = None  # the request being planned (never cancelled)
@@ -338,20 +339,31 @@ class TokenboxApp(App[None]):
             pass
         if self._stop.wait(ADOPT_SETTLE):
             return  # the app has ended: no engine to build
-        before = firstplan.stamp(request.path)
         self._planner.run(request)
-        if before != first.stamp:
+        # stamped after the load: a write that lands while the load reads the file is in its outcome, which
+        # is not drawn (stamped before it, such a write showed only with the next one, once the watcher had
+        # taken it as its starting point)
+        if firstplan.stamp(request.path) != first.stamp:
             self.post_message(FileChanged("modified"))
 
     @work(thread=True, group="watch", exit_on_error=False)
     def _watch(self) -> None:
-        watcher.follow(self.path, self._stop, lambda what: self.post_message(FileChanged(what)))
+        planner = self._planner
+
+        def changed(what: str) -> None:
+            # the timeline's fill stops before its next turn now, not once the reload has made its way
+            # through the UI thread to the planner (a past turn of a long chain plans for tens of ms)
+            planner.yield_fill()
+            self.post_message(FileChanged(what))
+
+        watcher.follow(self.path, self._stop, changed)
 
     @work(thread=True, group="watch-config", exit_on_error=False)
     def _watch_config(self) -> None:
         """Follow the config file: a fix (or a new mistake) is planned at once, no restart needed."""
         path = config_path(os.environ)
-        watcher.follow(path, self._config_stop, lambda what: self.post_message(ConfigChanged(what)))
+        watcher.follow(path, self._config_stop, lambda what: self.post_message(ConfigChanged(what)),
+                       step_ms=watcher.SLOW_STEP_MS)
 
     def on_config_changed(self, message: ConfigChanged) -> None:
         if not self._following:
@@ -501,13 +513,14 @@ class TokenboxApp(App[None]):
         self._refresh_status()
 
     def _view(self, plan: Plan | None, step: int, levels: Levels) -> View | None:
-        """The plan at ``step`` (worked out from the trace once per draw, for every part drawn from it)."""
+        """The plan at ``step``, worked out once for every part drawn from it, from the view before it (a
+        followed session's next request: the figures of the parts the two share are not worked out again)."""
         if plan is None:
             return None
         memo = self._view_memo
         if memo is not None and memo[0] is plan and memo[1] == step and memo[2] == levels:
             return memo[3]
-        view = View.at(plan, step, levels)
+        view = self._last_view = View.at(plan, step, levels, before=self._last_view)
         self._view_memo = (plan, step, levels, view)
         return view
 

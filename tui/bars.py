@@ -15,7 +15,7 @@ def scale_tokens(view: View) -> int:
     Scaled to the largest part, not the budget, so bars stay informative when the window dwarfs the
     content; the header names the scale and the gauge shows the budget.
     """
-    return max([1] + [max(s.tokens_before, s.allotment) for s in view.plan.sections])
+    return view.figures.scale  # worked out once per view (``tui/figures.py``)
 
 
 def bar_scale(tokens: int, width: int) -> str:

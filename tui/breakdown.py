@@ -24,7 +24,7 @@ from tokenbox.core.analysis.breakdown import (
     sum_by,
     tool_totals,
 )
-from tokenbox.tui.agentview import PART_CLASSES
+from tokenbox.tui.figures import PART_CLASSES
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import plain

@@ -16,7 +16,7 @@ import textwrap
 from rich.style import Style
 from rich.text import Text
 from tokenbox.core.analysis.breakdown import cache_breakpoints, cached_prefix_tokens, context_use, tool_totals
-from tokenbox.tui.agentview import category_colour
+from tokenbox.tui.figures import category_colour
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import plain
 from tokenbox.tui.styles import GAP, PLAIN, Styles
@@ -68,12 +68,16 @@ def category_lines(view: View, facts: AgentFacts | None, styles: Styles = PLAIN,
     # under a what-if budget the window is the what-if's, where the agent's own threshold does not apply
     compact_at = facts.compact_at if facts is not None and not trimmed else None
     window = plan.budget.max_ctx
-    shown = [s.tokens for s in view.state.sections]
-    before = [s.tokens_before for s in plan.sections]
-    use = context_use(plan, window, compact_at, shown, view.total)
+    figures = view.figures  # each row summed once per view, from its parts' places (``tui/figures.py``)
+    use = figures.context_use(window, compact_at, view.total)
     # the untrimmed request by category: the same sums when nothing is trimmed at the step shown
-    untrimmed = use if shown == before and view.total == plan.tokens_before else \
-        context_use(plan, window, compact_at, before, plan.tokens_before)
+    if view.step == 0 and view.total == plan.tokens_before:
+        untrimmed = use  # step 0 shows every part's untrimmed tokens
+    else:
+        shown = [s.tokens for s in view.state.sections]
+        before = [s.tokens_before for s in plan.sections]
+        untrimmed = use if shown == before and view.total == plan.tokens_before else \
+            context_use(plan, window, compact_at, before, plan.tokens_before)
     whole = {c.key: c.tokens for c in untrimmed.categories}
     approx = "≈"
     lines: list[Text] = []
@@ -103,13 +107,13 @@ def category_lines(view: View, facts: AgentFacts | None, styles: Styles = PLAIN,
     if use.used < plan.tokens_before:
         _row(lines, f"untrimmed ✂ {fmt(plan.tokens_before - use.used, approx)}", fmt(plan.tokens_before, approx),
              _share(plan.tokens_before, window), width, None, "dim")
-    prefix = cached_prefix_tokens(plan)
+    prefix = cached_prefix_tokens(plan) if figures.kinds.marks else None  # (the marks found once per view)
     if prefix is not None:  # where the provider's cache prefix ends (cache_control marks)
         marks = len(cache_breakpoints(plan.session))
         _row(lines, f"cache prefix ({marks} mark{'s' if marks != 1 else ''})", fmt(prefix, approx),
              _share(prefix, window), width, None, "dim")
     tools = sorted(enumerate(tool_totals(plan, [s.tokens for s in view.state.sections])),
-                   key=lambda item: (-item[1].tokens_after, item[0]))
+                   key=lambda item: (-item[1].tokens_after, item[0])) if figures.kinds.tools else []
     if tools:  # a request body or a capture holds the definitions: which tool costs what
         lines.append(Text(""))
         lines.append(Text(f"Tool definitions by cost ({len(tools)})", "bold", no_wrap=True, end=""))

@@ -14,7 +14,8 @@ from rich.style import Style
 from rich.text import Text
 from tokenbox.core.model.plan import HeadlineKind, PrefixCache
 from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT
-from tokenbox.tui.agentview import PART_CLASSES, category_colour, part_colour, request_cost_text, usd
+from tokenbox.tui.agentview import request_cost_text, usd
+from tokenbox.tui.figures import PART_CLASSES, category_colour
 from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import FIELD_LIMIT, plain
@@ -189,21 +190,24 @@ def agent_cells(view: View, width: int, compact_at: int | None) -> list[tuple[st
     if compact_at is not None:
         for i in range(cell_of(compact_at), width):
             cells[i] = ("buffer", "gauge--buffer")
-    used = 0
-    owner: dict[int, int] = {}  # cell -> the last part drawn on it (thousands of parts share a few dozen cells)
-    for index, state in enumerate(view.state.sections):
-        if not state.tokens:
-            continue
-        start, used = cell_of(used), used + state.tokens
-        end = max(cell_of(used), start + 1 if start < width else start)
-        for i in range(start, min(end, width)):
-            owner[i] = index
-    colours: dict[int, str] = {}
-    for i, index in owner.items():
-        colour = colours.get(index)
-        if colour is None:
-            colour = colours[index] = part_colour(view, index)
-        cells[i] = ("section", colour)
+    figures = view.figures
+    used = figures.shown_total
+    if min(figures.tokens, default=0) >= 0:
+        # each cell takes the colour of the last part drawn on it: found among the parts' running sums by
+        # a binary search per cell (thousands of parts share a few dozen cells)
+        for i in range(width):
+            index = figures.owner(i, width, cell_of)
+            if index is not None:
+                cells[i] = ("section", figures.kinds.colours[index])
+    else:  # a part below 0 tokens: the running sums do not grow, so the parts are walked in order
+        drawn = 0
+        for index, state in enumerate(view.state.sections):
+            if not state.tokens:
+                continue
+            start, drawn = cell_of(drawn), drawn + state.tokens
+            end = max(cell_of(drawn), start + 1 if start < width else start)
+            for i in range(start, min(end, width)):
+                cells[i] = ("section", figures.kinds.colours[index])
     joins = view.total - used
     if joins > 0:
         for i in range(cell_of(used), min(width, cell_of(used + joins))):

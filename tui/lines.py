@@ -158,9 +158,10 @@ class LineView(ScrollView, can_focus=True):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         width = self.scrollable_content_region.width
-        if self._lines_width is not None and width and width != self._lines_width:
+        if width and width != self._lines_width:
             # drawn at a new width before the resize event reached the widget (a sidebar that
-            # narrows after a redraw): rows made for the old width would be drawn cut
+            # narrows after a redraw): rows made for the old width would be drawn cut; or rows made
+            # before the widget had a width (made for a default one) drawn once it has one
             self._resized()
         # the widget's style walks every ancestor's styles: once per pass, not once per row
         self._pass = (self.rich_style, self.scrollable_content_region.width)

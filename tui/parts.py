@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from rich.style import Style
 from rich.text import Text
-from tokenbox.core.analysis.breakdown import part_kind
 from tokenbox.tui.agentview import label_of, part_colour, part_of
 from tokenbox.tui.bars import ACTIONS, bar_scale, bar_text, scale_tokens
 from tokenbox.tui.styles import GAP, PLAIN, Styles
@@ -41,15 +40,11 @@ class PartColumns:
         plan = view.plan if view is not None else None
         approx = view.approx if view is not None else ""
         count = len(plan.sections) if plan is not None else 0
-        part = 4
-        if view is not None:
-            for i in range(count):  # the widest part's word, up to PART_MAX (reached: no need to read further)
-                part = max(part, len(part_of(view, i)))
-                if part >= PART_MAX:
-                    part = PART_MAX
-                    break
-        # a count's width grows with the count: the largest one's is the column's
-        number = max(6, len(fmt(max(s.tokens_before for s in plan.sections), approx))) if plan is not None and count else 6
+        # the widest part's word, up to PART_MAX; a count's width grows with the count: the largest one's
+        # is the column's (both kept per view: ``tui/figures.py``)
+        part = min(PART_MAX, max(4, view.figures.widest_word)) if view is not None else 4
+        most = view.figures.most_before if view is not None else None
+        number = max(6, len(fmt(most, approx))) if most is not None and count else 6
         fixed = 2 + part + 1 + 1 + number + 1 + SHARE
         if trimmed:
             fixed += 3 + number + 1 + ACTION
@@ -107,7 +102,7 @@ def row_text(view: View, index: int, cols: PartColumns, styles: Styles = PLAIN, 
     result, state = plan.sections[index], view.state.sections[index]
     current = cols.trimmed and view.step and plan.steps[view.step - 1].section == result.id
     colour = part_colour(view, index)
-    reply = part_kind(result.section) == "reply"
+    reply = view.figures.kinds.kinds[index] == "reply"
     t = Text(no_wrap=True, end="")
     t.append("◀" if current else " ", styles["section--current"])
     t.append("▌", styles[colour])

@@ -181,6 +181,12 @@ class Planner:
             outcome = Outcome(request, None, PlanError.of(exc, loading=False))
         return replace(outcome, plan_seconds=time.perf_counter() - started)
 
+    def yield_fill(self) -> None:
+        """A newer request is on its way (the file changed; called from the watcher's thread): a fill in
+        progress starts no other turn, so the request waits for the turn being planned at most, not for
+        the one after it too (its run takes up the fill from the points cached so far)."""
+        self._generation += 1  # (two threads adding at once lose an increment: either still stops the fill)
+
     def _freeze_if_big(self, path: str) -> None:
         """``_freeze`` after the first load of a big file, and again each time it has doubled since."""
         try:

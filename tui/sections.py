@@ -12,8 +12,8 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
-from tokenbox.tui.agentview import PART_CLASSES
 from tokenbox.tui.bars import ACTIONS, bar_scale, bar_text, scale_tokens
+from tokenbox.tui.figures import PART_CLASSES
 from tokenbox.tui.lines import LazyRows, LineView
 from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain

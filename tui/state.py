@@ -169,8 +169,12 @@ class ViewState:
         if outcome.skipped_tokenizers:
             changes += f"; skipped tokenizers {', '.join(outcome.skipped_tokenizers)}"
         last = len(plan.steps)
-        ids = [s.id for s in plan.sections]
-        selected = ids.index(selected_id) if selected_id in ids else self.selected
+        count = len(plan.sections)
+        if selected_id is not None and self.selected < count and plan.sections[self.selected].id == selected_id:
+            selected = self.selected  # where it was (a followed session's next request keeps its parts in place)
+        else:
+            ids = [s.id for s in plan.sections]
+            selected = ids.index(selected_id) if selected_id in ids else self.selected
         return replace(
             self,
             plan=plan,
@@ -183,7 +187,7 @@ class ViewState:
             tokenizer=plan.tokenizer.name if self.cycle_tokenizer else self.tokenizer,
             cycle_tokenizer=False,
             step=last if self.at_end else min(self.step, last),
-            selected=max(0, min(selected, len(ids) - 1)),
+            selected=max(0, min(selected, count - 1)),
         )
 
     def with_timeline(self, outcome: Outcome) -> ViewState:

@@ -5,29 +5,43 @@ Nothing here touches Textual; it turns a ``Plan`` and a step number into numbers
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 from tokenbox.core import Plan
 from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
 from tokenbox.core.model.plan import HeadlineKind, LayoutState, fingerprint_of
+from tokenbox.tui.figures import Figures, same_places, untrimmed
 
+_TEXT = attrgetter("text_before")
 BAR_COUNT = 9  # sections cycle through the component classes bar--0 .. bar--8 (colours: app.tcss)
 Levels = tuple[int, int, int]  # the warning levels (percent of the window): the view state's ``warn_levels``
 
 
 @dataclass(frozen=True)
 class View:
-    """Everything a widget needs to draw one moment: the plan, the step shown and its layout."""
+    """Everything a widget needs to draw one moment: the plan, the step shown and its layout, and the
+    figures of its parts every widget reads (``tui/figures.py``: worked out once, not once per widget)."""
 
     plan: Plan
     step: int
     state: LayoutState
     levels: Levels = DEFAULT_WARN_LEVELS  # the warning levels it is coloured by
+    figures: Figures = dataclasses.field(default=None, compare=False, repr=False)  # type: ignore[assignment]  # None: worked out here
+
+    def __post_init__(self) -> None:
+        if self.figures is None:
+            object.__setattr__(self, "figures", Figures.of(self.plan, self.state))
 
     @classmethod
-    def at(cls, plan: Plan, step: int, levels: Levels = DEFAULT_WARN_LEVELS) -> View:
-        state = plan.state_at(step)
-        return cls(plan, state.step, state, levels)
+    def at(cls, plan: Plan, step: int, levels: Levels = DEFAULT_WARN_LEVELS, before: View | None = None) -> View:
+        """``plan`` after ``step``; ``before`` (the view shown until now) lends what its parts are where the
+        two plans hold the same sections (a followed session's next request: all but its first and newest)."""
+        untouched = step == 0 and isinstance(step, int) and not isinstance(step, bool)
+        state = untrimmed(plan) if untouched else plan.state_at(step)
+        figures = Figures.of(plan, state, before.figures if before is not None else None)
+        return cls(plan, state.step, state, levels, figures)
 
     @property
     def last_step(self) -> int:
@@ -64,7 +78,8 @@ class View:
 
     @property
     def joins(self) -> int:
-        return self.state.total - sum(s.tokens for s in self.state.sections)
+        """What joining the parts adds: the total less the tokens the parts show."""
+        return self.state.total - self.figures.shown_total
 
     @property
     def approx(self) -> str:
@@ -179,15 +194,24 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
     parts: list[str] = []
     if old.session.turn != new.session.turn or old.session.turn_count != new.session.turn_count:
         parts.append(f"turn {new.session.turn}/{new.session.turn_count}")
-    before = {s.id: s for s in old.sections}
-    after = {s.id: s for s in new.sections}
+    olds, news = old.sections, new.sections
+    start, end = same_places(olds, news)
+    if start < end and list(map(_TEXT, olds[start:end])) != list(map(_TEXT, news[start:end])):
+        start = end = 0  # a text of the same section changed (not while following): every section is compared
+    # the sections both plans hold at the same places (a followed session's next request: all but its first
+    # and newest) are neither added, removed, edited nor moved relative to each other: the rest is compared,
+    # and a section that went from before them to after them (or back) has moved
+    before = {s.id: s for s in (*olds[:start], *olds[end:])}
+    after = {s.id: s for s in (*news[:start], *news[end:])}
     added = [i for i in after if i not in before]
     removed = [i for i in before if i not in after]
     edited = [
         i for i in after
         if i in before and _edited(before[i], after[i])
     ]
-    if [i for i in before if i in after] != [i for i in after if i in before]:
+    crossed = start < end and ({s.id for s in olds[:start]} & {s.id for s in news[end:]}
+                               or {s.id for s in olds[end:]} & {s.id for s in news[:start]})
+    if crossed or [i for i in before if i in after] != [i for i in after if i in before]:
         parts.append("sections reordered")
     for label, ids in (("added", added), ("removed", removed), ("edited", edited)):
         if ids:

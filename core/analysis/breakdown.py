@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from tokenbox.core.model.plan import Plan, SectionResult, SectionResults
@@ -191,6 +191,7 @@ class ContextUse:
         return (self.window if self.compact_at is None else self.compact_at) - self.used
 
 
+
 def context_use(plan: Plan, window: int, compact_at: int | None, shown: Sequence[int] | None = None,
                 used: int | None = None) -> ContextUse:
     """``plan`` (an agent's request) by category. ``shown`` and ``used``: each section's tokens and the
@@ -211,6 +212,12 @@ def context_use(plan: Plan, window: int, compact_at: int | None, shown: Sequence
             entry = sums.setdefault(row[0], [row[1], 0, 0])
             entry[1] += count
             entry[2] += 1
+    return context_use_of(sums, used, window, compact_at)
+
+
+def context_use_of(sums: Mapping[str, Sequence], used: int, window: int, compact_at: int | None) -> ContextUse:
+    """The ``ContextUse`` of rows summed already: ``sums`` maps each row's key (``parts.context_key``) to its
+    label (the first part's), tokens and parts (further items are the caller's); ``used`` the total."""
     order = list(CONTEXT_LABELS)
     keys = sorted(sums, key=lambda k: (order.index(k.split(":")[0]), k))
     categories = [Category(k, sums[k][0], sums[k][1], sums[k][2]) for k in keys]

@@ -6,6 +6,7 @@ Counted with spies set by the tests (monkeypatch), never with counters in the ap
 
 from __future__ import annotations
 
+from tokenbox.core import Engine
 from tokenbox.core.sources import turns
 from tokenbox.tui import sections
 from tokenbox.tui.planner import Planner, PlanRequest
@@ -102,3 +103,25 @@ def test_a_newer_request_settles_the_newest_turn_without_planning_it_again(tmp_p
     cold = fresh.run(PlanRequest(path=str(path), reload=True, seq=1))
     cold = fresh.fill_timeline(cold) or cold
     assert after.timeline == cold.timeline  # the same points as planned from scratch
+
+
+def test_a_change_seen_by_the_watcher_stops_the_fill_before_its_next_turn(tmp_path, monkeypatch):
+    transcript = Transcript(compact=False, seed=6).grow_to(150_000)
+    list(main_requests_of(transcript, 1))
+    path = tmp_path / "chain.jsonl"
+    transcript.write(str(path))
+    planner = Planner()
+    outcome = planner.run(PlanRequest(path=str(path), reload=True, seq=1))
+    assert not outcome.timeline_complete
+    original = Engine.plan
+
+    def planning(self, *args, **kwargs):  # the watcher sees the file change while a past turn is planned
+        planner.yield_fill()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "plan", planning)
+    assert planner.fill_timeline(outcome) is None and planner.fill_plans == 1  # that turn, and no other
+    monkeypatch.undo()
+    again = planner.run(PlanRequest(path=str(path), reload=True, seq=2))
+    filled = planner.fill_timeline(again)  # the request's own fill goes on
+    assert filled is not None and filled.timeline_complete and planner.fill_plans > 1

@@ -16,7 +16,7 @@ from tokenbox.tui import firstplan, launch, prewarm
 from tokenbox.tui.firstplan import FirstPlan
 from tokenbox.tui.planner import Planner
 
-from tests.tui.helpers import SIZE, copy_sample, make_app, screen_lines, wait_idle, wait_plan
+from tests.tui.helpers import SIZE, copy_sample, make_app, screen_lines, wait_for, wait_idle, wait_plan
 
 REAL = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "real_sessions")
 
@@ -203,3 +203,34 @@ def test_no_fork_beside_another_thread(tmp_path, monkeypatch):
     finally:
         release.set()
         thread.join()
+
+
+async def test_a_write_while_the_app_loads_the_file_for_itself_is_shown(tmp_path, forkable, monkeypatch):
+    """The forked plan is drawn, then the app loads the file for its own planner (whose outcome is not
+    drawn); a request written just as that load starts is shown without waiting for another write."""
+    from benchmarks.transcripts import Transcript, main_requests_of
+
+    transcript = Transcript(compact=False, seed=4).grow_to(60_000)
+    list(main_requests_of(transcript, 1))
+    path = tmp_path / "chain.jsonl"
+    transcript.write(str(path))
+    (text,) = main_requests_of(transcript, 1)
+    requests = Planner().run(launch.first_request([str(path)])).turn_count  # before the write
+    first = FirstPlan.start(lambda: launch.first_request([str(path)]))
+    assert first is not None
+    original, written = Planner.run, []
+
+    def run(self, request):  # the app's first run of its own: its load of the file after the forked plan
+        if first.handed and not written:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+            written.append(request)
+        return original(self, request)
+
+    monkeypatch.setattr(Planner, "run", run)
+    app = make_app(path, first_plan=first, watch=False)  # no watcher: the app's own check must see it
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        assert first.handed  # the forked plan was drawn
+        await wait_for(pilot, lambda: app.turn_count == requests + 1, timeout=10, what="the request written during the load")
+        assert written

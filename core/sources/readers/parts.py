@@ -79,11 +79,13 @@ def mcp_server(section: Section) -> str:
     return pieces[1] if len(pieces) >= 3 and pieces[1] else "?"
 
 
-def context_key(section: Section) -> tuple[str, str] | None:
+def context_key(section: Section, kind: str | None = "") -> tuple[str, str] | None:
     """The row of ``/context`` the section is counted in: its key (``mcp:<server>`` for an MCP server's
     tools) and its label (the hidden part's own); ``None`` for a section that was not imported and for
-    the request's own reply (output, not context)."""
-    kind = part_kind(section)
+    the request's own reply (output, not context). ``kind``: the section's ``part_kind`` when the caller
+    has it already."""
+    if kind == "":
+        kind = part_kind(section)
     if kind is None or kind == "reply":
         return None
     if kind == "hidden":
