@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"one request appended at the first plan -> on screen: {shown * 1000:.0f} ms", flush=True)
 
         pid = follower._app_pid(server)
+        start_size = os.path.getsize(path)
         base = want  # request numbers on screen: base + k for the k-th request written below
         written_at: dict[int, float] = {}
         seen_at: dict[int, float] = {}
@@ -156,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
             (t1, r1), (t2, r2) = after_minute[0], after_minute[-1]
             per_1000 = (r2 - r1) / max(1.0, (t2 - t1) * args.rate) * 1000 / 1e6
             print(f"RSS growth after the first minute: {per_1000:.1f} MB per 1000 requests ({r1 / 1e6:.0f} -> {r2 / 1e6:.0f} MB)")
+        appended = os.path.getsize(path) - start_size
+        print(f"the session grew {appended / 1e6:.1f} MB ({appended / max(1, written) / 1e3:.1f} KB a request); the app's RSS "
+              f"{(rss[-1][1] - rss[0][1]) / 1e6:.0f} MB: {(rss[-1][1] - rss[0][1]) / max(1, appended):.2f} x what was appended "
+              f"(at the start {rss[0][1] / start_size:.2f} x the session)")
         for name in sorted({n for n, _ in keys}):
             print(f"key {name}: {_percentiles([s for n, s in keys if n == name])}")
         return 0
