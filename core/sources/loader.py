@@ -209,13 +209,20 @@ class Loader:
         """Drop what this loader remembers of ``path`` (of every file by default): its next load is cold."""
         with self._lock:
             if path is None:
+                dropped = list(self._readers.values())
                 self._readers.clear()
                 self._documents.clear()
-                return
-            where = os.path.abspath(os.fspath(path))
-            for memo in (self._readers, self._documents):
-                for key in [key for key in memo if key[0] == where]:
-                    del memo[key]
+            else:
+                where = os.path.abspath(os.fspath(path))
+                dropped = [found for key, found in self._readers.items() if key[0] == where]
+                for memo in (self._readers, self._documents):
+                    for key in [key for key in memo if key[0] == where]:
+                        del memo[key]
+        for found in dropped:
+            # a follower whose reader refers back to itself is freed now, not at the next full collection
+            release = getattr(found, "release", None)
+            if release is not None:
+                release()
 
     # ------------------------------------------------------------------ the caches
 

@@ -40,7 +40,7 @@ from tokenbox.core.model.errors import NotYetComplete, SessionError
 from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage, Session
-from tokenbox.core.parse.fastjson import loads
+from tokenbox.core.parse.fastjson import MISSED, loads, loads_utf8
 from tokenbox.core.sources.readers.anthropic import plain_block, result_images
 from tokenbox.core.sources.readers.claude_truth import (
     PRIOR_SCALE,
@@ -167,6 +167,7 @@ class State:
 
 
 _LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<![0-9a-fA-F]{4})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE_UTF8 = re.compile(_LONE_SURROGATE.pattern.encode("ascii"))  # the same, in a line's bytes
 
 
 def without_lone_surrogates(value: Any) -> Any:
@@ -347,6 +348,20 @@ class TranscriptReader:
                 value = fixed
                 self.warn(number, "a lone surrogate (half of a character) is read as U+FFFD")
         self.feed(number, value)
+
+    def feed_line(self, number: int, data: bytes) -> None:
+        """``feed_text`` of one complete line given as its UTF-8 bytes: read without decoding it first when
+        the fast decoder takes it, else decoded (a ``UnicodeDecodeError`` is the caller's to place) and
+        fed as text. The outcome is ``feed_text``'s of the decoded line, warnings included."""
+        if not data.strip():
+            return  # ASCII whitespace only: blank as text too
+        if b"\\u" not in data or not _LONE_SURROGATE_UTF8.search(data):
+            value = loads_utf8(data)
+            if value is not MISSED:
+                self.lines_read += 1
+                self.feed(number, value)
+                return
+        self.feed_text(number, data.decode("utf-8"))
 
     def feed(self, number: int, value: Any) -> None:
         if not isinstance(value, dict):
@@ -1015,23 +1030,24 @@ class TranscriptFollower:
     def read(self) -> TranscriptReader:
         """Feed what was appended since the last read (everything after a reset); the reader, updated.
 
-        The lines are fed as they are decoded (``FileTail.read(each)``): a big transcript is never held
-        as text whole beside what the reader keeps of it."""
+        The lines are fed as they are read (``FileTail.read(each, raw=True)``), as bytes the JSON decoder
+        decodes once: a big transcript is never held as text whole beside what the reader keeps of it."""
         resets = self._tail.resets
         fed = False
 
-        def feed(number: int, line: str) -> None:
+        def feed(number: int, line: bytes) -> None:
             nonlocal fed
             if not fed:
                 fed = True
                 if self._tail.resets != resets and self.reader.lines_read:
                     self.reader = TranscriptReader(self.path)
-            if line.strip():
-                self.lines_parsed += 1
-            self.reader.feed_text(number, line)
+            reader = self.reader
+            before = reader.lines_read
+            reader.feed_line(number, line)
+            self.lines_parsed += reader.lines_read - before  # a line that was not blank
 
         try:
-            chunk = self._tail.read(feed)
+            chunk = self._tail.read(feed, raw=True)
         except BaseException:
             if fed:  # lines were fed before the read failed further on: the next read starts afresh
                 self._tail.forget()
@@ -1040,6 +1056,15 @@ class TranscriptFollower:
         if chunk.reset and not fed and self.reader.lines_read:
             self.reader = TranscriptReader(self.path)
         return self.reader
+
+    def release(self) -> None:
+        """Let go of what this follower read, at once: each thread's turns refer back to their reader
+        (a cycle), so without this the reader waits for the cyclic collector, which a one-shot command
+        runs rarely (a 50 MB transcript's reader: ≈50 MB held beside the plan and its JSON)."""
+        for follower in (self, *self.reader._subagents.values()):
+            for thread in follower.reader.threads.values():
+                thread.turns = None
+        self.reader._subagents.clear()
 
 
 def project_hidden(path: str, exclude_session: str | None, limit_files: int = 5, limit_lines: int = 2000) -> tuple[int, str] | None:
