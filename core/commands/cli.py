@@ -209,7 +209,7 @@ def _session_command(args: argparse.Namespace) -> int:
     # A loader of its own, dropped once the session is built: a one-shot command follows nothing, so what
     # the reader keeps to follow the file (every line's context, the threads) is freed before the plan is
     # made (peak memory of a 50 MB transcript's plan: the plan and its JSON reuse that memory)
-    loader = Loader()
+    loader = Loader(one_shot=True)
     try:
         session = loader.load_session(args.file, args.turn, max_bytes=max_bytes, thread=args.thread)
     finally:

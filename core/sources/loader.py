@@ -74,8 +74,16 @@ class Loader:
     """Loads session files by path and follows them as they grow (see the module docstring)."""
 
     def __init__(
-        self, readers_kept: int = READERS_KEPT, documents_kept: int = DOCUMENTS_KEPT, *, formats: Sequence[Format] = FORMATS
+        self,
+        readers_kept: int = READERS_KEPT,
+        documents_kept: int = DOCUMENTS_KEPT,
+        *,
+        formats: Sequence[Format] = FORMATS,
+        one_shot: bool = False,
     ) -> None:
+        # one_shot: a command's loader, not an app's: a transcript's reader drops what the turn asked for
+        # does not need before it is built, and the transcript is forgotten once the turn is made
+        self.one_shot = one_shot
         self.formats = tuple(formats)
         self._readers_kept = readers_kept
         self._documents_kept = documents_kept
@@ -119,9 +127,15 @@ class Loader:
                     return followed[-1]
                 chosen = select_turn(followed, turn, path)  # checks the range
                 return followed[chosen.turn - 1]  # already carries its history
-            transcript = self._followed_transcript(path, max_bytes)
+            transcript = self._followed_transcript(path, max_bytes, main_only=self.one_shot)
             if transcript is not None:
-                return select_turn(transcript.main_turns(), turn, path)  # type: ignore[arg-type]
+                only = getattr(transcript, "main_turns_only", None) if self.one_shot else None
+                if only is None:
+                    return select_turn(transcript.main_turns(), turn, path)  # type: ignore[arg-type]
+                try:
+                    return select_turn(only(), turn, path)  # type: ignore[arg-type]
+                finally:
+                    self.forget(path)  # the reader was read for this turn only: it cannot follow the file
         data = read_bytes(path, max_bytes)
         text = decode_text(data, path, partial_tail=_followed(path))
         return select_turn(self._document_turns(text, path, data), turn, path)
@@ -295,9 +309,10 @@ class Loader:
         key = (os.path.abspath(path), path, max_bytes, row.name)
         return self._kept(key, lambda: follow(path, max_bytes)).read()
 
-    def _followed_transcript(self, path: str, max_bytes: int) -> ThreadedLog | None:
+    def _followed_transcript(self, path: str, max_bytes: int, *, main_only: bool = False) -> ThreadedLog | None:
         """The transcript of ``path``, fed the lines appended since the last load (``None`` when no
-        transcript format claims the file). The follower is kept beside the path's ``LogReader``."""
+        transcript format claims the file). The follower is kept beside the path's ``LogReader``.
+        ``main_only``: read for the main thread's turns once (a follower that can, ``read_main_only``)."""
         if not _followed(path):
             return None
         reader = self._reader(path, max_bytes)
@@ -306,7 +321,9 @@ class Loader:
             return None
         follow = row.follow
         key = (os.path.abspath(path), path, max_bytes, row.name)
-        return self._kept(key, lambda: follow(path, max_bytes)).read()
+        follower = self._kept(key, lambda: follow(path, max_bytes))
+        once = getattr(follower, "read_main_only", None) if main_only else None
+        return once() if once is not None else follower.read()
 
 
 DEFAULT_LOADER = Loader()

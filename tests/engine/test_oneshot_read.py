@@ -101,12 +101,15 @@ def test_a_forgotten_transcript_is_freed_without_the_cyclic_collector(tmp_path: 
     enabled = gc.isenabled()
     gc.disable()
     try:
+        def readers() -> list[TranscriptReader]:
+            return [o for o in gc.get_objects() if type(o) is TranscriptReader and o.path == str(path)]
+
         loader = Loader()
         session = loader.load_session(str(path))
-        assert [o for o in gc.get_objects() if type(o) is TranscriptReader]
+        assert readers()
         loader.forget()
         del loader
-        assert [o for o in gc.get_objects() if type(o) is TranscriptReader] == []
+        assert readers() == []
         assert session.sections  # the session stays whole
     finally:
         if enabled:
@@ -175,3 +178,90 @@ def test_plan_json_encodes_each_section_in_one_piece() -> None:
     assert "".join(pieces) == json.dumps(plan, ensure_ascii=False, indent=2)
     assert len(pieces) < len(sections) + 20
 
+
+
+# ------------------------------------------------------------------ a one-shot read of the main thread only
+
+
+def _crafted(rows: list[dict], case: str) -> list[dict]:
+    """The real transcript changed so that its main thread needs a sub-agent's line (or has no turn)."""
+    rows = [dict(r) for r in rows]
+    side = [r for r in rows if r.get("isSidechain") is True]
+    main_at = [i for i, r in enumerate(rows) if r.get("isSidechain") is not True]
+    last_side = rows.index(side[-1])
+    later_main = [i for i in main_at if i > last_side]
+    if case == "parent":  # a main-thread request continues from a sub-agent's line
+        ids = [rows[i]["message"].get("id") if rows[i]["type"] == "assistant" else None for i in later_main]
+        first = next(later_main[k] for k in range(1, len(ids)) if ids[k] is not None and ids[k] != ids[k - 1])
+        rows[first]["parentUuid"] = side[3]["uuid"]
+    elif case == "result":  # a main-thread tool result answers a sub-agent's call
+        call = next(r for r in side if r["type"] == "assistant" and r["message"]["content"][0]["type"] == "tool_use")
+        target = next(i for i in later_main if rows[i]["type"] == "user" and isinstance(rows[i]["message"]["content"], list))
+        message = dict(rows[target]["message"])
+        block = dict(message["content"][0])
+        block["tool_use_id"] = call["message"]["content"][0]["id"]
+        message["content"] = [block]
+        rows[target]["message"] = message
+    elif case == "request":  # a main-thread reply line carries a sub-agent's request id
+        target = next(i for i in later_main if rows[i]["type"] == "assistant")
+        message = dict(rows[target]["message"])
+        message["id"] = next(r for r in side if r["type"] == "assistant")["message"]["id"]
+        rows[target]["message"] = message
+    elif case == "pending":  # the main thread ends with input that continues from a sub-agent's line
+        rows.append({**rows[0], "uuid": "pending-1", "parentUuid": side[3]["uuid"],
+                     "message": {"role": "user", "content": "and now?"}})
+    elif case == "no-main":  # only the sub-agents' lines: the default thread is one of theirs
+        rows = side
+    return rows
+
+
+def _write(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def _sessions_equal(path: str) -> None:
+    assert Loader(one_shot=True).load_session(path) == Loader().load_session(path)
+
+
+@pytest.mark.parametrize("case", ["parent", "result", "request", "pending", "no-main"])
+def test_a_main_thread_that_needs_a_sub_agent_line_is_read_whole(tmp_path: Path, case: str) -> None:
+    rows = [json.loads(line) for line in REAL.read_text(encoding="utf-8").splitlines()]
+    path = _write(tmp_path / "t.jsonl", _crafted(rows, case))
+    light = TranscriptFollower(path, 1 << 30).read_main_only()
+    light.main_turns_only()
+    assert light.whole_read_needed or case == "no-main"  # read again, whole
+    _sessions_equal(path)
+
+
+def test_a_one_shot_read_keeps_no_sub_agent_block(tmp_path: Path) -> None:
+    path = str(tmp_path / "t.jsonl")
+    Path(path).write_bytes(REAL.read_bytes())
+    reader = TranscriptFollower(path, 1 << 30).read_main_only()
+    assert not reader.whole_read_needed
+    others = [node for node in reader.nodes if node.thread != "main"]
+    assert others and all(not node.blocks for node in others)
+    assert all(r.context is None for name, t in reader.threads.items() if name != "main" for r in t.requests)
+    _sessions_equal(path)
+
+
+def _claude_code_logs() -> list[Path]:
+    found = []
+    for base in (ROOT / "tests", ROOT / "sample_sessions"):
+        for path in sorted(base.rglob("*.jsonl")):
+            head = path.read_bytes()[:4000]
+            if b'"sessionId"' in head or b'"parentUuid"' in head:
+                found.append(path)
+    return found
+
+
+@pytest.mark.parametrize("path", _claude_code_logs(), ids=lambda p: p.name)
+def test_a_one_shot_load_is_the_followed_load(path: Path) -> None:
+    try:
+        expected = Loader().load_session(str(path))
+    except SessionError as exc:
+        with pytest.raises(SessionError) as got:
+            Loader(one_shot=True).load_session(str(path))
+        assert str(got.value) == str(exc)
+        return
+    assert Loader(one_shot=True).load_session(str(path)) == expected
