@@ -265,3 +265,25 @@ def test_a_one_shot_load_is_the_followed_load(path: Path) -> None:
         assert str(got.value) == str(exc)
         return
     assert Loader(one_shot=True).load_session(str(path)) == expected
+
+
+def test_a_one_shot_read_makes_no_cyclic_garbage(tmp_path: Path) -> None:
+    """The one-shot loader reads a transcript with the cyclic collector waiting: that is sound only while
+    the read leaves (next to) no garbage that only the collector can free."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(REAL.read_bytes() * 3)
+    Loader(one_shot=True).load_session(str(path))  # imports and first-use caches
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        session = Loader(one_shot=True).load_session(str(path))
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        garbage = len(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if enabled:
+            gc.enable()
+    assert session.sections and garbage < 50
