@@ -29,6 +29,7 @@ from tokenbox.core.commands.cliargs import (
     turn_number,
 )
 from tokenbox.core.commands.completion import add_completion_flag
+from tokenbox.core.commands.jsonwrite import IndentedJson
 from tokenbox.core.model.errors import BadInput, ConfigError, TokenboxError
 from tokenbox.core.model.llms import MODELS
 from tokenbox.core.model.session import TRIMMING_POLICIES
@@ -362,8 +363,6 @@ def _write_json(value: object) -> None:
     """``json.dumps(value, ensure_ascii=False, indent=2)`` and a newline to stdout, written as the encoder
     makes it, in batches: a big plan (a 50 MB transcript's: 4 MB of JSON) is never held as one list of
     pieces and one string beside the plan. The encoder (``jsonwrite``) writes each section in one piece."""
-    from tokenbox.core.commands.jsonwrite import IndentedJson
-
     batch: list[str] = []
     size = 0
     for piece in IndentedJson().pieces(value):

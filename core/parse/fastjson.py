@@ -80,7 +80,7 @@ def loads_utf8(data: bytes) -> Any:
     decoded text; for ``MISSED`` the caller decodes ``data`` (its error, if any, is the file's) and
     calls ``loads``, which counts the text toward the import and decides the value or the error."""
     fast = _FAST_UTF8
-    if fast is None or fast is not _FAST:  # not imported yet, or switched off since
+    if fast is None or _FAST is None:  # not imported yet, or switched off since
         return MISSED
     try:
         return fast(data)
