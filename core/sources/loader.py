@@ -279,22 +279,24 @@ class Loader:
         return turns
 
     def _transcript_once(self, path: str, turn: int | None, max_bytes: int) -> Session | None:
-        """A one-shot loader's turn of a transcript (``None``: no transcript format claims the file): read for
-        the main thread only where the reader can (``main_turns_only``), then forgotten. The cyclic collector
-        waits meanwhile: what the read builds is millions of objects that live on and form no cycle (the
-        collector's passes over them were ≈5 % of a 50 MB transcript's plan)."""
+        """A one-shot loader's turn of a transcript (``None``: no transcript format claims the file), then
+        the transcript forgotten. A follower that can (``read_main_only``) reads for the main thread only and
+        its reader drops what the turn does not need (``main_turns_only``); meanwhile the cyclic collector
+        waits: what that read builds is millions of objects that live on and form no cycle (the collector's
+        passes over them were ≈5 % of a 50 MB transcript's plan)."""
+        follower = self._transcript_follower(path, max_bytes)
+        if follower is None:
+            return None
+        once = getattr(follower, "read_main_only", None)
         enabled = gc.isenabled()
-        gc.disable()
+        if once is not None:
+            gc.disable()
         try:
-            transcript = self._followed_transcript(path, max_bytes, main_only=True)
-            if transcript is None:
-                return None
-            only = getattr(transcript, "main_turns_only", None)
-            try:
-                return select_turn(only() if only is not None else transcript.main_turns(), turn, path)  # type: ignore[arg-type]
-            finally:
-                self.forget(path)  # the reader was read for this turn only: it cannot follow the file
+            if once is None:
+                return select_turn(follower.read().main_turns(), turn, path)  # type: ignore[arg-type]
+            return select_turn(once().main_turns_only(), turn, path)  # type: ignore[arg-type]
         finally:
+            self.forget(path)  # the reader was read for this turn only: it cannot follow the file
             if enabled:
                 gc.enable()
 
@@ -329,10 +331,14 @@ class Loader:
         key = (os.path.abspath(path), path, max_bytes, row.name)
         return self._kept(key, lambda: follow(path, max_bytes)).read()
 
-    def _followed_transcript(self, path: str, max_bytes: int, *, main_only: bool = False) -> ThreadedLog | None:
+    def _followed_transcript(self, path: str, max_bytes: int) -> ThreadedLog | None:
         """The transcript of ``path``, fed the lines appended since the last load (``None`` when no
-        transcript format claims the file). The follower is kept beside the path's ``LogReader``.
-        ``main_only``: read for the main thread's turns once (a follower that can, ``read_main_only``)."""
+        transcript format claims the file). The follower is kept beside the path's ``LogReader``."""
+        follower = self._transcript_follower(path, max_bytes)
+        return follower.read() if follower is not None else None
+
+    def _transcript_follower(self, path: str, max_bytes: int) -> Any:
+        """The follower kept for the transcript of ``path`` (``None`` when no transcript format claims it)."""
         if not _followed(path):
             return None
         reader = self._reader(path, max_bytes)
@@ -341,9 +347,7 @@ class Loader:
             return None
         follow = row.follow
         key = (os.path.abspath(path), path, max_bytes, row.name)
-        follower = self._kept(key, lambda: follow(path, max_bytes))
-        once = getattr(follower, "read_main_only", None) if main_only else None
-        return once() if once is not None else follower.read()
+        return self._kept(key, lambda: follow(path, max_bytes))
 
 
 DEFAULT_LOADER = Loader()
