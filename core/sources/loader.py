@@ -8,7 +8,8 @@ last load), and the last JSON document read under each path (only the sections w
 validated again). Each is bounded (least recently used dropped) and guarded by a lock, so one loader
 can serve several threads. ``load_session``/``load_turns``/``load_threads`` here (and in the
 ``tokenbox.core`` facade) use the package's default loader; an application that wants its own (the
-TUI's planner does) makes one.
+TUI's planner does) makes one. A command that loads one turn and exits makes ``Loader(one_shot=True)``:
+a Claude Code transcript is then read for its main thread only and forgotten once the turn is built.
 """
 
 from __future__ import annotations
