@@ -29,6 +29,7 @@ from tokenbox.core.commands.cliargs import (
     turn_number,
 )
 from tokenbox.core.commands.completion import add_completion_flag
+from tokenbox.core.commands.jsonwrite import IndentedJson
 from tokenbox.core.model.errors import BadInput, ConfigError, TokenboxError
 from tokenbox.core.model.llms import MODELS
 from tokenbox.core.model.session import TRIMMING_POLICIES
@@ -209,7 +210,12 @@ def _session_command(args: argparse.Namespace) -> int:
     # A loader of its own, dropped once the session is built: a one-shot command follows nothing, so what
     # the reader keeps to follow the file (every line's context, the threads) is freed before the plan is
     # made (peak memory of a 50 MB transcript's plan: the plan and its JSON reuse that memory)
-    session = Loader().load_session(args.file, args.turn, max_bytes=max_bytes, thread=args.thread)
+    loader = Loader(one_shot=True)
+    try:
+        session = loader.load_session(args.file, args.turn, max_bytes=max_bytes, thread=args.thread)
+    finally:
+        loader.forget()  # what it read is freed here (a reader refers back to itself: see TranscriptFollower.release)
+    del loader
     if args.command == "check":
         return _check(engine, session, args)
     plan = engine.plan(session, args.budget, args.tokenizer, trimming=getattr(args, "trimming", None), reserve_out=args.reserve_out)
@@ -350,20 +356,22 @@ def _tokenizers() -> int:
     return EXIT_OK
 
 
-_JSON_BATCH = 8192  # pieces of the encoder's output written at a time
+_JSON_BATCH = 1 << 20  # characters of the encoder's output written at a time
 
 
 def _write_json(value: object) -> None:
     """``json.dumps(value, ensure_ascii=False, indent=2)`` and a newline to stdout, written as the encoder
-    makes it, in batches: a big plan (a 50 MB transcript's: 4 MB of JSON in 700 000 pieces) is never
-    held as one list of pieces and one string beside the plan."""
-    pieces = json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(value)
+    makes it, in batches: a big plan (a 50 MB transcript's: 4 MB of JSON) is never held as one list of
+    pieces and one string beside the plan. The encoder (``jsonwrite``) writes each section in one piece."""
     batch: list[str] = []
-    for piece in pieces:
+    size = 0
+    for piece in IndentedJson().pieces(value):
         batch.append(piece)
-        if len(batch) >= _JSON_BATCH:
+        size += len(piece)
+        if size >= _JSON_BATCH:
             sys.stdout.write("".join(batch))
             batch.clear()
+            size = 0
     batch.append("\n")
     sys.stdout.write("".join(batch))
 

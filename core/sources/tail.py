@@ -34,7 +34,7 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tokenbox.core.model.errors import FileTooLarge, SessionError
 from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, decode_text, open_read_only, read_text
@@ -132,13 +132,18 @@ class FileTail:
         self.offset = self.line_count = self._last_start = 0
         self._last_digest = b""
 
-    def read(self, each: Callable[[int, str], None] | None = None) -> TailRead:
+    def read(self, each: Callable[[int, str], None] | None = None, *, raw: bool = False) -> TailRead:
         """The complete lines appended since the last read (all of them after a reset).
 
         With ``each``, the lines are handed to ``each(number, line)`` as they are decoded, a block of
         about ``STREAM_BLOCK`` bytes at a time, instead of being returned (``lines`` is then empty): a
         big file is never held decoded whole. A read that fails part-way (a bad byte further on) has
         handed over the lines before the failure and consumed nothing: the caller starts again.
+
+        ``raw`` (with ``each``): each line is handed over as its bytes, not decoded (a JSON reader that
+        decodes as it parses decodes once); ``each`` decodes what it needs with ``line.decode("utf-8")``.
+        A ``UnicodeDecodeError`` out of ``each`` is the file's error, placed as a decoded read places it
+        (its line and column). A block with a NUL byte is decoded first, as without ``raw`` (its error).
         """
         self.reads += 1
         path = self.path
@@ -179,10 +184,11 @@ class FileTail:
                 info = opened
             lines_before = self.line_count
             data, start, reset = self._new_bytes(fd, identity, info.st_size, whole=each is None)
+            hand = _handing(each, raw, path)
             if data is None:  # streamed from the top, a block at a time
-                result = self._consume_blocks(fd, reset, identity, each)  # type: ignore[arg-type]
+                result = self._consume_blocks(fd, reset, identity, hand)  # type: ignore[arg-type]
             else:
-                result = self._consume(data, start, reset, identity, each)
+                result = self._consume(data, start, reset, identity, hand)
             if self.line_count != lines_before or (reset and self.line_count):
                 # What is checked next time: the last complete line and at least _CHECKED bytes
                 # before the offset (a short last line alone is too easily the same after a rewrite).
@@ -247,7 +253,7 @@ class FileTail:
         return data, 0, not (same and self.offset == 0 and self.reads > 1)
 
     def _consume(
-        self, data: bytes, start: int, reset: bool, identity: tuple[int, int], each: Callable[[int, str], None] | None = None
+        self, data: bytes, start: int, reset: bool, identity: tuple[int, int], each: _Hand | None = None
     ) -> TailRead:
         path = self.path
         if len(data) - (self.offset - start if not reset and self.offset else 0) > self.max_bytes:
@@ -286,7 +292,7 @@ class FileTail:
         return TailRead(lines, first_line, partial, reset)
 
 
-    def _consume_blocks(self, fd: int, reset: bool, identity: tuple[int, int], each: Callable[[int, str], None]) -> TailRead:
+    def _consume_blocks(self, fd: int, reset: bool, identity: tuple[int, int], each: _Hand) -> TailRead:
         """``_consume`` of the whole file read from the top a block at a time, each block's complete
         lines handed to ``each``: what is held is one block (and a line that spans several)."""
         path = self.path
@@ -322,11 +328,7 @@ class FileTail:
                 held.append(block)
                 continue
             data = b"".join([*held, block[:cut]]) if held else block[:cut]
-            lines = _decode(data, path, number).split("\n")
-            lines.pop()  # after the last newline
-            for line in lines:
-                each(number, line)
-                number += 1
+            number = each(data, number)
             last_start = held_at + data.rfind(b"\n", 0, len(data) - 1) + 1
             held_at += len(data)
             held = [block[cut:]] if cut < len(block) else []
@@ -342,21 +344,54 @@ class FileTail:
 STREAM_BLOCK = 1 << 20  # bytes decoded at a time when the lines are streamed (``FileTail.read(each)``)
 
 
-def _stream(body: bytes, end: int, path: str, first_line: int, each: Callable[[int, str], None]) -> int:
-    """Hand the complete lines of ``body[:end]`` to ``each``, decoded a block at a time; their count."""
+def _stream(body: bytes, end: int, path: str, first_line: int, each: _Hand) -> int:
+    """Hand the complete lines of ``body[:end]`` to ``each``, a block at a time; their count."""
     pos = 0
     number = first_line
     while pos < end:
         stop = body.rfind(b"\n", pos, min(end, pos + STREAM_BLOCK)) + 1
         if stop <= pos:  # a line longer than a block
             stop = body.find(b"\n", pos, end) + 1
-        lines = _decode(body[pos:stop], path, number).split("\n")
+        number = each(body[pos:stop], number)
+        pos = stop
+    return number - first_line
+
+
+_Hand = Callable[[bytes, int], int]  # hands a block's complete lines (its bytes, its first line's number) over; the next number
+
+
+def _handing(each: Callable[[int, Any], None] | None, raw: bool, path: str) -> _Hand | None:
+    """What hands a block of complete lines to ``each``: decoded, or (``raw``) as bytes (see ``FileTail.read``)."""
+    if each is None:
+        return None
+
+    def decoded(data: bytes, number: int) -> int:
+        lines = _decode(data, path, number).split("\n")
         lines.pop()  # after the block's last newline
         for line in lines:
             each(number, line)
             number += 1
-        pos = stop
-    return number - first_line
+        return number
+
+    if not raw:
+        return decoded
+
+    def as_bytes(data: bytes, number: int) -> int:
+        if b"\x00" in data:
+            return decoded(data, number)  # raises the NUL byte's error, placed
+        first = number
+        lines = data.split(b"\n")
+        lines.pop()
+        try:
+            for line in lines:
+                each(number, line)
+                number += 1
+        except UnicodeDecodeError:
+            _decode(data, path, first)  # the lines before were read whole: the first bad byte is this line's
+            raise
+        return number
+
+    return as_bytes
 
 
 def _on_open(path: str, use: Callable[[int, os.stat_result], _T], failed: _T) -> _T:

@@ -41,7 +41,7 @@ from tokenbox.core.model.llms import Window, WindowSource
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.records import dataclass, field, replace
 from tokenbox.core.model.session import RecordedUsage, Session
-from tokenbox.core.parse.fastjson import loads
+from tokenbox.core.parse.fastjson import MISSED, loads, loads_utf8
 from tokenbox.core.sources.readers.anthropic import plain_block, result_images
 from tokenbox.core.sources.readers.claude_truth import (
     PRIOR_SCALE,
@@ -176,6 +176,7 @@ class State:
 
 
 _LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<![0-9a-fA-F]{4})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE_UTF8 = re.compile(_LONE_SURROGATE.pattern.encode("ascii"))  # the same, in a line's bytes
 
 
 def without_lone_surrogates(value: Any) -> Any:
@@ -237,6 +238,7 @@ class _Node:
     calls: list[str] = field(default_factory=list)  # tool_use ids, in order (request nodes)
     version: int = 0
     epoch: int = 0  # compactions of its thread before it
+    light: bool = False  # another thread's node in a reader of the main thread only: its blocks are not kept
 
 
 @dataclass(slots=True)
@@ -307,8 +309,14 @@ class Thread:
 class TranscriptReader:
     """Reads a transcript line by line (``feed``); keeps every built context for the next lines."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, main_only: bool = False, max_bytes: int | None = None) -> None:
         self.path = path
+        self.max_bytes = max_bytes  # the limit of a read again (main_only)
+        # main_only (a one-shot read of the main thread's turns): the other threads' blocks are not kept and
+        # their requests get no context; ``whole_read_needed`` is set when the main thread turns out to
+        # need one of them (a parent, a call or a request shared with another thread, or no main turn)
+        self.main_only = main_only
+        self.whole_read_needed = False
         self.nodes: list[_Node] = []
         self.threads: dict[str, Thread] = {}
         self.warnings: list[str] = []
@@ -361,6 +369,20 @@ class TranscriptReader:
                 value = fixed
                 self.warn(number, "a lone surrogate (half of a character) is read as U+FFFD")
         self.feed(number, value)
+
+    def feed_line(self, number: int, data: bytes) -> None:
+        """``feed_text`` of one complete line given as its UTF-8 bytes: read without decoding it first when
+        the fast decoder takes it, else decoded (a ``UnicodeDecodeError`` is the caller's to place) and
+        fed as text. The outcome is ``feed_text``'s of the decoded line, warnings included."""
+        if not data.strip():
+            return  # ASCII whitespace only: blank as text too
+        if b"\\u" not in data or not _LONE_SURROGATE_UTF8.search(data):
+            value = loads_utf8(data)
+            if value is not MISSED:
+                self.lines_read += 1
+                self.feed(number, value)
+                return
+        self.feed_text(number, data.decode("utf-8"))
 
     def feed(self, number: int, value: Any) -> None:
         if not isinstance(value, dict):
@@ -436,13 +458,15 @@ class TranscriptReader:
             node_index = self._results_line(number, thread_name, parent, blocks)
         else:
             node = self._new_node("line", thread_name, role, parent, number)
-            if not unsent:
+            if not unsent and not node.light:
                 node.blocks = blocks
             node_index = node.index
         if uuid is not None:
             self._uuid_node[uuid] = node_index
             self._uuid_line[uuid] = number
-        if kind == "user" and isinstance(value.get("toolUseResult"), dict):
+        if self.main_only and thread_name != MAIN:
+            pass  # another thread's files (what its compactions restore): not read for the main thread's turns
+        elif kind == "user" and isinstance(value.get("toolUseResult"), dict):
             self._file_access(thread, blocks, value["toolUseResult"])
         elif kind == "assistant":
             for block in blocks:
@@ -455,6 +479,8 @@ class TranscriptReader:
         for block in blocks:
             call_id = block.meta.get("tool_use_id")
             owner = self._call_request.get(call_id)
+            if owner is not None and self.nodes[owner].light:
+                self.whole_read_needed = True  # a main-thread result of another thread's call
             call = _call_block(self.nodes[owner], call_id) if owner is not None else None
             if call is not None and call.tool in ("Read", "Edit", "MultiEdit", "Write"):
                 thread.files.access(call.tool, record, block.text, self.bases)
@@ -511,13 +537,15 @@ class TranscriptReader:
         return thread.epoch if thread is not None else 0
 
     def _new_node(self, kind: str, thread: str, role: str, parent: int | None, number: int) -> _Node:
-        node = _Node(len(self.nodes), kind, thread, role, parent, [number], epoch=self._thread_epoch(thread))
+        node = _Node(len(self.nodes), kind, thread, role, parent, [number], epoch=self._thread_epoch(thread),
+                     light=self.main_only and thread != MAIN)
         self.nodes.append(node)
         return node
 
     def _grow(self, node: _Node, number: int, blocks: list[Block]) -> None:
         node.lines.append(number)
-        node.blocks.extend(blocks)
+        if not node.light:
+            node.blocks.extend(blocks)
         node.version += 1
         if node.index in self._memo:
             # A node whose context was already built grew (a line written after later ones): the
@@ -534,6 +562,8 @@ class TranscriptReader:
         found = self._request_node.get(key)
         if found is not None:
             node = self.nodes[found]
+            if node.light and thread.name == MAIN:
+                self.whole_read_needed = True  # a main-thread line of another thread's request
             self._grow(node, number, blocks)
             request = thread.requests[-1] if thread.requests and thread.requests[-1].key == key else _find(thread, key)
             if request is not None:
@@ -542,9 +572,10 @@ class TranscriptReader:
                     request.usage = usage  # the last line has the final output count
         else:
             node = self._new_node("request", thread.name, role, parent, number)
-            node.blocks = list(blocks)
+            if not node.light:
+                node.blocks = list(blocks)
             self._request_node[key] = node.index
-            context = self.state_of(parent) if parent is not None else None
+            context = self.state_of(parent) if parent is not None and not node.light else None
             request = Request(
                 number=len(thread.requests) + 1,
                 key=key,
@@ -573,9 +604,12 @@ class TranscriptReader:
             owner = None  # a compaction came between the call and its result: the line's own parent holds
         if owner is None:
             node = self._new_node("line", thread, "user", parent, number)
-            node.blocks = blocks
+            if not node.light:
+                node.blocks = blocks
             return node.index
         request = self.nodes[owner]
+        if thread == MAIN and (request.light or self.nodes[self._results_node.get(owner, owner)].light):
+            self.whole_read_needed = True  # a main-thread result of another thread's call
         for block in blocks:
             call = _call_block(request, block.meta.get("tool_use_id"))
             if call is not None:
@@ -590,7 +624,8 @@ class TranscriptReader:
             self._grow(self.nodes[existing], number, blocks)
             return existing
         node = self._new_node("results", thread, "user", owner, number)
-        node.blocks = list(blocks)
+        if not node.light:
+            node.blocks = list(blocks)
         self._results_node[owner] = node.index
         return node.index
 
@@ -633,6 +668,8 @@ class TranscriptReader:
             if memo is not None and memo[0] == node.version:
                 state = memo[1]
                 break
+            if node.light:
+                self.whole_read_needed = True  # a main-thread context through another thread's node
             chain.append(current)
             current = node.parent
         for i in reversed(chain):
@@ -666,6 +703,32 @@ class TranscriptReader:
         if name == MAIN and not any(r.usage is not None for r in self.threads[name].requests):
             borrowed = project_hidden(self.path, self.session_id)
         return thread_turns(self, name, borrowed=borrowed)
+
+    def main_turns_only(self) -> LazyTurns:
+        """``main_turns()`` of a reader read once (a one-shot command's): what only the other threads hold
+        (their blocks and contexts) and what the reader keeps to be fed more lines (every node's context,
+        the lookups by uuid and call id) is dropped before a turn is built. Each request keeps its own
+        context and the turns their pending one, so the turns are the same; the reader must not be fed
+        again (a 50 MB transcript: ≈15 MB less at the peak, while the newest turn is built)."""
+        name = default_thread(self)
+        if self.main_only and self.max_bytes is not None:
+            turns = self.main_turns() if name == MAIN and not self.whole_read_needed else None
+            if turns is None or self.whole_read_needed:  # (the pending context is made by main_turns)
+                # the main thread needs what this read did not keep: the file read again, whole
+                return TranscriptFollower(self.path, self.max_bytes).read().main_turns_only()
+        else:
+            turns = self.main_turns()
+        for node in self.nodes:
+            if node.thread != name:
+                node.blocks = []
+        for thread in self.threads.values():
+            if thread.name != name:
+                for request in thread.requests:
+                    request.context = None
+        for lookup in (self._memo, self._uuid_node, self._uuid_line, self._request_node, self._call_request,
+                       self._results_node, self._line_thread):
+            lookup.clear()
+        return turns
 
     def all_threads(self, max_bytes: int) -> dict[str, Sequence[Session]]:
         """Every thread with a turn, by name in file order, with the sub-agents' files beside the transcript
@@ -1066,6 +1129,15 @@ class TranscriptFollower:
         self.lines_parsed = 0
         self._tail = FileTail(path, max_bytes=max_bytes)
 
+    def read_main_only(self) -> TranscriptReader:
+        """``read()`` by a follower that reads once, for the main thread's turns (``main_turns_only``): a
+        follower that has read nothing yet reads with a main-only reader (``TranscriptReader(main_only=True)``:
+        the sub-agents' blocks are not kept, their requests get no context), which reads the file again
+        whole if the main thread turns out to need them. Such a reader must not be fed again."""
+        if self._tail.reads == 0 and not self.reader.lines_read:
+            self.reader = TranscriptReader(self.path, main_only=True, max_bytes=self.max_bytes)
+        return self.read()
+
     @property
     def resets(self) -> int:
         """Reads that had to start again from the top (the first read is not one)."""
@@ -1074,23 +1146,24 @@ class TranscriptFollower:
     def read(self) -> TranscriptReader:
         """Feed what was appended since the last read (everything after a reset); the reader, updated.
 
-        The lines are fed as they are decoded (``FileTail.read(each)``): a big transcript is never held
-        as text whole beside what the reader keeps of it."""
+        The lines are fed as they are read (``FileTail.read(each, raw=True)``), as bytes the JSON decoder
+        decodes once: a big transcript is never held as text whole beside what the reader keeps of it."""
         resets = self._tail.resets
         fed = False
 
-        def feed(number: int, line: str) -> None:
+        def feed(number: int, line: bytes) -> None:
             nonlocal fed
             if not fed:
                 fed = True
                 if self._tail.resets != resets and self.reader.lines_read:
                     self.reader = TranscriptReader(self.path)
-            if line.strip():
-                self.lines_parsed += 1
-            self.reader.feed_text(number, line)
+            reader = self.reader
+            before = reader.lines_read
+            reader.feed_line(number, line)
+            self.lines_parsed += reader.lines_read - before  # a line that was not blank
 
         try:
-            chunk = self._tail.read(feed)
+            chunk = self._tail.read(feed, raw=True)
         except BaseException:
             if fed:  # lines were fed before the read failed further on: the next read starts afresh
                 self._tail.forget()
@@ -1099,6 +1172,15 @@ class TranscriptFollower:
         if chunk.reset and not fed and self.reader.lines_read:
             self.reader = TranscriptReader(self.path)
         return self.reader
+
+    def release(self) -> None:
+        """Let go of what this follower read, at once: each thread's turns refer back to their reader
+        (a cycle), so without this the reader waits for the cyclic collector, which a one-shot command
+        runs rarely (a 50 MB transcript's reader: ≈50 MB held beside the plan and its JSON)."""
+        for follower in (self, *self.reader._subagents.values()):
+            for thread in follower.reader.threads.values():
+                thread.turns = None
+        self.reader._subagents.clear()
 
 
 def project_hidden(path: str, exclude_session: str | None, limit_files: int = 5, limit_lines: int = 2000) -> tuple[int, str] | None:

@@ -61,6 +61,19 @@ THINKING_STRIPPED = ("claude-code", "anthropic-messages", "openai-responses", "c
 TRIMMING = Trimming.PROGRESSIVE.value
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _ID_MAX = 80
+_ID_PIECES: dict[str, str] = {}  # a part of an id as made safe (``m05``, ``result``, tool names: few distinct ones)
+_ID_PIECES_KEPT = 4096
+
+
+def _id_piece(part: str) -> str:
+    """``part`` made safe for a section id (each distinct part made once: a transcript repeats them)."""
+    piece = _ID_PIECES.get(part)
+    if piece is None:
+        piece = _ID_UNSAFE.sub("_", part).strip("_.-")
+        if len(_ID_PIECES) >= _ID_PIECES_KEPT:
+            _ID_PIECES.clear()
+        _ID_PIECES[part] = piece
+    return piece
 
 
 # ---------------------------------------------------------------- positioned nodes
@@ -236,7 +249,7 @@ class IdMaker:
         self._next: dict[tuple[str, bool], int] = {}
 
     def make(self, *parts: str | None, cache: bool = False) -> str:
-        pieces = [_ID_UNSAFE.sub("_", p).strip("_.-") for p in parts if p]
+        pieces = [_id_piece(p) for p in parts if p]
         base = ".".join(p for p in pieces if p)[:_ID_MAX] or "section"
         number = self._next.get((base, cache), 1)
         candidate = base if number == 1 else f"{base}-{number}"
@@ -253,8 +266,12 @@ def result_lenses(block: Block) -> tuple[tuple[str, ...], str]:
     """The lens pipeline and kept end of a tool result: command output keeps its tail, the rest its head."""
     name = (block.tool or "").lower()
     tail = block.meta.get("is_error") is True or any(word in name for word in TAIL_TOOL_WORDS)
-    word = "tail_lines" if tail else "head_lines"
-    return tuple(f"{word}:{n}" for n in RESULT_LINES), "tail" if tail else "head"
+    return (_TAIL_LENSES, "tail") if tail else (_HEAD_LENSES, "head")
+
+
+# the two pipelines, made once (every result section of a long session shares one)
+_TAIL_LENSES = tuple(f"tail_lines:{n}" for n in RESULT_LINES)
+_HEAD_LENSES = tuple(f"head_lines:{n}" for n in RESULT_LINES)
 
 
 def _latest_start(messages: list[Message]) -> int:
@@ -483,9 +500,9 @@ def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Bl
         category = "other"
     else:
         category = "history"
-    meta: dict[str, Any] = _origin(
-        conv, {"category": category, "role": message.role, "block": block.type, "message": message.index}
-    )
+    # _origin's dict, made at once
+    meta: dict[str, Any] = {"source": conv.source_format, "category": category, "role": message.role, "block": block.type,
+                            "message": message.index}
     if block.tool:
         meta["tool"] = block.tool
         if block.tool.startswith("mcp__") and block.tool.count("__") >= 2:
@@ -504,24 +521,38 @@ def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Bl
         word = _ROLE_WORDS.get(block.role, block.type)
     tool = block.tool if block.role in (CALL, RESULT) else None
     sid = ids.make(f"m{message.index:02d}", word, tool, cache=block.cache_control is not None)
-    common = dict(id=sid, kind="text", priority=message.index + 1, text=block.text, meta=meta, line=block.line, col=block.col)
+    priority = message.index + 1
     fixed = block.meta.get("tokens") if block.role in (MEDIA, THINKING) else None
     if isinstance(fixed, int):
         # an image costs what the provider's size rule says, not what its placeholder text would; encrypted
         # reasoning what its request recorded (or its length implies), not its summary's text
-        return Section(shrink=0 if is_latest else 1, tokens=fixed, **{**common, "text": ""})
+        return Section(id=sid, kind="text", priority=priority, text="", meta=meta, line=block.line, col=block.col,
+                       shrink=0 if is_latest else 1, tokens=fixed)
     if is_latest:
-        return Section(shrink=0, **common)
+        return Section(id=sid, kind="text", priority=priority, text=block.text, meta=meta, line=block.line, col=block.col,
+                       shrink=0)
     if block.role == RESULT:
         strategy, keep = result_lenses(block)
-        return Section(shrink=1, strategy=strategy, keep=keep, **common)
+        return Section(id=sid, kind="text", priority=priority, text=block.text, meta=meta, line=block.line, col=block.col,
+                       shrink=1, strategy=strategy, keep=keep)
     if block.role == THINKING:
-        return Section(shrink=1, strategy=("drop",), **common)
-    return Section(shrink=1, **common)
+        return Section(id=sid, kind="text", priority=priority, text=block.text, meta=meta, line=block.line, col=block.col,
+                       shrink=1, strategy=("drop",))
+    return Section(id=sid, kind="text", priority=priority, text=block.text, meta=meta, line=block.line, col=block.col,
+                   shrink=1)
+
+
+# where ``str.splitlines`` ends a line
+_LINE_END = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def _first_line(text: str, limit: int = _LABEL_CHARS) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    """The first line of ``text`` that is not blank, stripped, cut to ``limit`` characters. Found without
+    splitting the whole text: every line end is white space, so it is the start of ``text.lstrip()`` up
+    to its first line end (a file's content as a call's argument can be megabytes)."""
+    rest = text.lstrip()
+    end = _LINE_END.search(rest)
+    line = (rest if end is None else rest[: end.start()]).strip()
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
