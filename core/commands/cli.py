@@ -21,9 +21,9 @@ from tokenbox.core.analysis.report import plan_table
 from tokenbox.core.commands.cliargs import (
     Parser,
     UsageError,
+    VersionAction,
     file_size,
     non_negative_int,
-    package_version,
     positive_int,
     tokenizer_name,
     turn_number,
@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Plan, render and gate LLM prompt sessions with a deterministic token-budget layout.",
         epilog="Exit codes: 0 fits, 1 critical overflow or over the context gate, 2 bad input.",
     )
-    parser.add_argument("--version", action="version", version=f"tokenbox {package_version()}")
+    parser.add_argument("--version", action=VersionAction)
     add_completion_flag(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 

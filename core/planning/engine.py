@@ -179,7 +179,7 @@ class Engine:
             if line is None and session.source_format == NATIVE_FORMAT:
                 line, col = session.line, 1
             raise exc.located(session.path, line, col) from None
-        if resolved.tokenizer not in self.registry.names():
+        if not self.registry.knows(resolved.tokenizer):
             from_session = not overrides.get("tokenizer") and not self.settings.env_tokenizer and session.tokenizer
             line, col = session.position("tokenizer") if from_session else (None, None)
             source = ""

@@ -23,7 +23,6 @@ import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import metadata
 
 from tokenbox.core.model.errors import TokenizerError
 
@@ -75,6 +74,8 @@ class RankSource:
 
 
 def _package_version(name: str) -> str:
+    from importlib import metadata  # start-up: ≈20 ms, only for a rank file that another package holds
+
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
