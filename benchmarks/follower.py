@@ -214,7 +214,7 @@ _TURN = re.compile(r"(?:turn|request) (\d+)/(\d+)")  # the top bar: a tokenbox s
 
 
 def tmux_start_append(path: str, append: str, env: dict[str, str], later: tuple[str, ...] = (), spacing: float = 1.0,
-                      size: tuple[int, int] = (140, 42)) -> tuple[float, float, list[float]]:
+                      size: tuple[int, int] = (140, 42), module: str = "tokenbox.tui") -> tuple[float, float, list[float]]:
     """The app started on ``path`` in tmux; ``append`` (one more main-thread request) is written the moment
     the first plan is on screen, then each of ``later`` (one main-thread request each) ``spacing`` seconds
     (plus a seeded part of a second) after the one before was shown. Seconds from the start to the first
@@ -223,8 +223,8 @@ def tmux_start_append(path: str, append: str, env: dict[str, str], later: tuple[
     server = _server_name()
     output = _PaneOutput(f"{path}.pane-{os.getpid()}")
     started = time.perf_counter()
-    subprocess.run(["tmux", "-L", server, "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), _command(path, env)],
-                   check=True)
+    subprocess.run(["tmux", "-L", server, "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]),
+                    _command(path, env, module)], check=True)
     try:
         subprocess.run(["tmux", "-L", server, "pipe-pane", "-o", f"cat >> {shlex.quote(output.path)}"], check=True)
         count: list[int] = []
@@ -307,11 +307,14 @@ def line_follower_latencies(path: str, texts: list[str], spacing: float, step_ms
     return times
 
 
-def _command(path: str, env: dict[str, str]) -> str:
+def _command(path: str, env: dict[str, str], module: str = "tokenbox.tui") -> str:
     """The app on ``path`` as tmux runs it (the server has the caller's environment: a ``COLUMNS`` or
-    ``LINES`` there, as a test runner sets, would make Textual draw at that size, not the pane's)."""
+    ``LINES`` there, as a test runner sets, would make Textual draw at that size, not the pane's);
+    ``module``: another program run the same way (``benchmarks.textual_follower``, from this checkout)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path_env = [] if module.startswith("tokenbox.") else [f"PYTHONPATH={here}"]
     return shlex.join(["env", "-u", "COLUMNS", "-u", "LINES", *(f"{k}={v}" for k, v in env.items() if k.startswith(("PYTHON", "XDG_", "TOKENBOX"))),
-                       sys.executable, "-m", "tokenbox.tui", path])
+                       *path_env, sys.executable, "-m", module, path])
 
 
 def tmux_follow(path: str, requests: list[str], rate: float, env: dict[str, str], settle: float = 60.0,

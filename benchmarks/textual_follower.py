@@ -1,0 +1,92 @@
+"""The least a Textual app following a Claude Code transcript can do: figure 9's floor for write → screen
+drawn in a terminal.
+
+    python -m benchmarks.textual_follower TRANSCRIPT [STEP_MS]
+
+One ``Static`` showing ``request N/N``, N the main thread's requests (distinct ``message.id`` of its
+assistant lines, as the app's top bar counts them). watchfiles on the file's directory at a ``STEP_MS``
+step (default 1) in a thread; on each change the appended complete lines are read and json-loaded, and
+the label is updated from that thread (``call_from_thread``). No plan, no layout of parts: what is left
+is watching, reading and Textual drawing one frame into the terminal, which any Textual follower pays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+
+from textual.app import App, ComposeResult
+from textual.widgets import Static
+
+
+def _requests(lines: list[bytes], seen: set[str]) -> None:
+    """Add the main thread's assistant message ids of ``lines`` to ``seen``."""
+    for line in lines:
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        if record.get("type") == "assistant" and not record.get("isSidechain"):
+            message = record.get("message") or {}
+            seen.add(str(message.get("id") or record.get("uuid")))
+
+
+class TextualFollower(App[None]):
+    """A label of the main thread's request count, kept up to date from a watchfiles thread."""
+
+    def __init__(self, path: str, step_ms: int) -> None:
+        super().__init__()
+        self.path = os.path.abspath(path)
+        self.step_ms = step_ms
+        self.seen: set[str] = set()
+        self.offset = 0
+        self.stop = threading.Event()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="count")
+
+    def on_mount(self) -> None:
+        # the watch first: a write made the moment the first count is drawn must be seen (as the app sees it)
+        threading.Thread(target=self._watch, name="watch", daemon=True).start()
+        time.sleep(0.2)  # watchfiles sets its watch up in its own thread; the first read comes after it
+        self._read()
+        self._show()
+
+    def on_unmount(self) -> None:
+        self.stop.set()
+
+    def _read(self) -> None:
+        with open(self.path, "rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        _requests(data[:end].splitlines(), self.seen)
+
+    def _show(self) -> None:
+        count = len(self.seen)
+        self.query_one("#count", Static).update(f"request {count}/{count}")
+
+    def _watch(self) -> None:
+        from watchfiles import watch
+
+        directory, name = os.path.split(self.path)
+        for changes in watch(directory, watch_filter=lambda _, changed: os.path.basename(changed) == name,
+                             step=self.step_ms, debounce=1600, stop_event=self.stop, raise_interrupt=False,
+                             recursive=False):
+            if changes:
+                self._read()
+                self.call_from_thread(self._show)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Follow the transcript named on the command line until quit."""
+    args = sys.argv[1:] if argv is None else argv
+    TextualFollower(args[0], int(args[1]) if len(args) > 1 else 1).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
