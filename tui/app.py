@@ -362,8 +362,7 @@ class TokenboxApp(App[None]):
     def _watch_config(self) -> None:
         """Follow the config file: a fix (or a new mistake) is planned at once, no restart needed."""
         path = config_path(os.environ)
-        watcher.follow(path, self._config_stop, lambda what: self.post_message(ConfigChanged(what)),
-                       step_ms=watcher.SLOW_STEP_MS)
+        watcher.follow(path, self._config_stop, lambda what: self.post_message(ConfigChanged(what)))
 
     def on_config_changed(self, message: ConfigChanged) -> None:
         if not self._following:

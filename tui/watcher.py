@@ -17,11 +17,7 @@ from watchfiles import Change, watch
 
 POLL_SECONDS = 0.25
 WAKE_MS = 250
-# watchfiles yields a change once a step has passed with no newer one: a write shows 1-2 steps later. At 30 ms
-# that was ≈45 ms of every write -> screen; at 5 ms ≈8 ms, for an idle app's CPU of 0.7 % instead of 0.5 %
-# (a 1 MB transcript in tmux, 10 s; 1 ms: 2 %)
-STEP_MS = 5
-SLOW_STEP_MS = 30  # files whose changes need not show within milliseconds (the config file)
+STEP_MS = 30
 DEBOUNCE_MS = 300
 
 
