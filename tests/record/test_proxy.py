@@ -54,8 +54,18 @@ class Env:
         return openai.OpenAI(base_url=f"{self.url}/v1", api_key=OPENAI_KEY, max_retries=0, default_headers={"Cookie": COOKIE})
 
     def records(self) -> list[dict]:
-        with open(self.recording.path, encoding="utf-8") as handle:
-            return [json.loads(line) for line in handle if line.endswith("\n")]  # not a line still being written
+        """Every complete record of the capture. A line read while the proxy writes a big record can, under
+        load, come back undecodable for a moment (seen once in a few dozen runs, on the code before issue 27
+        too); read again, a record the proxy tore for good still fails here."""
+        for attempt in range(20):
+            try:
+                with open(self.recording.path, encoding="utf-8") as handle:
+                    return [json.loads(line) for line in handle if line.endswith("\n")]  # not a line still being written
+            except json.JSONDecodeError:
+                if attempt == 19:
+                    raise
+                threading.Event().wait(0.05)
+        raise AssertionError("unreachable")
 
     def response_of(self, request_id: int) -> dict:
         """The response record of ``request_id`` (it is written when the response ends: wait for it)."""
