@@ -164,3 +164,12 @@ def main_requests_of(transcript: Transcript, count: int) -> Iterator[str]:
             if any('"type":"assistant"' in line and '"isSidechain":false' in line for line in turn):
                 break
         yield "".join(line + "\n" for line in lines)
+
+
+def write_chain(path: str | os.PathLike[str], size: int, seed: int, appended: int = 0) -> list[str]:
+    """An uncompacted chain of at least ``size`` bytes at ``path`` (figure 9's, from ``seed``), ending with a
+    main-thread request and its reply; the texts of ``appended`` more main-thread requests to append to it."""
+    transcript = Transcript(compact=False, seed=seed).grow_to(size)
+    list(main_requests_of(transcript, 1))
+    transcript.write(str(path))
+    return list(main_requests_of(transcript, appended))

@@ -19,6 +19,7 @@ Run by ``benchmarks.run`` as ``python -m benchmarks.worker MODE ...``; prints on
 from __future__ import annotations
 
 import gc
+import io
 import json
 import os
 import sys
@@ -162,28 +163,28 @@ def follow(path: str, more_path: str) -> dict:
             "seconds": seconds}
 
 
+class CountedOutput(io.TextIOBase):
+    """A stdout that keeps only the number of characters written to it (as ``> file`` would take them)."""
+
+    written = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.written += len(text)
+        return len(text)
+
+
 def plan_peak(path: str) -> dict:
     """Peak RSS of ``tokenbox plan FILE --json`` run in this process (the CLI's own code path), its output
     counted and dropped as ``> file`` would take it (kept in memory it would add its own size to the peak)."""
     import contextlib
-    import io
 
     from tokenbox.core.commands.cli import main as cli_main
 
-    class Counted(io.TextIOBase):
-        """A stdout that keeps only the number of characters written to it."""
-
-        written = 0
-
-        def writable(self) -> bool:
-            return True
-
-        def write(self, text: str) -> int:
-            self.written += len(text)
-            return len(text)
-
     started = time.perf_counter()
-    out = Counted()
+    out = CountedOutput()
     with contextlib.redirect_stdout(out):
         code = cli_main(["plan", path, "--json", "--max-file-size", str(1 << 40)])
     return {"seconds": time.perf_counter() - started, "peak": _status("VmHWM"), "code": code, "json_bytes": out.written}

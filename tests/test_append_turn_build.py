@@ -10,7 +10,7 @@ from __future__ import annotations
 from tokenbox.core.sources.loader import Loader
 from tokenbox.core.sources.readers import common
 
-from benchmarks.transcripts import Transcript, main_requests_of
+from benchmarks.transcripts import Transcript, main_requests_of, write_chain
 
 
 def _block_reads(monkeypatch) -> list[int]:
@@ -29,15 +29,13 @@ def _block_reads(monkeypatch) -> list[int]:
 def test_the_next_turn_is_built_from_the_messages_it_added(tmp_path, monkeypatch):
     costs = {}
     for size in (100_000, 1_500_000):  # the same requests appended to a chain 10 x longer
-        transcript = Transcript(compact=False, seed=6).grow_to(size)
-        list(main_requests_of(transcript, 1))
         path = tmp_path / f"chain-{size}.jsonl"
-        transcript.write(str(path))
+        appended = write_chain(path, size, seed=6, appended=3)
         loader = Loader()
         assert loader.load_turns(path)[-1].sections  # the newest turn built, as the app shows it first
         reads = _block_reads(monkeypatch)
         spent = []
-        for text in main_requests_of(transcript, 3):
+        for text in appended:
             with path.open("a", encoding="utf-8") as handle:
                 handle.write(text)
             turns = loader.load_turns(path)

@@ -295,34 +295,22 @@ def test_the_memory_of_a_one_shot_plan_is_bounded_by_the_transcript(tmp_path: Pa
     the sub-agents' blocks are not kept, the reader is gone before the plan, the JSON is written in pieces
     (before: 2.24 × at 8 MB, 3.42 × at 3 MB)."""
     import contextlib
-    import io
     import tracemalloc
 
     from tokenbox.core.commands.cli import main
 
     from benchmarks.transcripts import Transcript, main_requests_of
+    from benchmarks.worker import CountedOutput
 
     transcript = Transcript(compact=False, seed=15).grow_to(3_000_000)
     list(main_requests_of(transcript, 1))
     path = tmp_path / "chain.jsonl"
     transcript.write(str(path))
     del transcript
-    class Counted(io.TextIOBase):
-        """A stdout that keeps only the number of characters written (as ``> file`` would take them)."""
-
-        written = 0
-
-        def writable(self) -> bool:
-            return True
-
-        def write(self, text: str) -> int:
-            self.written += len(text)
-            return len(text)
-
-    with contextlib.redirect_stdout(Counted()):
+    with contextlib.redirect_stdout(CountedOutput()):
         assert main(["plan", str(path), "--json"]) == 0  # imports and first-use caches
     gc.collect()
-    out = Counted()
+    out = CountedOutput()
     tracemalloc.start()
     try:
         with contextlib.redirect_stdout(out):

@@ -22,7 +22,7 @@ from tokenbox.core.model.session import Calibration, Section, Session
 from tokenbox.core.planning import engine as engine_module
 from tokenbox.core.sources.readers.common import inferred_section
 
-from benchmarks.transcripts import Transcript, main_requests_of
+from benchmarks.transcripts import Transcript, write_chain
 
 
 def _full(monkeypatch) -> None:
@@ -119,16 +119,14 @@ def _work(monkeypatch) -> list[int]:
 def test_one_more_request_costs_the_engine_what_it_added_not_the_chain(tmp_path, monkeypatch):
     costs = {}
     for size in (150_000, 2_000_000):  # the same requests appended to a chain 10 x longer
-        transcript = Transcript(compact=False, seed=9).grow_to(size)
-        list(main_requests_of(transcript, 1))
         path = tmp_path / f"chain-{size}.jsonl"
-        transcript.write(str(path))
+        appended = write_chain(path, size, seed=9, appended=3)
         engine = Engine()
         turns = load_turns(path)
         engine.plan(turns[-1])
         work = _work(monkeypatch)
         spent = []
-        for text in main_requests_of(transcript, 3):
+        for text in appended:
             with path.open("a", encoding="utf-8") as handle:
                 handle.write(text)
             turn = load_turns(path)[-1]  # built before the count: the reader's work is not the engine's

@@ -21,17 +21,8 @@ from tokenbox.tui.messages import FileChanged
 from tokenbox.tui.planner import Planner, PlanRequest
 from tokenbox.tui.view import View, describe_changes
 
-from benchmarks.transcripts import Transcript, main_requests_of
+from benchmarks.transcripts import write_chain
 from tests.tui.helpers import copy_sample, make_app, wait_for, wait_idle, wait_plan
-
-
-def _chain(path, size: int, appended: int) -> list[str]:
-    """An uncompacted Claude Code chain of about ``size`` bytes at ``path`` (its newest request answered);
-    the texts of ``appended`` more main-thread requests."""
-    transcript = Transcript(compact=False, seed=5).grow_to(size)
-    list(main_requests_of(transcript, 1))
-    transcript.write(str(path))
-    return list(main_requests_of(transcript, appended))
 
 
 def _spy_everywhere(monkeypatch, name: str, original, calls: list) -> None:
@@ -54,7 +45,7 @@ async def _work_per_append(tmp_path, monkeypatch, size: int) -> tuple[int, int, 
     """Parts, and the parts looked at (``part_kind``) and layout states made on the screen's thread while the
     app draws one more request of a chain of about ``size`` bytes (the planner's worker is not counted)."""
     path = tmp_path / f"chain-{size}.jsonl"
-    (text,) = _chain(path, size, 1)
+    (text,) = write_chain(path, size, seed=5, appended=1)
     app = make_app(path, watch=False)
     async with app.run_test(size=(140, 42)) as pilot:
         await wait_plan(pilot)
@@ -138,7 +129,7 @@ def _changes(old, new) -> str:
 
 def test_the_figures_of_a_followed_chain_are_cores(tmp_path):
     path = tmp_path / "chain.jsonl"
-    texts = _chain(path, 150_000, 3)
+    texts = write_chain(path, 150_000, seed=5, appended=3)
     planner = Planner()
     outcome = planner.run(PlanRequest(path=str(path), reload=True, seq=1))
     views = [View.at(outcome.plan, 0)]
