@@ -17,7 +17,7 @@ Nothing here touches Textual. Section ids are unique in a plan (the layout's sta
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import attrgetter, itemgetter
@@ -31,7 +31,7 @@ from tokenbox.core.analysis.breakdown import (
     context_use_of,
     part_kind,
 )
-from tokenbox.core.model.plan import LayoutState, Plan, SectionResult, SectionState
+from tokenbox.core.model.plan import LayoutState, Plan, SectionResult
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.session import Section
 
@@ -131,38 +131,6 @@ def _within(places: list[int], start: int, end: int) -> list[int]:
     return places[bisect_left(places, start): bisect_left(places, end)]
 
 
-class UntrimmedStates(Sequence[SectionState]):
-    """``plan.state_at(0).sections``, each made when read: the untrimmed layout of a request of thousands of
-    parts is read for the few rows on screen (the sums are made from the counts at once)."""
-
-    def __init__(self, results: Sequence[SectionResult]) -> None:
-        self._results = results
-
-    def __len__(self) -> int:
-        return len(self._results)
-
-    def __getitem__(self, index):  # type: ignore[override]
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
-        r = self._results[index]
-        return SectionState(r.id, r.text_before, r.tokens_before, "skipped" if r.action == "skipped" else "kept")
-
-    def __iter__(self) -> Iterator[SectionState]:
-        return (self[i] for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and tuple(self) == tuple(other)
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-
-def untrimmed(plan: Plan) -> LayoutState:
-    """``plan.state_at(0)``: every part as planned before any step, its states made when read."""
-    total = plan.tokens_before
-    return LayoutState(0, UntrimmedStates(plan.sections), total, total - plan.budget.available)  # type: ignore[arg-type]
-
-
 @dataclass(frozen=True, eq=False)
 class Figures:
     """One view's figures of its parts; build it with ``Figures.of``. ``kinds``: what each part is;
@@ -182,8 +150,8 @@ class Figures:
         results = plan.sections
         kinds = Kinds.of(results, before.kinds if before is not None else None)
         befores = list(map(_BEFORE, results))
-        if isinstance(state.sections, UntrimmedStates):
-            tokens = befores  # untrimmed: each part shows its own count
+        if state.step == 0:
+            tokens = befores  # untrimmed: each part shows its own count (its states made only when read)
         else:
             tokens = [s.tokens for s in state.sections]
         most = max(befores) if befores else None

@@ -12,7 +12,7 @@ from operator import attrgetter
 from tokenbox.core import Plan
 from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
 from tokenbox.core.model.plan import HeadlineKind, LayoutState, fingerprint_of
-from tokenbox.tui.figures import Figures, same_places, untrimmed
+from tokenbox.tui.figures import Figures, same_places
 
 _TEXT = attrgetter("text_before")
 BAR_COUNT = 9  # sections cycle through the component classes bar--0 .. bar--8 (colours: app.tcss)
@@ -38,8 +38,7 @@ class View:
     def at(cls, plan: Plan, step: int, levels: Levels = DEFAULT_WARN_LEVELS, before: View | None = None) -> View:
         """``plan`` after ``step``; ``before`` (the view shown until now) lends what its parts are where the
         two plans hold the same sections (a followed session's next request: all but its first and newest)."""
-        untouched = step == 0 and isinstance(step, int) and not isinstance(step, bool)
-        state = untrimmed(plan) if untouched else plan.state_at(step)
+        state = plan.state_at(step)  # step 0: each part's state made when read (``model.plan.Built``)
         figures = Figures.of(plan, state, before.figures if before is not None else None)
         return cls(plan, state.step, state, levels, figures)
 
