@@ -128,6 +128,8 @@ def tmux_available() -> bool:
     return shutil.which("tmux") is not None
 
 
+GLANCE_TEXT = " · newest request"  # the top bar while a big file is read (``tui/agentview.glance_fields``)
+
 class _PaneOutput:
     """The pane's output as the app writes it (``tmux pipe-pane`` into a file), without escapes."""
 
@@ -214,12 +216,15 @@ _TURN = re.compile(r"(?:turn|request) (\d+)/(\d+)")  # the top bar: a tokenbox s
 
 
 def tmux_start_append(path: str, append: str, env: dict[str, str], later: tuple[str, ...] = (), spacing: float = 1.0,
-                      size: tuple[int, int] = (140, 42), module: str = "tokenbox.tui") -> tuple[float, float, list[float]]:
+                      size: tuple[int, int] = (140, 42), module: str = "tokenbox.tui",
+                      context_at: list[float] | None = None) -> tuple[float, float, list[float]]:
     """The app started on ``path`` in tmux; ``append`` (one more main-thread request) is written the moment
     the first plan is on screen, then each of ``later`` (one main-thread request each) ``spacing`` seconds
     (plus a seeded part of a second) after the one before was shown. Seconds from the start to the first
     plan, from the first write to its request on screen (the top bar's ``request N/N`` counts it), and
-    from each later write to its request on screen."""
+    from each later write to its request on screen. ``context_at`` is given the seconds from the start to
+    the newest request's context on screen: a big file's glance at its tail (``tui/glance.py``), else the
+    first plan."""
     server = _server_name()
     output = _PaneOutput(f"{path}.pane-{os.getpid()}")
     started = time.perf_counter()
@@ -231,6 +236,8 @@ def tmux_start_append(path: str, append: str, env: dict[str, str], later: tuple[
 
         def first_turn(screen: str) -> bool:
             found = _TURN.findall(screen)
+            if context_at is not None and not context_at and (found or GLANCE_TEXT in screen):
+                context_at.append(time.perf_counter() - started)
             if found:
                 count.append(int(found[-1][1]))
             return bool(found)

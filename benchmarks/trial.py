@@ -3,7 +3,8 @@ session (50 MB by default) while requests are appended several times a second fo
 
     python -m benchmarks.trial [--mb 50] [--rate 5] [--seconds 180] [--keys-every 20]
 
-Prints, from the real app in tmux (140 × 42): start-up to the first plan on screen; one request appended
+Prints, from the real app in tmux (140 × 42): start-up to the newest request's context on screen (read
+from the file's tail) and to the first plan; one request appended
 the moment it is shown → on screen; then, while ``rate`` requests a second arrive, each request's lag
 (written → its number in the top bar), the app's RSS (``/proc``) every 10 s, and every ``keys-every``
 seconds how long a key takes to answer (``?`` → the help screen drawn, Esc; ``[`` → a past request
@@ -70,13 +71,20 @@ def main(argv: list[str] | None = None) -> int:
         _tmux(server, "pipe-pane", "-o", f"cat >> {shlex.quote(pane.path)}")
         totals: list[int] = []
 
+        glanced: list[float] = []
+
         def newest(screen: str) -> bool:
+            if follower.GLANCE_TEXT in screen and not glanced:
+                glanced.append(time.perf_counter())
             found = _REQUEST.findall(screen)
             if found:
                 totals.append(max(int(total) for _, total in found))
             return bool(found)
 
         first = pane.wait(newest) - started
+        if glanced:  # a big session's newest request from the file's tail, before its first plan (tui/glance.py)
+            print(f"start-up to the newest request's context on screen (the file's tail): {glanced[0] - started:.2f} s",
+                  flush=True)
         print(f"start-up to the first plan on screen: {first:.2f} s (request {totals[-1]})", flush=True)
         pane.skip()
         at = time.perf_counter()

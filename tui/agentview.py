@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from tokenbox.core.model.plan import Plan
 from tokenbox.core.model.prices import Cost, usd
+from tokenbox.tui.glance import Glance
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.view import View, fmt
@@ -113,4 +114,20 @@ def topbar_fields(view: View, facts: AgentFacts | None, multi_turn: bool, follow
         fields.append(f"cost {request_cost_text(plan)}")
         if facts is not None and facts.cost is not None and facts.cost.usd is not None:
             fields.append(f"session {usd(facts.cost.usd)}")
+    return fields, name, essential
+
+
+def glance_fields(glance: Glance, headline: str | None) -> tuple[list[str], int, int]:
+    """The top bar while a big session's whole read runs (``tui/glance.py``): agent, model, the newest
+    request and its window, from the file's tail; the index of the field that gives way first and of the last
+    essential one."""
+    fields = ["tokenbox"]
+    if headline:
+        fields.append(headline)
+    fields.append(agent_name(glance.source_format))
+    name = len(fields)
+    fields.append(plain(glance.figures.model or "model unknown", FIELD_LIMIT))
+    fields.append("newest request")  # from the file's tail (the status line says the rest is being read)
+    essential = len(fields) - 1
+    fields.append(f"window {fmt(glance.window)}" if glance.window else "window unknown")
     return fields, name, essential

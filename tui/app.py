@@ -29,6 +29,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
+from textual.worker import get_current_worker
 from tokenbox.core import Plan
 from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS, warn_levels
 from tokenbox.core.model.errors import ConfigError
@@ -37,7 +38,7 @@ from tokenbox.core.model.plan import HeadlineKind
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT, config_path
 from tokenbox.tui import firstplan, watcher
-from tokenbox.tui.agentview import part_of, topbar_fields
+from tokenbox.tui.agentview import glance_fields, part_of, topbar_fields
 from tokenbox.tui.alerts import alerts
 from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
 from tokenbox.tui.claude import DiscoveryError, discover
@@ -45,10 +46,11 @@ from tokenbox.tui.cli import Options, UsageError, fail, parse_args, sample_path,
 from tokenbox.tui.detail import DetailView
 from tokenbox.tui.firstplan import FirstPlan
 from tokenbox.tui.footer import KeysFooter
-from tokenbox.tui.gauge import Gauge
+from tokenbox.tui.gauge import Gauge, megabytes
+from tokenbox.tui.glance import Glance, glance
 from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.keys import KEYS, bindings
-from tokenbox.tui.messages import ConfigChanged, FileChanged, PlanComputed, TimelineFilled
+from tokenbox.tui.messages import ConfigChanged, FileChanged, GlanceComputed, PlanComputed, TimelineFilled
 from tokenbox.tui.planner import AgentFacts, Outcome, Planner, PlanRequest, TurnPoint
 from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
@@ -313,6 +315,11 @@ class TokenboxApp(App[None]):
         handed = first.take(request) if first is not None else None  # the first request only: None after
         if self._stop.is_set():
             return  # the app has ended (and closed the first plan): nothing to plan for
+        if handed is None and not planner.loaded:
+            # the file's first read: a big one's newest request from its tail first (the read takes seconds)
+            found = glance(request.path, os.environ)
+            if found is not None:
+                self.post_message(GlanceComputed(request.path, found))
         outcome = handed or planner.run(request)
         drawn = threading.Event()
         self.post_message(PlanComputed(outcome, drawn))
@@ -346,6 +353,13 @@ class TokenboxApp(App[None]):
         if firstplan.stamp(request.path) != first.stamp:
             self.post_message(FileChanged("modified"))
 
+    @work(thread=True, group="glance", exclusive=True, exit_on_error=False)
+    def _glance_again(self, path: str) -> None:
+        """The newest request from the file's tail again (it changed while its first read runs)."""
+        found = glance(path, os.environ)
+        if not get_current_worker().is_cancelled:  # a newer change's glance is on its way
+            self.post_message(GlanceComputed(path, found))
+
     @work(thread=True, group="watch", exit_on_error=False)
     def _watch(self) -> None:
         planner = self._planner
@@ -377,6 +391,8 @@ class TokenboxApp(App[None]):
         """
         self._last_change = message.what
         self._dirty = True
+        if self.state.glance is not None:  # the first read still runs: the newest request from the tail meanwhile
+            self._glance_again(self.path)
         if self._reload_timer is not None:
             return  # a reload is already scheduled: it will read the file as it is then
         wait = self._last_reload + RELOAD_INTERVAL - time.monotonic()
@@ -437,6 +453,11 @@ class TokenboxApp(App[None]):
         for alert in found:
             self.notify(alert.message, title=alert.title, severity=alert.severity,  # type: ignore[arg-type]
                         timeout=self.toast_seconds or TOAST_SECONDS.get(alert.severity, 4.0), markup=False)
+
+    def on_glance_computed(self, message: GlanceComputed) -> None:
+        """A big file's newest request from its tail, while its first read runs."""
+        if message.path == self.path:
+            self.state = self.state.with_glance(message.glance)
 
     def on_timeline_filled(self, message: TimelineFilled) -> None:
         """The estimates of every turn, once the newest plan is on screen."""
@@ -524,7 +545,10 @@ class TokenboxApp(App[None]):
         return view
 
     def _draw_gauge(self, plan: Plan | None, step: int, levels: Levels, facts: AgentFacts | None, agent: bool,
-                    trimming: bool) -> None:
+                    trimming: bool, glance: Glance | None) -> None:
+        if plan is None and glance is not None:
+            self.query_one(Gauge).show_glance(glance, levels)
+            return
         self.query_one(Gauge).show(self._view(plan, step, levels), facts, agent=agent and not trimming)
 
     def _draw_timelines(self, plan: Plan | None, step: int, levels: Levels, timeline: tuple[TurnPoint, ...],
@@ -555,9 +579,13 @@ class TokenboxApp(App[None]):
         view = self._view(plan, step, levels)
         self.query_one(DetailView).show(view, selected if view else None, self._detail_message(message), as_sent=as_sent)
 
-    def _draw_topbar(self, plan: Plan | None, step: int, levels: Levels, timeline: bool,
-                     following: bool, sidebar_visible: bool, facts: AgentFacts | None, agent: bool, trimming: bool) -> None:
+    def _draw_topbar(self, plan: Plan | None, step: int, levels: Levels, timeline: bool, following: bool,
+                     sidebar_visible: bool, facts: AgentFacts | None, agent: bool, trimming: bool,
+                     glance: Glance | None) -> None:
         """The top bar; ``timeline``: whether there is one (the fill's progress does not redraw it)."""
+        if plan is None and glance is not None:
+            self.query_one(TopBar).show(*glance_fields(glance, None if sidebar_visible else _glance_headline(glance)))
+            return
         view = self._view(plan, step, levels)
         if view is not None and agent:
             headline = None if sidebar_visible else _headline(view)
@@ -565,12 +593,12 @@ class TokenboxApp(App[None]):
             return
         self.query_one(TopBar).show(*self._topbar(view, bool(timeline), following, sidebar_visible))
 
-    def _detail_message(self, parts: tuple[str | None, str | None, str | None] | None) -> str | None:
+    def _detail_message(self, parts: tuple[str | None, str | None, str | None, int | None] | None) -> str | None:
         """What the detail says while there is no plan to show (None once there is): ``parts`` are the
-        waiting note, the file's error and the settings' error (``_message``)."""
+        waiting note, the file's error, the settings' error and the size of a big file glanced at (``_message``)."""
         if parts is None:
             return None
-        waiting, file_error, settings_error = parts
+        waiting, file_error, settings_error, size = parts
         if waiting:
             return (f"{plain(self.display_name)}: {waiting}\n\n"
                     "The file has no complete turn yet "
@@ -584,6 +612,10 @@ class TokenboxApp(App[None]):
                     f"{self._short(settings_error)}\n\n"
                     "the config file is watched: the view appears once it is fixed "
                     "(a flag or an environment variable needs a restart)")
+        if size is not None:
+            return (f"reading {plain(self.display_name, FIELD_LIMIT)} ({megabytes(size)})…\n\n"
+                    "The context shown is the newest request's, as the end of the file records it.\n"
+                    "Its parts, the timeline and the keys come once the whole session is read.")
         return "loading…"
 
     def _refresh_status(self) -> None:
@@ -614,7 +646,9 @@ class TokenboxApp(App[None]):
         notes = []
         if state.waiting:
             notes.append(state.waiting_note())
-        if state.working:
+        if state.glance is not None:
+            notes.append(f"reading the whole session ({megabytes(state.glance.size)})…")
+        elif state.working:
             notes.append("planning…" + (" (the plan shown is stale)" if state.stale and state.plan is not None else ""))
         elif state.stale and state.plan is not None:
             notes.append("stale: re-reading the file")
@@ -839,7 +873,8 @@ class TokenboxApp(App[None]):
 # the status line is drawn every time (progress, what-if, reload time).
 PARTS: tuple[tuple[Callable[[ViewState], tuple], Callable[..., None]], ...] = (
     (lambda s: (s.sidebar_visible, s.width), TokenboxApp._draw_sidebar_layout),
-    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.facts, s.agent, s.trimming_shown), TokenboxApp._draw_gauge),
+    (lambda s: (s.plan, s.shown_step, s.warn_levels, s.facts, s.agent, s.trimming_shown, s.glance),
+     TokenboxApp._draw_gauge),
     (lambda s: (s.plan, s.shown_step, s.warn_levels, s.timeline, s.following), TokenboxApp._draw_timelines),
     (lambda s: (s.plan, s.shown_step, s.warn_levels, bool(s.timeline), s.sidebar, s.facts, s.agent, s.trimming_shown),
      TokenboxApp._draw_sidebar_mode),
@@ -847,7 +882,7 @@ PARTS: tuple[tuple[Callable[[ViewState], tuple], Callable[..., None]], ...] = (
     (lambda s: (s.plan, s.shown_step, s.warn_levels, s.selected, _message(s), s.agent and not s.trimming_shown),
      TokenboxApp._draw_detail),
     (lambda s: (s.plan, s.shown_step, s.warn_levels, bool(s.timeline), s.following, s.sidebar_visible, s.facts, s.agent,
-                s.trimming_shown), TokenboxApp._draw_topbar),
+                s.trimming_shown, s.glance), TokenboxApp._draw_topbar),
 )
 
 
@@ -855,7 +890,8 @@ def _message(state: ViewState) -> tuple[str | None, str | None, str | None] | No
     """What the detail's message is made of while there is no plan (the app words it: ``_detail_message``)."""
     if state.plan is not None:
         return None
-    return (state.waiting_note() if state.waiting else None, state.file_error, state.settings_error)
+    return (state.waiting_note() if state.waiting else None, state.file_error, state.settings_error,
+            state.glance.size if state.glance is not None else None)
 
 
 def main(argv: Sequence[str] | None = None, first_plan: FirstPlan | None = None) -> int:
@@ -968,6 +1004,14 @@ def _headline(view: View) -> str:
     else:
         note = ""
     return f"context {view.headline_approx}{view.percent}%{note}"
+
+
+def _glance_headline(glance: Glance) -> str:
+    """A glance's headline in words, for the top bar while the sidebar (and its gauge) is hidden."""
+    figures = glance.figures
+    mark = "≈" if figures.approx else ""
+    shown = f"{glance.percent}%" if glance.percent is not None else fmt(figures.tokens or 0)
+    return f"context {mark}{shown} {'pending' if figures.pending else 'recorded'}"
 
 
 def _applicable(state: ViewState) -> tuple[bool, bool, bool, bool, bool, bool]:

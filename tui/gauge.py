@@ -17,10 +17,11 @@ from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT
 from tokenbox.tui.agentview import request_cost_text, usd
 from tokenbox.tui.figures import PART_CLASSES, category_colour
 from tokenbox.tui.fitted import FittedStatic
+from tokenbox.tui.glance import Glance
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, GAP, PLAIN, Styles, Themed
-from tokenbox.tui.view import View, bar_class, fmt, gauge_cells
+from tokenbox.tui.view import Levels, View, bar_class, fmt, gauge_cells, level
 
 CELLS = {"section": "█", "joins": "▒", "free": "·", "reserve": "▓", "headroom": "▚", "over": "▞", "buffer": "░",
          "threshold": "┃"}
@@ -37,18 +38,28 @@ class Gauge(Themed, FittedStatic):
     _view: View | None = None
     _facts: AgentFacts | None = None
     _agent = False
+    _glance: tuple[Glance, Levels] | None = None
 
     def show(self, view: View | None, facts: AgentFacts | None = None, *, agent: bool = False) -> None:
         """``view``'s gauge; ``agent``: an agent's request as it is (no what-if), with core's ``facts`` of it."""
-        self._view, self._facts, self._agent = view, facts, agent
+        self._view, self._facts, self._agent, self._glance = view, facts, agent, None
         styles = self.component_styles()
         if agent and view is not None:
             self.show_fitted(lambda width: render_agent_gauge(view, facts, max(10, width), styles))
         else:
             self.show_fitted(lambda width: render_gauge(view, max(10, width), styles))
 
+    def show_glance(self, glance: Glance, levels: Levels) -> None:
+        """The newest request's context from the file's tail, while the whole file is read (no plan yet)."""
+        self._view, self._facts, self._agent, self._glance = None, None, False, (glance, levels)
+        styles = self.component_styles()
+        self.show_fitted(lambda width: render_glance_gauge(glance, max(10, width), levels, styles))
+
     def restyle(self) -> None:
-        self.show(self._view, self._facts, agent=self._agent)
+        if self._glance is not None:
+            self.show_glance(*self._glance)
+        else:
+            self.show(self._view, self._facts, agent=self._agent)
 
 
 def _cell_style(kind: str, styles: Styles) -> Style:
@@ -289,6 +300,55 @@ def render_agent_gauge(view: View, facts: AgentFacts | None, width: int, styles:
         tokenizer.append(f"≈ ×{calibration.scale:.2f}" if calibration is not None else "≈", styles["gauge--warn"])
     _row(out, "tokenizer", tokenizer, width=width)
     return out
+
+
+def render_glance_gauge(glance: Glance, width: int, levels: Levels, styles: Styles = PLAIN) -> Text:
+    """The newest request's context as its file's tail records it, against its window: headline, a bar
+    of one colour (the parts are not known yet), the room before auto-compaction; ``width`` cells wide."""
+    figures = glance.figures
+    tokens = figures.tokens or 0
+    window, percent, compact_at = glance.window, glance.percent, figures.compact_at
+    approx = "≈" if figures.approx else ""
+    due = compact_at is not None and tokens >= compact_at
+    colour = ("warn" if figures.pending else "crit") if due else level(percent or 0, levels)
+    headline = styles["gauge--" + colour] + Style(bold=True)
+    out = Text(no_wrap=True, overflow="ellipsis", end="")
+    out.append("Context ", "bold")
+    out.append(f"{approx}{percent}%" if percent is not None else f"{approx}{fmt(tokens)}", headline)
+    out.append(" ")
+    out.append("pending (predicted)" if figures.pending else "recorded", "italic" if figures.pending else "dim")
+    out.append("\n")
+    scale = max(1, window or tokens)
+
+    def cell_of(count: int) -> int:
+        return min(width, (count * width + scale // 2) // scale)
+
+    cells = [("free", "gauge--free")] * width
+    if compact_at is not None:
+        cells[cell_of(compact_at):] = [("buffer", "gauge--buffer")] * (width - cell_of(compact_at))
+    cells[:cell_of(tokens)] = [("section", "gauge--" + colour)] * cell_of(tokens)
+    if compact_at is not None and 0 < cell_of(compact_at) <= width:
+        cells[min(width - 1, cell_of(compact_at))] = ("threshold", "gauge--crit" if due else "gauge--threshold")
+    for kind, style in cells:
+        out.append(CELLS[kind], styles[style])
+    out.append("\n")
+    shown = fmt(window) if window else "window unknown"
+    _row(out, "used", Text(f"{fmt(tokens, approx)} / {shown}", headline), width=width)
+    if compact_at is not None and window:
+        room = compact_at - tokens
+        _row(out, "compacts at", f"{fmt(compact_at)} ({100 * compact_at // window}%)", swatch="threshold",
+             styles=styles, width=width)
+        _row(out, "room", f"{fmt(room, approx)} before it" if room > 0 else f"none: {fmt(-room, approx)} past it",
+             "" if room > 0 else styles["gauge--warn" if figures.pending else "gauge--crit"], width=width)
+    elif window:
+        _row(out, "free", f"{fmt(window - tokens, approx)} of the window", swatch="free", styles=styles, width=width)
+    _row(out, "parts", "after the whole read", "dim", width=width)  # the status line says how much is read
+    return out
+
+
+def megabytes(size: int) -> str:
+    """A file's size in words: ``52.3 MB``."""
+    return f"{size / 1e6:.1f} MB"
 
 
 def _forecast_text(outlook) -> str:

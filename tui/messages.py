@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from textual.message import Message
+from tokenbox.tui.glance import Glance
 from tokenbox.tui.planner import Outcome
 
 
@@ -40,3 +41,12 @@ class TimelineFilled(Message):
     def __init__(self, outcome: Outcome) -> None:
         super().__init__()
         self.outcome = outcome
+
+
+class GlanceComputed(Message):
+    """The newest request of the big file at ``path``, from its tail, before its first plan (``None``: none found)."""
+
+    def __init__(self, path: str, glance: Glance | None) -> None:
+        super().__init__()
+        self.path = path
+        self.glance = glance

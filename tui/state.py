@@ -21,6 +21,7 @@ from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
 from tokenbox.core.model.session import TRIMMING_POLICIES
 from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT
 from tokenbox.tui.alerts import Watermark
+from tokenbox.tui.glance import Glance
 from tokenbox.tui.planner import AgentFacts, Outcome, PlanRequest, TurnPoint
 from tokenbox.tui.view import View, describe_changes
 
@@ -56,6 +57,7 @@ class ViewState:
     turn: int | None = None  # the turn pinned by ``[``/``]``; None follows the newest
     outcome: Outcome | None = None  # the newest outcome accepted (it may carry only an error)
     plan: Plan | None = None  # the plan on screen: the last good one
+    glance: Glance | None = None  # before the first plan of a big file: its newest request from the file's tail
     facts: AgentFacts | None = None  # core's analysis of an agent's session, beside ``plan`` (None: tokenbox's)
     plans_shown: int = 0  # plans put on screen since the app started (a new plan is news)
     step: int = 0
@@ -151,7 +153,7 @@ class ViewState:
         a plan, when there is one, replaces the plan shown, keeping the selected section by id.
         """
         request, kind = outcome.request, outcome.error_kind
-        changes: dict[str, object] = {"outcome": outcome,
+        changes: dict[str, object] = {"outcome": outcome, "glance": None,  # the plan (or the error) is the news now
                                       "settings_error": outcome.error if kind in SETTINGS_ERRORS else None}
         if request.reload or kind in FILE_ERRORS:
             changes.update(file_error=outcome.file_error, waiting=kind is ErrorKind.WAITING, waiting_for=outcome.waiting_for)
@@ -189,6 +191,12 @@ class ViewState:
             step=last if self.at_end else min(self.step, last),
             selected=max(0, min(selected, count - 1)),
         )
+
+    def with_glance(self, glance: Glance | None) -> ViewState:
+        """The newest request as the file's tail records it, shown until the first outcome (ignored after it)."""
+        if self.outcome is not None or self.plan is not None:
+            return self
+        return replace(self, glance=glance)
 
     def with_timeline(self, outcome: Outcome) -> ViewState:
         """Every turn's estimate, filled in after ``outcome``'s plan (ignored for an older request)."""

@@ -142,7 +142,8 @@ class Tail:
 
 def read_tail_thread(path: str, size: int = TAIL_BYTES) -> Tail:
     """The default thread read from the transcript's last ``size`` bytes, four times more each time until a
-    request with recorded usage is in them (``TAIL_LIMIT`` at most)."""
+    request of the main thread with recorded usage is in them (``TAIL_LIMIT`` at most; a sub-agent's own
+    file, which has no main thread, is read that far back before its own thread is taken)."""
     file_size = os.path.getsize(path)
     while True:
         lines, first = read_tail(path, size)
@@ -150,7 +151,9 @@ def read_tail_thread(path: str, size: int = TAIL_BYTES) -> Tail:
         for number, line in enumerate(lines, start=first):
             reader.feed_text(number, line)
         name = default_thread(reader)
-        recorded = name is not None and any(r.usage is not None for r in reader.threads[name].requests)
+        # a main transcript whose last lines are all a sub-agent's (older Claude Code wrote them into the
+        # main file) has its newest main request further back: the sub-agent's would be shown instead
+        recorded = name == MAIN_THREAD and any(r.usage is not None for r in reader.threads[name].requests)
         if recorded or size >= file_size or size >= TAIL_LIMIT:
             break
         size *= 4
