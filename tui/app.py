@@ -226,10 +226,13 @@ class TokenboxApp(App[None]):
         self._main_screen = self.screen
         self.query_one("#timeline", Timeline).display = False
         self.query_one(SectionBars).focus()
-        self.set_reactive(TokenboxApp.state, replace(self.state, width=self.size.width))  # drawn just below
+        state = replace(self.state, width=self.size.width)
+        if self._following:
+            state = state.with_glance(glance(self.path, os.environ))  # a big file's newest request, in the first frame
+        self.set_reactive(TokenboxApp.state, state)  # drawn just below
         self._draw(None, self.state)
         if self._following:
-            self.request_plan("start", reload=True)
+            self._plan_first("start")
         if self.watching:
             if self._following:
                 self._watch()
@@ -315,11 +318,6 @@ class TokenboxApp(App[None]):
         handed = first.take(request) if first is not None else None  # the first request only: None after
         if self._stop.is_set():
             return  # the app has ended (and closed the first plan): nothing to plan for
-        if handed is None and not planner.loaded:
-            # the file's first read: a big one's newest request from its tail first (the read takes seconds)
-            found = glance(request.path, os.environ)
-            if found is not None:
-                self.post_message(GlanceComputed(request.path, found))
         outcome = handed or planner.run(request)
         drawn = threading.Event()
         self.post_message(PlanComputed(outcome, drawn))
@@ -420,10 +418,18 @@ class TokenboxApp(App[None]):
         self._stop.set()  # the old file's watcher ends
         self._stop = threading.Event()
         self._following = True
-        self.state = self.state.for_new_session()
-        self.request_plan(reason, reload=True)
+        self.state = self.state.for_new_session().with_glance(glance(self.path, os.environ))
+        self._plan_first(reason)
         if self.watching:
             self._watch()
+
+    def _plan_first(self, reason: str) -> None:
+        """The file's first plan: at once, or, when its newest request is shown from the file's tail (a big
+        file), once that frame is painted (the whole read would hold the interpreter while it is drawn)."""
+        if self.state.glance is None:
+            self.request_plan(reason, reload=True)
+        else:
+            self.call_after_refresh(self.request_plan, reason, reload=True)
 
     def on_plan_computed(self, message: PlanComputed) -> None:
         try:

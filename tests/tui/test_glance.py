@@ -146,7 +146,7 @@ async def test_the_newest_request_shows_before_the_plan_and_follows_writes(chain
             assert app.state.glance is None and app.plan.tokens_after >= 0
             assert app.plan.recorded.context_tokens == newer
             assert "newest request" not in str(app.query_one("TopBar").render())
-            assert recorder.count(GlanceComputed) >= 2
+            assert recorder.count(GlanceComputed) >= 1  # the first is in the first frame; the write's came as a message
     finally:
         gate.set()
 
