@@ -43,10 +43,14 @@ _ALLOTMENT = attrgetter("allotment")
 _SECTION = attrgetter("section")
 
 
+# each category's class made once: a view keeps one per part, the same few words for thousands of parts
+_COLOURS = {base: f"part--{base.replace('_', '-')}" for base in (*CONTEXT_LABELS, "other")}
+
+
 def category_colour(key: str) -> str:
     """The component class of a category's colour (``mcp:<server>`` takes the MCP tools' colour)."""
     base = key.split(":")[0]
-    return f"part--{(base if base in CONTEXT_LABELS else 'other').replace('_', '-')}"
+    return _COLOURS[base if base in CONTEXT_LABELS else "other"]
 
 
 def part_word(section: Section, kind: str | None = "") -> str:

@@ -31,6 +31,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from sys import intern
 from typing import Any
 
 from tokenbox.core.model.errors import ConfigError
@@ -194,7 +195,7 @@ def price_for(model: str | None, overrides: Overrides | None = None) -> tuple[st
     neither knows it."""
     if not model:
         return None
-    key = model_key(model)
+    key = intern(model_key(model))  # kept with every priced request of a session: one copy per model
     if overrides and key in overrides:
         return key, overrides[key]
     if key in PRICES:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from sys import intern
 
 from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.records import replace
@@ -312,7 +313,9 @@ def content_block(node: Node, path: str) -> Block:
 
 def plain_block(value: dict[str, Any], line: int = 0, col: int = 0) -> Block:
     """A content block given as plain JSON values (a transcript line read with ``json.loads``)."""
-    btype = value["type"]
+    # the type and a tool's name are a handful of words said again in every block of a long session:
+    # each block keeps the one copy (``sys.intern``), not the one its line was decoded with
+    btype = intern(value["type"])
     cache = value.get("cache_control")
     meta: dict[str, Any] = {}
     if btype == "text":
@@ -335,7 +338,7 @@ def plain_block(value: dict[str, Any], line: int = 0, col: int = 0) -> Block:
     if btype == "search_result":
         return Block(btype, RESULT, search_result_text(value), None, meta, cache, line, col)
     if btype == "tool_use" or btype.endswith("_tool_use"):
-        name = value.get("name") if isinstance(value.get("name"), str) else btype
+        name = intern(value["name"]) if isinstance(value.get("name"), str) else btype
         if isinstance(value.get("id"), str):
             meta["tool_use_id"] = value["id"]
         if isinstance(value.get("server_name"), str):

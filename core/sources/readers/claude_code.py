@@ -34,6 +34,7 @@ import operator
 import os
 import re
 from collections.abc import Sequence
+from sys import intern
 
 from tokenbox.core.model.compaction import DEFAULT_WINDOW, LONG_WINDOW
 from tokenbox.core.model.errors import NotYetComplete, SessionError
@@ -89,6 +90,7 @@ _WARNINGS_KEPT = 200  # warnings past this are counted, not listed
 BLOCK_FRAMING = {CALL: 12.0, RESULT: 12.0}
 MESSAGE_FRAMING = 3.0
 _ROOT = -1  # the node of a line that is not a message and starts a chain (a hook's progress line)
+SHARED_TEXT_CHARS = 128  # a block's text this long is kept once when said again (``TranscriptReader._share_texts``)
 
 
 # ---------------------------------------------------------------- detection
@@ -191,9 +193,11 @@ def without_lone_surrogates(value: Any) -> Any:
     return value
 
 
-def _extend(state: State | None, role: str, blocks: list[Block], line: int, bases: BaseEstimates) -> State | None:
+def _extend(state: State | None, role: str, blocks: list[Block], line: int, bases: BaseEstimates, *,
+            fresh: bool = False) -> State | None:
     """``state`` with ``blocks`` of ``role`` added (merged into the last message when the role repeats);
-    ``bases`` is the reader's: the turns' calibration estimates the same texts again."""
+    ``bases`` is the reader's: the turns' calibration estimates the same texts again. ``fresh``: ``blocks``
+    is a list of the caller's own, kept as it is (a node's list grows as lines come: the state keeps a copy)."""
     if not blocks:
         return state
     visible = think = 0.0
@@ -215,10 +219,12 @@ def _extend(state: State | None, role: str, blocks: list[Block], line: int, base
     cut = state.thinking_cut if state else 0.0
     if user_text:
         cut = base_think  # thinking before this user text is stripped by the API
+    kept = blocks if fresh else list(blocks)
+    thinking = base_think + think if think else base_think  # the figure before, not an equal new float per state
     if state is not None and state.role == role:
-        return State(state.prev, role, list(blocks), base_visible + visible, base_think + think, cut, run=state)
+        return State(state.prev, role, kept, base_visible + visible, thinking, cut, run=state)
     visible += MESSAGE_FRAMING
-    return State(state, role, list(blocks), base_visible + visible, base_think + think, cut, line=line)
+    return State(state, role, kept, base_visible + visible, thinking, cut, line=line)
 
 
 # ---------------------------------------------------------------- records
@@ -239,6 +245,10 @@ class _Node:
     version: int = 0
     epoch: int = 0  # compactions of its thread before it
     light: bool = False  # another thread's node in a reader of the main thread only: its blocks are not kept
+    # the context after this node (``TranscriptReader.state_of``) and the ``version`` it was built at (-1: not
+    # built): kept on the node, not in a lookup beside it (an entry and a pair for every line of a long session)
+    state: State | None = None
+    built: int = -1
 
 
 @dataclass(slots=True)
@@ -329,12 +339,12 @@ class TranscriptReader:
         self.lines_read = 0
         self.bases = BaseEstimates()  # base estimates by text, shared by the contexts and the turns
         self.section_cache: SectionCache = {}  # each message's sections, shared by every turn that holds it
+        self._texts: dict[str, str] = {}  # the blocks' longer texts, each kept once (``_share_texts``)
         self._uuid_node: dict[str, int] = {}  # uuid -> node of its newest line
         self._uuid_line: dict[str, int] = {}
         self._request_node: dict[str, int] = {}  # message.id -> node
         self._call_request: dict[str, int] = {}  # tool_use id -> request node
         self._results_node: dict[int, int] = {}  # request node -> its results node
-        self._memo: dict[int, tuple[int, State | None]] = {}  # node -> (version, state)
         self._sidechains = 0
         self._last_by_kind: dict[bool, int] = {}  # sidechain? -> newest node, for lines without a usable parent
         self._line_thread: dict[int, str] = {}
@@ -434,7 +444,8 @@ class TranscriptReader:
 
     def _message_line(self, number: int, value: dict, kind: str) -> None:
         message = value["message"]
-        role = message.get("role") if isinstance(message.get("role"), str) else kind
+        # a role is one of two words in every line of a session: its one copy kept, not the line's (``intern``)
+        role = intern(message["role"]) if isinstance(message.get("role"), str) else kind
         sidechain = value.get("isSidechain") is True
         uuid = _str(value.get("uuid"))
         if uuid is not None and uuid in self._uuid_line:
@@ -443,6 +454,8 @@ class TranscriptReader:
         thread_name = self._thread_for(number, value, sidechain, parent)
         thread = self._thread(thread_name, value)
         blocks = self._blocks(number, message.get("content"))
+        if not (self.main_only and thread_name != MAIN):  # (another thread's blocks are not kept: not shared either)
+            self._share_texts(blocks)
         synthetic = kind == "assistant" and message.get("model") == "<synthetic>"
         summary = value.get("isCompactSummary") is True  # shown in the transcript only, and sent as the next context
         unsent = synthetic or (value.get("isVisibleInTranscriptOnly") is True and not summary) \
@@ -473,6 +486,17 @@ class TranscriptReader:
                 if block.role == CALL and block.tool in ("ExitPlanMode", "TodoWrite"):
                     thread.files.note_call(block.tool, block.meta.get("tool_input"), self.bases)
         self._touch(thread, node_index, number, sidechain)
+
+    def _share_texts(self, blocks: list[Block]) -> None:
+        """Each block's text, when an earlier block had the same, made that block's string: a session says
+        the same things again (a file read twice, the same tool output, Claude Code's reminders), and the
+        reader keeps every block's text as long as it follows the file. Short texts are not looked up (a
+        lookup's entry would cost about what sharing them saves)."""
+        texts = self._texts
+        for block in blocks:
+            text = block.text
+            if len(text) >= SHARED_TEXT_CHARS:
+                block.text = texts.setdefault(text, text)
 
     def _file_access(self, thread: Thread, blocks: list[Block], record: dict) -> None:
         """What a Read, Edit or Write result says of its file's size (what a compaction restores)."""
@@ -547,13 +571,13 @@ class TranscriptReader:
         if not node.light:
             node.blocks.extend(blocks)
         node.version += 1
-        if node.index in self._memo:
+        if node.built >= 0:
             # A node whose context was already built grew (a line written after later ones): the
             # contexts built through it may miss the line, so they are rebuilt when next asked for.
             # Only nodes after it can descend from it (a parent is always an earlier line): the
             # contexts before it stay, shared, so a long chain is not rebuilt (and held twice) whole.
-            for index in [index for index in self._memo if index >= node.index]:
-                del self._memo[index]
+            for later in self.nodes[node.index:]:
+                later.state, later.built = None, -1
 
     def _request_line(
         self, number: int, thread: Thread, key: str, parent: int | None, role: str, blocks: list[Block], message: dict, value: dict
@@ -582,7 +606,7 @@ class TranscriptReader:
                 thread=thread.name,
                 first_line=number,
                 lines=[number],
-                model=_str(message.get("model")),
+                model=intern(message["model"]) if isinstance(message.get("model"), str) else None,  # one copy per model
                 usage=usage,
                 context=context,
                 node=node.index,
@@ -663,10 +687,9 @@ class TranscriptReader:
         current: int | None = index
         state: State | None = None
         while current is not None:
-            memo = self._memo.get(current)
             node = self.nodes[current]
-            if memo is not None and memo[0] == node.version:
-                state = memo[1]
+            if node.built == node.version:
+                state = node.state
                 break
             if node.light:
                 self.whole_read_needed = True  # a main-thread context through another thread's node
@@ -675,7 +698,7 @@ class TranscriptReader:
         for i in reversed(chain):
             node = self.nodes[i]
             state = self._contribute(state, node)
-            self._memo[i] = (node.version, state)
+            node.state, node.built = state, node.version
         return state
 
     def _contribute(self, state: State | None, node: _Node) -> State | None:
@@ -684,7 +707,7 @@ class TranscriptReader:
         if node.kind == "results":
             order = {call: i for i, call in enumerate(self.nodes[node.parent].calls)} if node.parent is not None else {}
             blocks = sorted(node.blocks, key=lambda b: order.get(b.meta.get("tool_use_id"), len(order)))
-            return _extend(state, "user", blocks, node.lines[0], self.bases)
+            return _extend(state, "user", blocks, node.lines[0], self.bases, fresh=True)
         return _extend(state, node.role, node.blocks, node.lines[0], self.bases)
 
     def request_output(self, request: Request) -> list[Block]:
@@ -719,14 +742,15 @@ class TranscriptReader:
         else:
             turns = self.main_turns()
         for node in self.nodes:
+            node.state, node.built = None, -1
             if node.thread != name:
                 node.blocks = []
         for thread in self.threads.values():
             if thread.name != name:
                 for request in thread.requests:
                     request.context = None
-        for lookup in (self._memo, self._uuid_node, self._uuid_line, self._request_node, self._call_request,
-                       self._results_node, self._line_thread):
+        for lookup in (self._uuid_node, self._uuid_line, self._request_node, self._call_request,
+                       self._results_node, self._line_thread, self._texts):
             lookup.clear()
         return turns
 

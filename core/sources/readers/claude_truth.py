@@ -97,7 +97,9 @@ class ScaleFits:
     def __init__(self) -> None:
         self.observations: list[Observation] = []
         self.fits: list[tuple[float, tuple[int, ...]]] = []
-        self._pairs: list[tuple[int, float, float]] = []  # (request number, ΔR, ΔV)
+        # (request number, ΔR, ΔV, the number of the request before): both numbers made once, so that the
+        # fits of the WINDOW requests that use a pair share them (a fit's ``used`` holds up to 2 × WINDOW)
+        self._pairs: list[tuple[int, float, float, int]] = []
 
     def update(self, observations: Sequence[Observation]) -> list[tuple[float, tuple[int, ...]]]:
         # Requests only change at the end (the newest one while its lines are written): walk back
@@ -118,14 +120,14 @@ class ScaleFits:
                 if (obs.recorded is not None and prev.recorded is not None and obs.epoch == prev.epoch
                         and obs.model == prev.model and obs.visible > prev.visible and obs.recorded > prev.recorded
                         and PAIR_RATIO[0] <= (obs.recorded - prev.recorded) / (obs.visible - prev.visible) <= PAIR_RATIO[1]):
-                    self._pairs.append((i + 1, obs.recorded - prev.recorded, obs.visible - prev.visible))
+                    self._pairs.append((i + 1, obs.recorded - prev.recorded, obs.visible - prev.visible, i))
             recent = self._pairs[-WINDOW:]
             d_r = sum(p[1] for p in recent) + PRIOR_SCALE * PRIOR_WEIGHT
             d_v = sum(p[2] for p in recent) + PRIOR_WEIGHT
             # the growth fit, shrunk toward the prior while few requests back it (one pair of small
             # requests says little); the prior weighs as much as PRIOR_WEIGHT base tokens of growth
             scale = round(min(max(d_r / d_v, SCALE_BOUNDS[0]), SCALE_BOUNDS[1]), 4)  # as the plan JSON writes it
-            used = tuple(sorted({n for p in recent for n in (p[0] - 1, p[0])}))
+            used = tuple(sorted({n for p in recent for n in (p[3], p[0])}))
             self.observations.append(obs)
             self.fits.append((scale, used))
         return self.fits
