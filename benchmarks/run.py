@@ -79,7 +79,8 @@ SIZES = {
     "quick": Sizes(5, 3, 128_000, 400, (1_000, 10_000), 64, (16_000, 128_000, 1_000_000), (5, 20), (20, 200), 5,
                    (1, 20), (0.9, 9), 200, 0, chain_mb=(1, 20), chain_repeats=2, chain_appends=3, follow_mb=5,
                    follow_seconds=20, follow_settle=5),
-    "tiny": Sizes(2, 1, 8_000, 40, (50, 500), 32, (2_000, 8_000, 32_000), (5,), (20,), 2, (0.1, 0.5), (0.05, 0.5), 15, 0,
+    # one timed run of each side (after the warm-up ones, which a smoke run skips where they start a process)
+    "tiny": Sizes(1, 1, 8_000, 40, (50, 500), 32, (2_000, 8_000, 32_000), (5,), (20,), 1, (0.1, 0.5), (0.05, 0.5), 15, 0,
                   chain_mb=(0.2, 0.5), chain_repeats=1, chain_appends=1, follow_mb=0.2, follow_seconds=1, follow_settle=0.5,
                   smoke=True),
 }
@@ -172,10 +173,13 @@ class Stat(float):
         return stat
 
 
-def interleaved(figure: Callable[[], float], baseline: Callable[[], float], repeats: int) -> tuple[Stat, Stat]:
-    """Medians of ``figure()`` and ``baseline()`` (each returns seconds), run alternately after a warm-up."""
-    figure()
-    baseline()
+def interleaved(figure: Callable[[], float], baseline: Callable[[], float], repeats: int,
+                warm_up: bool = True) -> tuple[Stat, Stat]:
+    """Medians of ``figure()`` and ``baseline()`` (each returns seconds), run alternately after a warm-up
+    (``warm_up=False``: none, for a smoke run's processes: its numbers mean nothing)."""
+    if warm_up:
+        figure()
+        baseline()
     a: list[float] = []
     b: list[float] = []
     for i in range(repeats):
@@ -657,7 +661,8 @@ def figure_9(b: Bench) -> None:
     floor_cmd = ["-c", "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    line.strip() and json.loads(line)",
                  big_path]
     _warm_processes(b)
-    value, base = interleaved(lambda: _process_seconds(plan_cmd), lambda: _process_seconds(floor_cmd), runs)
+    value, base = interleaved(lambda: _process_seconds(plan_cmd), lambda: _process_seconds(floor_cmd), runs,
+                              warm_up=not s.smoke)
     rep.add(Row("9", f"cold tokenbox plan of a {big_mb:g} MB Claude Code transcript (process)", value,
                 "python json-loading every line (process)", base, target=6, target_text="<= 6 (goal 3)"))
 
@@ -796,7 +801,7 @@ def figure_9_chains(b: Bench) -> None:
         commands["orjson"] = ["-c", floor.format(module="orjson"), path]
     _warm_processes(b)
     timed: dict[str, list[float]] = {name: [] for name in commands}
-    for k in range(runs + 1):
+    for k in range(1 if s.smoke else 0, runs + 1):  # k = 0: a warm-up round (not in a smoke run)
         turn = k % len(commands)
         order = list(commands)[turn:] + list(commands)[:turn]  # each in every position
         for name in order:
@@ -835,7 +840,7 @@ def figure_9_chains(b: Bench) -> None:
                       "    data = f.read()\nfor line in data.split(b'\\n')[1:-1]:\n    line.strip() and json.loads(line)",
                 str(TAIL_BYTES)]
     value, base = interleaved(lambda: _process_seconds(status_cmd, stdin), lambda: _process_seconds(tail_cmd, stdin),
-                              max(3, runs * 2))
+                              1 if s.smoke else max(3, runs * 2), warm_up=not s.smoke)
     rep.add(Row("9", f"tokenbox statusline on the {top_mb:g} MB chain (process)", value,
                 f"python reading and json-loading its last {TAIL_BYTES // 1024} KiB (process)", base, target=2,
                 target_text="<= 2"))

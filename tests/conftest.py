@@ -40,6 +40,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Collect once more, then freeze what is left: pytest's own clean-up that follows collects five
+    times in a row (to report exceptions raised in finalizers), each a pass over everything the
+    worker's tests left alive (0.1-0.5 s a pass, at the end of every worker). The first pass still
+    runs every finalizer that collection can reach; the next four then have nothing to walk."""
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.fixture(autouse=True)
 def _release_finished_apps() -> Iterator[None]:
     """After a test, forget the per-widget line caches a finished Textual app left in a class-wide cache.
@@ -97,13 +106,29 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 
 # The longest tests start first, so that no worker is left running one of them at the end of the run
-# while the others are idle. Each is self-contained (no test depends on another's order).
+# while the others are idle (longest first, from ``--durations``; a test that starts late and runs for
+# 8 s sets the run's tail). Each is self-contained (no test depends on another's order). Tests that
+# share an ``xdist_group`` start before all of these anyway (``--dist loadgroup`` hands out the
+# biggest groups first).
 LONGEST_FIRST = (
     "tests/test_benchmarks_smoke.py::",
+    "tests/tui/test_agent_view.py::test_a_transcript_with_a_sub_agent_and_a_compaction",
     "tests/tui/test_hostile.py::test_hostile_session_on_every_view",
-    "tests/tui/test_reload.py::test_following_does_not_accumulate_widgets",
+    "tests/tui/test_interaction.py::test_every_key_on_one_app_then_quit",
+    "tests/importers/test_import_real_sessions.py::test_conformance_script_passes_on_the_fixtures",
+    "tests/engine/test_untrimmed_plans.py::test_a_session_of_text_parts_plans_as_a_full_layout_whatever_came_before",
     "tests/tui/test_key_sequences.py::",
+    "tests/record/test_capture_follow.py::test_memory_per_followed_request_does_not_grow_with_the_capture",
     "tests/tui/test_hostile.py::test_megabyte_line_and_name_stay_responsive",
+    "tests/hardening/test_untrusted_text.py::test_render_writes_hostile_text_byte_exact",
+    "tests/tui/test_faults.py::test_burst_of_500_writes_is_coalesced",
+    "tests/record/test_tui_record.py::test_each_request_appears_live_with_its_recorded_total",
+    "tests/tui/test_serve.py::test_served_app_in_a_real_browser",
+    "tests/test_pack.py::test_a_transcript_packs_as_the_request_it_rebuilt",
+    "tests/tui/test_real_agents.py::test_transcript_growing_line_by_line",
+    "tests/tui/test_agent_view.py::test_warnings_a_compaction_and_keys_that_do_not_apply",
+    "tests/tui/test_reload.py::test_following_does_not_accumulate_widgets",
+    "tests/engine/test_properties.py::test_plan_json_is_identical_under_other_hash_seeds",
 )
 
 

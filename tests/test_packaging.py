@@ -35,6 +35,10 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 VERSION = PYPROJECT["project"]["version"]
 SAMPLES = {"passepartout_turn.yaml", "facet_layout.yaml", "floop_behaviors.yaml", "agent_log.jsonl", "overflow.yaml"}
 
+# One worker runs this module: the module-scoped ``installed`` (sdist, wheel, venv: ~3 s of CPU) is then
+# built once, not once on each worker that happens to draw one of its tests.
+pytestmark = pytest.mark.xdist_group("packaging")
+
 
 def test_every_package_folder_is_listed():
     config = PYPROJECT["tool"]["setuptools"]
