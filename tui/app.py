@@ -892,7 +892,7 @@ PARTS: tuple[tuple[Callable[[ViewState], tuple], Callable[..., None]], ...] = (
 )
 
 
-def _message(state: ViewState) -> tuple[str | None, str | None, str | None] | None:
+def _message(state: ViewState) -> tuple[str | None, str | None, str | None, int | None] | None:
     """What the detail's message is made of while there is no plan (the app words it: ``_detail_message``)."""
     if state.plan is not None:
         return None
