@@ -20,7 +20,7 @@ from tokenbox.tui.view import View
 from benchmarks.transcripts import write_chain
 
 WARM = 8  # appends before the first count: the caches that fill once (the timeline's points, the engine's)
-APPENDS = 40  # 12.4 KB each: about 0.5 MB appended in all
+APPENDS = 40  # 12.4 KB each: about 0.5 MB appended in all, in two windows of 20
 
 
 def _unique(text: str, serial: int) -> str:
@@ -60,28 +60,35 @@ def _kept_per_byte(tmp_path, unique: bool) -> float:
         view = View.at(outcome.plan, 0, before=view)  # the screen's figures, from the view before
         planner.fill_timeline(outcome)
 
+    # Two windows of APPENDS / 2 appends each, and the smaller figure: a table the whole process shares (the
+    # interpreter's interned strings, a cache another test filled) doubles now and then, and a doubling that
+    # falls in a window is counted there as if this session kept it (seen once in a full run, not alone)
+    ratios = []
     tracemalloc.start()
     try:
         follow(0, None)
         for seq, text in enumerate(texts[:WARM], 1):
             follow(seq, text)
-        gc.collect()
-        before = tracemalloc.get_traced_memory()[0]
-        appended = 0
-        for seq, text in enumerate(texts[WARM:], WARM + 1):
-            follow(seq, text)
-            appended += len(text.encode("utf-8"))
-        gc.collect()
-        after = tracemalloc.get_traced_memory()[0]
+        half = APPENDS // 2
+        for start in (WARM, WARM + half):
+            gc.collect()
+            before = tracemalloc.get_traced_memory()[0]
+            appended = 0
+            for seq, text in enumerate(texts[start:start + half], start + 1):
+                follow(seq, text)
+                appended += len(text.encode("utf-8"))
+            gc.collect()
+            assert appended > 200_000
+            ratios.append((tracemalloc.get_traced_memory()[0] - before) / appended)
     finally:
         tracemalloc.stop()
-    assert len(texts) == WARM + APPENDS and appended > 400_000
-    return (after - before) / appended
+    assert len(texts) == WARM + APPENDS
+    return min(ratios)
 
 
 def test_a_request_that_says_again_what_the_session_said_is_kept_without_its_texts_again(tmp_path):
     # a text said again is kept once (``TranscriptReader``'s shared texts): one more such request costs its
-    # parts' structure. Before: 2.29 × what was appended; now 1.61 ×. Bound: 2 ×.
+    # parts' structure. Before: 2.26 × what was appended; now 1.59 × (the smaller of two windows). Bound: 2 ×.
     kept = _kept_per_byte(tmp_path, unique=False)
     assert kept < 2.0, f"{kept:.2f} × what was appended is kept"
 
@@ -89,6 +96,7 @@ def test_a_request_that_says_again_what_the_session_said_is_kept_without_its_tex
 def test_a_request_of_new_texts_keeps_its_texts_and_little_more_of_its_words(tmp_path):
     # every text new: the texts are kept (what the app shows), with the parts' structure; the words said in
     # every block (types, roles, tool and model names) are kept once, a node keeps its context itself, the
-    # fits share their request numbers. Before: 2.32 × what was appended; now 2.15 ×. Bound: 2.25 ×.
+    # fits share their request numbers. Before: 2.23 × what was appended; now 2.07 × (the smaller of two
+    # windows). Bound: 2.15 ×.
     kept = _kept_per_byte(tmp_path, unique=True)
-    assert kept < 2.25, f"{kept:.2f} × what was appended is kept"
+    assert kept < 2.15, f"{kept:.2f} × what was appended is kept"
