@@ -182,11 +182,6 @@ class Planner:
             outcome = Outcome(request, None, PlanError.of(exc, loading=False))
         return replace(outcome, plan_seconds=time.perf_counter() - started)
 
-    @property
-    def loaded(self) -> bool:
-        """Whether a file was read (its turns are kept: the next read costs what was appended)."""
-        return self._turns is not None
-
     def yield_fill(self) -> None:
         """A newer request is on its way (the file changed; called from the watcher's thread): a fill in
         progress starts no other turn, so the request waits for the turn being planned at most, not for
