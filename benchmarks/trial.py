@@ -1,7 +1,7 @@
 """Issue 27's "done when", tried as a new user would: ``tokenbox-tui`` on a big uncompacted Claude Code
 session (50 MB by default) while requests are appended several times a second for minutes.
 
-    python -m benchmarks.trial [--mb 50] [--rate 5] [--seconds 180] [--keys-every 20]
+    python -m benchmarks.trial [--mb 50] [--rate 5] [--seconds 180] [--keys-every 20] [--compacted]
 
 Prints, from the real app in tmux (140 × 42): start-up to the newest request's context on screen (read
 from the file's tail) and to the first plan; one request appended
@@ -50,17 +50,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=5.0, help="requests appended a second (default 5)")
     parser.add_argument("--seconds", type=float, default=180.0, help="how long requests arrive (default 180)")
     parser.add_argument("--keys-every", type=float, default=20.0, help="seconds between key probes (default 20)")
+    parser.add_argument("--compacted", action="store_true",
+                        help="a session that compacts where Claude Code would (a long session past 64 MB), not one chain")
     args = parser.parse_args(argv)
 
     work = tempfile.mkdtemp(prefix="tokenbox-trial-")
     path = os.path.join(work, "session.jsonl")
-    transcript = Transcript(compact=False, seed=15).grow_to(int(args.mb * 1_000_000))
+    transcript = Transcript(compact=args.compacted, seed=15).grow_to(int(args.mb * 1_000_000))
     list(main_requests_of(transcript, 1))
     transcript.write(path)
     count = int(args.seconds * args.rate)
     first_request, *requests = list(main_requests_of(transcript, count + 1))  # each adds one to the top bar's count
+    # no size limit set: a transcript is read within the default for a read a block at a time (512 MiB)
     env = {k: v for k, v in os.environ.items() if k.startswith(("PYTHON", "XDG_"))}
-    env["TOKENBOX_MAX_FILE_SIZE"] = str(1_000_000_000)
     print(f"session {os.path.getsize(path) / 1e6:.1f} MB, {args.rate:g} requests/s for {args.seconds:g} s", flush=True)
 
     server = f"tokenbox-trial-{os.getpid()}"

@@ -38,7 +38,7 @@ def tokenizer_for(path: str | None, tokenizer: str | None = None, environ: Mappi
         settings = load_settings(os.environ if environ is None else environ)
         name = tokenizer or settings.env_tokenizer  # these win over the file (core.config.resolve)
         if not name:
-            if path is None or os.path.getsize(path) > min(PEEK_MAX_BYTES, settings.max_file_size):
+            if path is None or os.path.getsize(path) > min(PEEK_MAX_BYTES, settings.max_file_size or PEEK_MAX_BYTES):
                 return None
             from tokenbox.core.sources.loader import Loader
 

@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--tokenizer", type=tokenizer_name, metavar="NAME", help="tokenizer name (see `tokenbox tokenizers`)")
         sub.add_argument("--turn", type=turn_number, metavar="K", help="turn of a .jsonl log (1-based; -1 = newest)")
         sub.add_argument("--thread", metavar="NAME", help="thread of an agent's log: main (default) or a sub-agent's")
-        sub.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M)")
+        sub.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M; 512M for a Claude Code transcript, read a block at a time)")
         sub.add_argument("--reserve-out", type=non_negative_int, metavar="N",
                          help="tokens kept free for the reply (overrides a request's max_tokens)")
         return sub
@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     imported.add_argument("file", metavar="FILE", help="a session, transcript or request body")
     imported.add_argument("--turn", type=turn_number, metavar="K", help="turn to write (1-based; -1 = newest)")
     imported.add_argument("--thread", metavar="NAME", help="thread of an agent's log: main (default) or a sub-agent's")
-    imported.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M)")
+    imported.add_argument("--max-file-size", type=file_size, metavar="SIZE", help="refuse bigger files (default 64M; 512M for a Claude Code transcript, read a block at a time)")
     record = commands.add_parser(
         "record", help="run a capture proxy in front of an LLM API and log every request it forwards",
         description="Forward requests to the upstream unchanged and append each captured request with its "

@@ -19,7 +19,7 @@ from tokenbox.core.model.llms import Window, WindowSource, lookup_model
 from tokenbox.core.model.prices import PriceEntry, file_date, parse_overrides
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.validator import Validator
-from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, read_text
+from tokenbox.core.sources.files import read_text
 
 DEFAULT_MAX_CTX = 16384
 # warn_levels and compact_buffer are read by core/thresholds (kept light for the status line): allowed
@@ -44,8 +44,10 @@ class Settings:
     config_prices: Mapping[str, PriceEntry] = field(default_factory=dict)  # model key -> price in force
 
     @property
-    def max_file_size(self) -> int:
-        return self.env_max_file_size or self.config_max_file_size or DEFAULT_MAX_FILE_BYTES
+    def max_file_size(self) -> int | None:
+        """The size limit set here (the environment's over the config file's); ``None`` when neither sets one:
+        then each read has its default (``sources.files``: a file read whole, a log read a block at a time)."""
+        return self.env_max_file_size or self.config_max_file_size
 
 
 def _env_int(environ: Mapping[str, str], name: str, low: int = 1) -> int | None:

@@ -9,16 +9,35 @@ import stat
 
 from tokenbox.core.model.errors import ConfigError, FileTooLarge, SessionError
 
+# The size limits when none is given (``--max-file-size``, ``TOKENBOX_MAX_FILE_SIZE``, the config file's
+# ``max_file_size``; a limit given is the limit of every read). A file read whole is held whole, decoded and
+# parsed: 64 MiB. A log read from the top a block at a time (a Claude Code transcript: ``FileTail.read(each)``)
+# holds one block, and what its reader keeps of it is bounded by the session (about the file's size once it
+# has compacted, a few times it while it never has): 512 MiB, so that a long session with 1M-token windows,
+# compacted a few times past 64 MiB, is still read (issue 27) while a runaway file is still refused.
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_STREAMED_BYTES = 512 * 1024 * 1024
 
 
-def read_text(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str:
+def whole_limit(max_bytes: int | None) -> int:
+    """The limit of a read that holds the file whole: ``max_bytes``, or the default when none was given."""
+    return DEFAULT_MAX_FILE_BYTES if max_bytes is None else max_bytes
+
+
+def streamed_limit(max_bytes: int | None) -> int:
+    """The limit of a read from the top a block at a time: ``max_bytes``, or its default when none was given."""
+    return DEFAULT_MAX_STREAMED_BYTES if max_bytes is None else max_bytes
+
+
+def read_text(path: str, max_bytes: int | None = None) -> str:
     """Read ``path`` as UTF-8 text, refusing directories, oversized and binary files before parsing."""
     return decode_text(read_bytes(path, max_bytes), path, partial_tail=path.lower().endswith(".jsonl"))
 
 
-def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
-    """The bytes of ``path`` as ``read_text`` reads them (same refusals), before decoding."""
+def read_bytes(path: str, max_bytes: int | None = None) -> bytes:
+    """The bytes of ``path`` as ``read_text`` reads them (same refusals), before decoding; ``max_bytes``:
+    the limit (``None``: ``DEFAULT_MAX_FILE_BYTES``)."""
+    max_bytes = whole_limit(max_bytes)
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -134,7 +153,10 @@ def path_argument(path: object) -> str:
 
 
 def size_argument(max_bytes: object) -> None:
-    """``max_bytes`` through the API: a positive whole number, else a typed error (not a 0-byte limit)."""
+    """``max_bytes`` through the API: ``None`` (the defaults) or a positive whole number, else a typed error
+    (not a 0-byte limit)."""
+    if max_bytes is None:
+        return
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
         raise ConfigError(f"max_bytes={max_bytes!r:.40} is not a positive whole number of bytes",
                           "leave it out for the default, or pass e.g. max_bytes=64 * 1024 * 1024")

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 from tokenbox.core.model.session import Session
 from tokenbox.core.sources import foreign
+from tokenbox.core.sources.files import whole_limit
 from tokenbox.core.sources.probe import Probe, probe
 from tokenbox.core.sources.readers import (
     aider,
@@ -72,7 +73,7 @@ class ThreadedLog(Protocol):
         """The turns of the default thread (the main one when it has any)."""
         ...
 
-    def all_threads(self, max_bytes: int) -> dict[str, Sequence[Session]]:
+    def all_threads(self, max_bytes: int | None) -> dict[str, Sequence[Session]]:
         """Every thread by name, ``main`` first (files beside the log read within ``max_bytes``)."""
         ...
 
@@ -107,11 +108,11 @@ class Format:
     shape: Shape
     detect: Callable[[Any], bool]
     convert: Callable[[Any, str], Sequence[Session]]
-    follow: Callable[[str, int], Follower] | None = None
+    follow: Callable[[str, int | None], Follower] | None = None  # (path, max_bytes: None for the defaults)
     line_follower: Callable[[str], LineFollower] | None = None
     torn_line: Callable[[str], str | None] | None = None
     # more threads kept beside the file (sub-agent chats), given its main turns: name -> turns ({} if none)
-    threads: Callable[[str, int, Sequence[Session]], dict[str, Sequence[Session]]] | None = None
+    threads: Callable[[str, int | None, Sequence[Session]], dict[str, Sequence[Session]]] | None = None
 
 
 def _claude_code_head(values: list[Any]) -> bool:
@@ -153,7 +154,7 @@ def source_format(formats: Sequence[Format], path: str, max_bytes: int | None = 
     rows = of_shape(formats, Shape.SOURCE)
     if not rows:
         return None
-    found = probe(path, max_bytes)
+    found = probe(path, whole_limit(max_bytes))  # over what a whole read takes: only a database's header
     if found is None:
         return None
     row = next((row for row in rows if row.detect(found)), None)
@@ -162,7 +163,7 @@ def source_format(formats: Sequence[Format], path: str, max_bytes: int | None = 
     return row, found
 
 
-def read_source(row: Format, path: str, max_bytes: int) -> Sequence[Session]:
+def read_source(row: Format, path: str, max_bytes: int | None) -> Sequence[Session]:
     """A ``SOURCE`` row's main-thread turns of one cold read (its ``convert``)."""
     assert row.follow is not None
     return row.follow(path, max_bytes).read().main_turns()

@@ -30,7 +30,6 @@ from tokenbox.core.sources import foreign
 from tokenbox.core.sources.database import tables
 from tokenbox.core.sources.documents import fast_turns, format_of, parse_turns, turns_of
 from tokenbox.core.sources.files import (
-    DEFAULT_MAX_FILE_BYTES,
     decode_text,
     path_argument,
     read_bytes,
@@ -100,13 +99,14 @@ class Loader:
         path: str | os.PathLike[str],
         turn: int | None = None,
         *,
-        max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_bytes: int | None = None,
         thread: str | None = None,
     ) -> Session:
         """One turn of a session file (the newest by default), validated, with earlier turns as history.
 
         ``thread`` picks a sub-agent's thread of a log (README, "Real agents"; ``load_threads`` lists them); the
-        default is the main thread.
+        default is the main thread. ``max_bytes`` refuses a bigger file; ``None``: each read's default
+        (``sources.files``: 64 MiB for a file read whole, 512 MiB for a Claude Code transcript, read a block at a time).
         """
         path = path_argument(path)
         size_argument(max_bytes)
@@ -141,7 +141,7 @@ class Loader:
         text = decode_text(data, path, partial_tail=_followed(path))
         return select_turn(self._document_turns(text, path, data), turn, path)
 
-    def load_turns(self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Session]:
+    def load_turns(self, path: str | os.PathLike[str], *, max_bytes: int | None = None) -> list[Session]:
         """Every turn of a session file, each with its history, oldest first.
 
         A ``.jsonl`` log is read through the ``LogReader`` kept for the path: loading it again parses
@@ -166,7 +166,7 @@ class Loader:
         return with_histories(turns)
 
     def load_threads(
-        self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES
+        self, path: str | os.PathLike[str], *, max_bytes: int | None = None
     ) -> dict[str, Sequence[Session]]:
         """Every thread of a log (README, "Real agents"): ``main`` and each sub-agent's, each a sequence of turns.
 
@@ -190,7 +190,7 @@ class Loader:
         return transcript.all_threads(max_bytes)
 
     def load_turns_skipping(
-        self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES
+        self, path: str | os.PathLike[str], *, max_bytes: int | None = None
     ) -> tuple[Sequence[Session], tuple[str, ...]]:
         """``load_turns``; in a ``.jsonl`` log a bad complete line is skipped with a warning (one per line
         skipped, at most ``MAX_SKIPPED_LINES``), so that one bad line in the middle does not hide every
@@ -279,7 +279,7 @@ class Loader:
                 self._documents.popitem(last=False)
         return turns
 
-    def _transcript_once(self, path: str, turn: int | None, max_bytes: int) -> Session | None:
+    def _transcript_once(self, path: str, turn: int | None, max_bytes: int | None) -> Session | None:
         """A one-shot loader's turn of a transcript (``None``: no transcript format claims the file), then
         the transcript forgotten. A follower that can (``read_main_only``) reads for the main thread only and
         its reader drops what the turn does not need (``main_turns_only``); meanwhile the cyclic collector
@@ -312,13 +312,13 @@ class Loader:
                 self._readers.popitem(last=False)
         return found
 
-    def _reader(self, path: str, max_bytes: int) -> LogReader:
+    def _reader(self, path: str, max_bytes: int | None) -> LogReader:
         """The ``LogReader`` kept for ``path`` (created on first use)."""
         return self._kept(
             (os.path.abspath(path), path, max_bytes), lambda: LogReader(path, max_bytes=max_bytes, formats=self.formats)
         )
 
-    def _source(self, path: str, max_bytes: int) -> ThreadedLog | None:
+    def _source(self, path: str, max_bytes: int | None) -> ThreadedLog | None:
         """The storage at ``path`` read by a ``SOURCE`` row's follower, fed what changed since the last
         load (``None`` when no such row claims the path). The follower is kept like a log's reader."""
         found = source_format(self.formats, path, max_bytes)
@@ -332,13 +332,13 @@ class Loader:
         key = (os.path.abspath(path), path, max_bytes, row.name)
         return self._kept(key, lambda: follow(path, max_bytes)).read()
 
-    def _followed_transcript(self, path: str, max_bytes: int) -> ThreadedLog | None:
+    def _followed_transcript(self, path: str, max_bytes: int | None) -> ThreadedLog | None:
         """The transcript of ``path``, fed the lines appended since the last load (``None`` when no
         transcript format claims the file). The follower is kept beside the path's ``LogReader``."""
         follower = self._transcript_follower(path, max_bytes)
         return follower.read() if follower is not None else None
 
-    def _transcript_follower(self, path: str, max_bytes: int) -> Any:
+    def _transcript_follower(self, path: str, max_bytes: int | None) -> Any:
         """The follower kept for the transcript of ``path`` (``None`` when no transcript format claims it)."""
         if not _followed(path):
             return None
@@ -355,7 +355,7 @@ DEFAULT_LOADER = Loader()
 """The loader behind ``tokenbox.core.load_session``, ``load_turns`` and ``load_threads``."""
 
 
-def load_threads(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> dict[str, Sequence[Session]]:
+def load_threads(path: str | os.PathLike[str], *, max_bytes: int | None = None) -> dict[str, Sequence[Session]]:
     """Every thread of a log (README, "Real agents"), through the package's default ``Loader``."""
     return DEFAULT_LOADER.load_threads(path, max_bytes=max_bytes)
 
@@ -364,7 +364,7 @@ def load_session(
     path: str | os.PathLike[str],
     turn: int | None = None,
     *,
-    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    max_bytes: int | None = None,
     thread: str | None = None,
 ) -> Session:
     """``Loader.load_session`` through the package's default ``Loader`` (it follows a growing file at the
@@ -372,7 +372,7 @@ def load_session(
     return DEFAULT_LOADER.load_session(path, turn, max_bytes=max_bytes, thread=thread)
 
 
-def load_turns(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Session]:
+def load_turns(path: str | os.PathLike[str], *, max_bytes: int | None = None) -> list[Session]:
     """Every turn of a session file, each with its history, oldest first (through the package's
     default ``loader.Loader``: loading a growing log again parses only the lines appended since)."""
     return DEFAULT_LOADER.load_turns(path, max_bytes=max_bytes)

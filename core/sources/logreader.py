@@ -28,7 +28,6 @@ from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.session import Session, TurnHistory
 from tokenbox.core.sources import foreign
 from tokenbox.core.sources.documents import LogLine, detects
-from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
 from tokenbox.core.sources.formats import (
     FORMATS,
     SNIFF_LINES,
@@ -47,7 +46,7 @@ class LogReader:
     """Follows one ``.jsonl`` log; ``read()`` returns every turn, parsing only the new lines."""
 
     def __init__(
-        self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES, formats: Sequence[Format] = FORMATS
+        self, path: str | os.PathLike[str], *, max_bytes: int | None = None, formats: Sequence[Format] = FORMATS
     ) -> None:
         self.path = os.fspath(path)
         self.max_bytes = max_bytes

@@ -12,7 +12,10 @@ Memory is bounded by what is new: a read holds the new bytes only (plus the last
 check its digest), never the whole file again. The size limit works as ``files.read_text``'s does
 for what one read takes in: a file read from the top over ``max_bytes`` is refused with
 ``FileTooLarge``, and so is more than ``max_bytes`` appended between two reads; a log followed from
-its start may grow past the limit (the limit is for one-shot reads, not for a tail). Decoding follows
+its start may grow past the limit (the limit is for one-shot reads, not for a tail). With no
+``max_bytes`` given, a read that holds what it takes in is limited to ``files.DEFAULT_MAX_FILE_BYTES``
+and a read from the top a block at a time (``read(each)``, which holds one block) to
+``files.DEFAULT_MAX_STREAMED_BYTES``; a limit given is the limit of both. Decoding follows
 ``files.decode_text`` (UTF-8, a leading BOM skipped; NUL bytes and invalid UTF-8 are errors with
 their line and column; a last line cut inside a character is left for later).
 
@@ -37,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from tokenbox.core.model.errors import FileTooLarge, SessionError
-from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, decode_text, open_read_only, read_text
+from tokenbox.core.sources.files import decode_text, open_read_only, read_text, streamed_limit, whole_limit
 
 _BOM = b"\xef\xbb\xbf"
 _CHECKED = 4096  # bytes before the offset whose digest must match for a read to go on from there
@@ -114,9 +117,10 @@ class FileTail:
     the top, the first one included), ``bytes_read`` (bytes read from the file in total).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, max_bytes: int | None = None) -> None:
         self.path = os.fspath(path)
-        self.max_bytes = max_bytes
+        self.max_bytes = whole_limit(max_bytes)  # what a read that holds what it takes in may take
+        self.max_streamed = streamed_limit(max_bytes)  # a read from the top a block at a time (``read(each)``)
         self.offset = 0
         self.line_count = 0
         self.reads = 0
@@ -164,11 +168,13 @@ class FileTail:
         following = self._identity == identity and self.offset > 0 and info.st_size >= self.offset
         # The limit is for what one read takes in: a file read from the top, or what was appended since
         # the last read. A log followed from its start may grow past it (a tail is not a one-shot read).
-        if info.st_size - (self.offset if following else 0) > self.max_bytes:
+        # A read from the top a block at a time holds one block: its own (larger) default limit.
+        limit = self.max_streamed if each is not None and not following else self.max_bytes
+        if info.st_size - (self.offset if following else 0) > limit:
             self.forget()
             size = f"{info.st_size - self.offset} bytes appended since the last read are" if following else f"file is {info.st_size} bytes,"
             raise FileTooLarge(
-                f"{size} over the {self.max_bytes}-byte limit",
+                f"{size} over the {limit}-byte limit",
                 "raise the limit with --max-file-size or TOKENBOX_MAX_FILE_SIZE",
                 path,
             )
@@ -210,7 +216,9 @@ class FileTail:
         before the last of them. The caller then reads the file as usual.
         """
         def first_lines(fd: int, info: os.stat_result) -> Head | None:
-            if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_bytes:
+            # a file of any size: its first lines say what reads it and so which limit refuses it (a transcript
+            # read a block at a time, or a log read whole), in that reader's words
+            if not stat.S_ISREG(info.st_mode):
                 return None
             size = first_block
             while True:
@@ -316,10 +324,10 @@ class FileTail:
                     held_at = len(_BOM)
             position += len(block) + (held_at if position == 0 else 0)
             self.bytes_read += len(block)
-            if position > self.max_bytes:
+            if position > self.max_streamed:
                 self.forget()
                 raise FileTooLarge(
-                    f"more than {self.max_bytes} bytes (the file grew while being read)",
+                    f"more than {self.max_streamed} bytes (the file grew while being read)",
                     "raise the limit with --max-file-size or TOKENBOX_MAX_FILE_SIZE",
                     path,
                 )

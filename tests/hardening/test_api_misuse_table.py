@@ -73,7 +73,7 @@ CASES = [
     ("load-turn-out-of-range", lambda s: load_session(LOG, 99), SessionError),
     ("load-max-bytes-zero", lambda s: load_session(YAML, max_bytes=0), ConfigError),
     ("load-max-bytes-str", lambda s: load_session(YAML, max_bytes="1M"), ConfigError),
-    ("load-max-bytes-none", lambda s: load_session(YAML, max_bytes=None), ConfigError),
+    ("load-max-bytes-bool", lambda s: load_session(YAML, max_bytes=True), ConfigError),  # (None: the defaults)
     ("load-thread-int", lambda s: load_session(LOG, thread=1), SessionError),
     ("load-thread-unknown", lambda s: load_session(LOG, thread="nobody"), SessionError),
     ("turns-none", lambda s: load_turns(None), SessionError),

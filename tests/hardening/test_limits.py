@@ -1,8 +1,9 @@
 """The size limit, files that are not files, and every kind of CLI misuse: one line, exit 2.
 
-The size limit (64 MiB by default; ``--max-file-size``, ``TOKENBOX_MAX_FILE_SIZE`` or the config
-file's ``max_file_size``) is checked against ``stat`` before a byte is read. Tests use tiny limits;
-the one test of the default limit uses a sparse file, which costs no disk.
+The size limit (``--max-file-size``, ``TOKENBOX_MAX_FILE_SIZE`` or the config file's ``max_file_size``;
+by default 64 MiB for a file read whole, 512 MiB for a Claude Code transcript, read a block at a time) is
+checked against ``stat`` before a byte is read. Tests use tiny limits; the one test of the default limit
+uses a sparse file, which costs no disk, and the test of the two defaults scales them down.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 import pytest
 from tokenbox.core import Engine, FileTooLarge, SessionError, load_session
 from tokenbox.core.planning.config import Settings
-from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
+from tokenbox.core.sources import files
+from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_STREAMED_BYTES
 
 from tests.hardening.support import one_line_error, run_cli
 
@@ -44,9 +46,43 @@ def valid(tmp_path: Path) -> Path:
 # ---------------------------------------------------------------- the size limit
 
 
-def test_default_limit_is_64_mib():
+def test_default_limits_are_64_and_512_mib():
     assert DEFAULT_MAX_FILE_BYTES == 64 * 1024 * 1024
-    assert Settings().max_file_size == DEFAULT_MAX_FILE_BYTES
+    assert DEFAULT_MAX_STREAMED_BYTES == 512 * 1024 * 1024
+    assert Settings().max_file_size is None  # none set: each read has its default
+
+
+TRANSCRIPT = Path(__file__).parents[1] / "fixtures" / "real_sessions" / "claude-code_ccviewer_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+
+
+def test_a_transcript_is_read_past_the_whole_read_default_and_other_logs_are_not(tmp_path, home, monkeypatch):
+    """Issue 27: a long Claude Code session (1M-token windows, compacted a few times) passes 64 MiB; it is read a
+    block at a time, so with no limit given it is read up to the larger default, while a log read whole (a
+    tokenbox log here) keeps the smaller one. A limit given is the limit of both. The defaults are scaled down
+    (the module's constants are what a read without a limit looks up)."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(TRANSCRIPT.read_bytes())
+    size = transcript.stat().st_size
+    log = tmp_path / "log.jsonl"
+    log.write_text(LOG_LINE * (size // len(LOG_LINE) + 1), encoding="utf-8")
+    log_size = log.stat().st_size
+    expected = run_cli("plan", str(transcript), "--max-file-size", "1M", home=home)
+    assert expected.returncode == 0, expected.stderr
+    monkeypatch.setattr(files, "DEFAULT_MAX_FILE_BYTES", size // 2)
+    monkeypatch.setattr(files, "DEFAULT_MAX_STREAMED_BYTES", size * 2)
+    read = run_cli("plan", str(transcript), home=home)
+    assert read.returncode == 0, read.stderr
+    assert read.stdout == expected.stdout
+    assert one_line_error(run_cli("plan", str(log), home=home)) == (
+        f"{log}: file is {log_size} bytes, over the {size // 2}-byte limit {LIMIT_REMEDY}"
+    )
+    assert one_line_error(run_cli("plan", str(transcript), "--max-file-size", str(size - 1), home=home)) == (
+        f"{transcript}: file is {size} bytes, over the {size - 1}-byte limit {LIMIT_REMEDY}"
+    )
+    monkeypatch.setattr(files, "DEFAULT_MAX_STREAMED_BYTES", size - 1)
+    assert one_line_error(run_cli("plan", str(transcript), home=home)) == (
+        f"{transcript}: file is {size} bytes, over the {size - 1}-byte limit {LIMIT_REMEDY}"
+    )
 
 
 @pytest.mark.parametrize(

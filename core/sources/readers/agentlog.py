@@ -100,7 +100,7 @@ class AgentLog:
         threads = self.turns()
         return threads.get(MAIN_THREAD) or next(iter(threads.values()))
 
-    def all_threads(self, max_bytes: int = 0) -> dict[str, Sequence[Session]]:
+    def all_threads(self, max_bytes: int | None = None) -> dict[str, Sequence[Session]]:
         """Every thread's turns, ``main`` first (``max_bytes`` is the loader's: the storage is read already)."""
         return self.turns()
 

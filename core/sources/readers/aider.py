@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tokenbox.core.model.session import RecordedUsage
-from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
 from tokenbox.core.sources.probe import Probe
 from tokenbox.core.sources.readers.agentlog import AgentLog, Request, exact_tokenizer
 from tokenbox.core.sources.readers.common import TEXT, Block, Message
@@ -94,7 +93,7 @@ class _ChatState:
 class ChatFollower:
     """Follows a chat history: each ``read`` parses only the lines appended since."""
 
-    def __init__(self, path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+    def __init__(self, path: str, max_bytes: int | None = None) -> None:
         self.path = path
         self.tail = FileTail(path, max_bytes=max_bytes)
         self.state = _ChatState()
@@ -201,7 +200,7 @@ def _chat_log(path: str, state: _ChatState) -> AgentLog:
                     NOT_RECORDED, {"main": requests}, [], meta)
 
 
-def follow_chat(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> ChatFollower:
+def follow_chat(path: str, max_bytes: int | None = None) -> ChatFollower:
     """The follower of a chat history."""
     return ChatFollower(path, max_bytes)
 
@@ -226,7 +225,7 @@ class _Call:
 class LlmFollower:
     """Follows an LLM history: each ``read`` parses only the lines appended since."""
 
-    def __init__(self, path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+    def __init__(self, path: str, max_bytes: int | None = None) -> None:
         self.path = path
         self.tail = FileTail(path, max_bytes=max_bytes)
         self.calls: list[_Call] = []
@@ -333,7 +332,7 @@ def _pair(requests: list[Request], recorded: list[Request], chat: str) -> list[s
     return [f"recorded figures paired in order with the last {len(answered)} Tokens: lines of {CHAT_FILE}"]
 
 
-def follow_llm(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> LlmFollower:
+def follow_llm(path: str, max_bytes: int | None = None) -> LlmFollower:
     """The follower of an LLM history."""
     return LlmFollower(path, max_bytes)
 

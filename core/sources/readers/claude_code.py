@@ -321,7 +321,7 @@ class TranscriptReader:
 
     def __init__(self, path: str, *, main_only: bool = False, max_bytes: int | None = None) -> None:
         self.path = path
-        self.max_bytes = max_bytes  # the limit of a read again (main_only)
+        self.max_bytes = max_bytes  # the limit of a read again (main_only; ``None``: the default)
         # main_only (a one-shot read of the main thread's turns): the other threads' blocks are not kept and
         # their requests get no context; ``whole_read_needed`` is set when the main thread turns out to
         # need one of them (a parent, a call or a request shared with another thread, or no main turn)
@@ -734,7 +734,7 @@ class TranscriptReader:
         context and the turns their pending one, so the turns are the same; the reader must not be fed
         again (a 50 MB transcript: ≈15 MB less at the peak, while the newest turn is built)."""
         name = default_thread(self)
-        if self.main_only and self.max_bytes is not None:
+        if self.main_only:
             turns = self.main_turns() if name == MAIN and not self.whole_read_needed else None
             if turns is None or self.whole_read_needed:  # (the pending context is made by main_turns)
                 # the main thread needs what this read did not keep: the file read again, whole
@@ -754,7 +754,7 @@ class TranscriptReader:
             lookup.clear()
         return turns
 
-    def all_threads(self, max_bytes: int) -> dict[str, Sequence[Session]]:
+    def all_threads(self, max_bytes: int | None) -> dict[str, Sequence[Session]]:
         """Every thread with a turn, by name in file order, with the sub-agents' files beside the transcript
         (``<session>/subagents/agent-*.jsonl``, each read within ``max_bytes``; one that cannot be read
         leaves its thread out, not the session)."""
@@ -1143,7 +1143,7 @@ class TranscriptFollower:
     parsed since the follower was made (each appended line is parsed once); ``resets`` the re-reads.
     """
 
-    def __init__(self, path: str, max_bytes: int) -> None:
+    def __init__(self, path: str, max_bytes: int | None) -> None:
         # start-up: FileTail's hashlib loads OpenSSL (≈ 3.5 MiB): only a followed transcript needs it, not the status line
         from tokenbox.core.sources.tail import FileTail
 

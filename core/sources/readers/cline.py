@@ -34,7 +34,7 @@ from typing import Any
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage
-from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES, decode_text, read_bytes
+from tokenbox.core.sources.files import decode_text, read_bytes
 from tokenbox.core.sources.probe import Probe
 from tokenbox.core.sources.readers import anthropic, images
 from tokenbox.core.sources.readers.agentlog import AgentLog, Request, message_estimate
@@ -95,7 +95,7 @@ class TaskFollower:
     """Follows one task folder: a read parses again only a file that changed, and keeps every message
     that is the same as before (its sections are not built again)."""
 
-    def __init__(self, path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+    def __init__(self, path: str, max_bytes: int | None = None) -> None:
         self.path = path
         self.max_bytes = max_bytes
         self.stamps: tuple[Any, ...] | None = None
@@ -113,7 +113,7 @@ class TaskFollower:
         return self.log
 
 
-def follow(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> TaskFollower:
+def follow(path: str, max_bytes: int | None = None) -> TaskFollower:
     """The follower of a task folder (or of either of its files)."""
     return TaskFollower(path, max_bytes)
 
@@ -123,7 +123,7 @@ def convert(found: Probe, path: str) -> Any:
     return follow(path).read().main_turns()
 
 
-def _load(path: str, max_bytes: int) -> list[Any]:
+def _load(path: str, max_bytes: int | None) -> list[Any]:
     """A task file as JSON (a list); every problem a ``SessionError`` naming the file."""
     data = read_bytes(path, max_bytes)
     text = decode_text(data, path)
@@ -170,7 +170,7 @@ class _Task:
         self.log: AgentLog | None = None
         self.bases = BaseEstimates()
 
-    def read(self, folder: str, api: str | None, ui: str | None, children: list[str], max_bytes: int) -> AgentLog:
+    def read(self, folder: str, api: str | None, ui: str | None, children: list[str], max_bytes: int | None) -> AgentLog:
         warnings: list[str] = []
         threads: dict[str, list[Request]] = {}
         api_values = _load(api, max_bytes) if api else None

@@ -31,7 +31,6 @@ from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.database import query
-from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
 from tokenbox.core.sources.readers.agentlog import AgentLog, Request
 from tokenbox.core.sources.readers.anthropic import call_text
 from tokenbox.core.sources.readers.common import CALL, RESULT, TEXT, THINKING, Block, Message
@@ -73,7 +72,7 @@ class EventsFollower:
     """Follows one journal: each ``read`` parses the appended lines only, and asks the session store
     (when there is one) for the rows added since."""
 
-    def __init__(self, path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+    def __init__(self, path: str, max_bytes: int | None = None) -> None:
         self.path = path
         self.tail = FileTail(path, max_bytes=max_bytes)
         self.journal = _Journal(path)
@@ -99,7 +98,7 @@ class EventsFollower:
         return log
 
 
-def follow(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> EventsFollower:
+def follow(path: str, max_bytes: int | None = None) -> EventsFollower:
     """The follower of a journal (and of its session store)."""
     return EventsFollower(path, max_bytes)
 

@@ -389,7 +389,7 @@ def _tool_call(call: Node, index: int) -> tuple[Block | None, list[Block]]:
     return block, results
 
 
-def subagent_threads(path: str, max_bytes: int, main: Sequence[Session]) -> dict[str, Sequence[Session]]:
+def subagent_threads(path: str, max_bytes: int | None, main: Sequence[Session]) -> dict[str, Sequence[Session]]:
     """The sub-agent chats of a Gemini CLI session, each a thread: ``chats/<session id>/<sub-agent>.jsonl``
     beside the session's own file (their header says ``kind: subagent``). One that cannot be read leaves
     its thread out, not the session."""

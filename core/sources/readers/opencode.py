@@ -37,7 +37,6 @@ from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.database import query, tables
-from tokenbox.core.sources.files import DEFAULT_MAX_FILE_BYTES
 from tokenbox.core.sources.probe import Probe
 from tokenbox.core.sources.readers import images
 from tokenbox.core.sources.readers.agentlog import AgentLog, Request
@@ -258,7 +257,7 @@ def _json(data: Any) -> dict[str, Any]:
 class SessionFollower:
     """Follows one OpenCode session (its database or its JSON tree): each ``read`` fetches what changed."""
 
-    def __init__(self, path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+    def __init__(self, path: str, max_bytes: int | None = None) -> None:
         from tokenbox.core.sources.probe import probe  # start-up: only when a path is followed
 
         self.path = path
@@ -363,7 +362,7 @@ class SessionFollower:
         return made
 
 
-def follow(path: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> SessionFollower:
+def follow(path: str, max_bytes: int | None = None) -> SessionFollower:
     """The follower of an OpenCode session (a database, ``DB#ID``, a session file or the storage folder)."""
     return SessionFollower(path, max_bytes)
 
