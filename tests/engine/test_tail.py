@@ -171,3 +171,57 @@ def test_following_equals_a_cold_load(tmp_path_factory: pytest.TempPathFactory, 
             assert isinstance(exc, (SessionError, UnicodeDecodeError))
             continue
         assert reader.read() == cold
+
+
+# ------------------------------------------------- the read a block at a time (``read(each)``, a transcript's)
+
+_LINE = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r\x00"), max_size=40)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_LINE, max_size=25), partial=_LINE, bom=st.booleans(), block=st.integers(4, 48),
+       raw=st.booleans(), more=st.lists(_LINE, max_size=6))
+def test_a_read_a_block_at_a_time_hands_over_the_lines_a_whole_read_returns(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, lines, partial, bom, block, raw, more
+) -> None:
+    """Streamed from the top in blocks of a few bytes (lines spanning blocks, a byte-order mark, a last line
+    still being written), the lines handed over are the file's lines as ``str.split`` gives them, numbered from
+    1; then an appended line is read as appended, not from the top again (what the read kept of its last
+    line checks the file is the same)."""
+    from tokenbox.core.sources import tail as tail_module
+
+    monkeypatch.setattr(tail_module, "STREAM_BLOCK", block)
+    path = tmp_path_factory.mktemp("stream") / "log.jsonl"
+    text = "".join(line + "\n" for line in lines) + partial
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+    handed: list[tuple[int, str]] = []
+
+    def each(number: int, line) -> None:
+        handed.append((number, line.decode("utf-8") if raw else line))
+
+    tail = FileTail(path)
+    first = tail.read(each, raw=raw)
+    assert handed == list(enumerate(lines, 1))
+    assert (first.lines, first.partial, first.reset) == ([], partial, True)
+    assert tail.line_count == len(lines)
+    assert tail.offset == (3 if bom and lines else 0) + len("".join(line + "\n" for line in lines).encode("utf-8"))
+    handed.clear()
+    with path.open("ab") as handle:
+        handle.write("".join("\n" + line for line in more).encode("utf-8") + b"\n")
+    second = tail.read(each, raw=raw)
+    appended = [partial, *more]  # the line that was being written, completed, then the new ones
+    assert handed == list(enumerate(appended, len(lines) + 1))
+    assert not second.reset and tail.resets == 1 and tail.line_count == len(lines) + len(appended)
+
+
+def test_a_read_a_block_at_a_time_is_refused_one_byte_over_its_limit(tmp_path: Path) -> None:
+    """A limit given is the limit of the read from the top a block at a time too; at the limit it is read."""
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"one\ntwo\n")
+    size = path.stat().st_size
+    handed: list[tuple[int, str]] = []
+    FileTail(path, max_bytes=size).read(lambda number, line: handed.append((number, line)))
+    assert handed == [(1, "one"), (2, "two")]
+    with pytest.raises(FileTooLarge) as caught:
+        FileTail(path, max_bytes=size - 1).read(lambda number, line: None)
+    assert caught.value.problem == f"file is {size} bytes, over the {size - 1}-byte limit"

@@ -74,6 +74,11 @@ TARGETS: tuple[Target, ...] = (
            ("context_tokens", "UsageReader._merge")),
     Target("proxy headers", "proxy", ("tests/record/test_proxy_contract.py", "tests/record/test_proxy.py", "tests/record/test_pipe.py"),
            ("_accept_encoding", "Proxy._upstream_headers", "Proxy._forward", "Proxy._error")),
+    Target("size limits", "files", ("tests/hardening/test_limits.py", "tests/engine/test_tail.py",
+                                    "tests/hardening/test_api_misuse_table.py"),
+           ("whole_limit", "streamed_limit", "read_bytes", "size_argument")),
+    Target("size limits (tail)", "tail", ("tests/hardening/test_limits.py", "tests/engine/test_tail.py"),
+           ("FileTail.__init__", "FileTail.read", "FileTail.head", "FileTail._consume_blocks")),
 )
 
 # Survivors that are not bugs: (module name, the mutated line as written, original token, replacement)
