@@ -245,6 +245,26 @@ def test_synthetic_messages_and_tool_use_results_stay_out(tmp_path):
     assert "API Error" not in text and "SECRET-ONLY-IN-TRANSCRIPT" not in text and "file.txt" in text
 
 
+def test_input_before_a_failed_request_is_still_pending(tmp_path):
+    """Real Claude Code 2.1.3 transcripts that end with Claude Code's own API-error notes (``<synthetic>``
+    "Request timed out", "Invalid API key"): those were never sent, so the input before them is the request
+    about to be sent (it was neither "no message yet" nor the last recorded request)."""
+    timeouts = REAL / "corpus" / "mclaude-7fcdbdcd-2.1.3-timeouts.jsonl"  # 1 request (24605), then 3 timeouts
+    plan = Engine().plan(load_session(timeouts))
+    assert plan.pending and plan.thread == "main" and plan.tokens_after > 24_605
+    text = _texts(load_session(timeouts))
+    assert "Todos have been modified successfully" in text and "try again" in text
+    assert "Request timed out" not in text
+    no_reply = REAL / "corpus" / "mclaude-ed0d7abd-2.1.3-no-reply.jsonl"  # no request ever answered
+    for upto in (3, 57):  # the first prompt and its error; the whole file
+        path = _cut(no_reply, upto, tmp_path, f"no-reply-{upto}.jsonl")
+        plan = Engine().plan(load_session(path))
+        assert plan.pending and plan.thread == "main"
+        text = _texts(load_session(path))
+        assert "whoami" in text and "Invalid API key" not in text
+    assert "hi" in text.split("whoami")[-1]
+
+
 def test_sub_agent_files_are_threads_and_the_default_turn_is_the_main_threads(tmp_path):
     threads = load_threads(SHOWCASE)
     assert "main" in threads and any(name.startswith("agent-") for name in threads)

@@ -309,11 +309,15 @@ class Thread:
         if self.last_node is None:
             return None
         node = reader.nodes[self.last_node]
+        # Claude Code's own notes after a failed request ("Request timed out", "Invalid API key": the
+        # ``<synthetic>`` lines) were never sent: the input before them is still what the agent sends next
+        while _unsent_reply(node) and node.parent is not None:
+            node = reader.nodes[node.parent]
         if node.kind in ("request", "boundary") or node.role != "user":
             return None
-        if self.requests and self.requests[-1].node == self.last_node:
+        if self.requests and self.requests[-1].node == node.index:
             return None
-        return reader.state_of(self.last_node)
+        return reader.state_of(node.index)
 
 
 class TranscriptReader:
@@ -828,6 +832,12 @@ def _call_block(request: _Node, call: Any) -> Block | None:
         if block.role == CALL and block.meta.get("tool_use_id") == call:
             return block
     return None
+
+
+def _unsent_reply(node: _Node) -> bool:
+    """An assistant line that was never sent (a ``<synthetic>`` note or an ``isApiErrorMessage``): every
+    assistant line that was sent is a request node, and an unsent one keeps no blocks."""
+    return node.kind == "line" and node.role == "assistant" and not node.blocks and not node.light
 
 
 def _str(value: Any) -> str | None:
