@@ -356,6 +356,19 @@ def test_the_second_corpus_headline_and_predictions(tmp_path, path):
     assert not errors or max(errors) <= 0.03
 
 
+def test_a_new_prompt_after_thinking_goes_on_from_the_last_recorded_request(tmp_path):
+    """A new prompt strips earlier thinking from the estimate (the API's rule), so the context's estimate can
+    fall below the last request's; that is no rewind: the prediction still starts from its recorded figure
+    (it restarted from the hidden part of request 1 and missed what the thread had gathered since)."""
+    path = CORPUS / "mclaude-343e3472-2.1.6-opus-4-5.jsonl"
+    requests = _requests(path)
+    first, _last, recorded = requests[3]
+    plan = Engine().plan(load_session(_cut(path, first, tmp_path, "pending-4.jsonl")))
+    assert plan.pending
+    assert f"request 3's recorded {requests[2][2]}" in plan.calibration.to_dict()["method"]
+    assert abs(plan.tokens_after - recorded) / recorded < 0.01
+
+
 def test_sub_agent_files_of_the_second_corpus_are_their_own_threads():
     path = CORPUS / "cclog-ef958aa1" / "subagents" / "agent-a36efb2a1231c41e2.jsonl"
     threads = load_threads(path)

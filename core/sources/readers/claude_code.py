@@ -834,6 +834,12 @@ def _call_block(request: _Node, call: Any) -> Block | None:
     return None
 
 
+def _grown(state: State | None) -> float:
+    """What a context has accumulated: the base estimate of every block along its chain, thinking included
+    even where the API strips it (so it only grows from a request's context to the next's on one branch)."""
+    return state.visible + state.thinking if state is not None else 0.0
+
+
 def _unsent_reply(node: _Node) -> bool:
     """An assistant line that was never sent (a ``<synthetic>`` note or an ``isApiErrorMessage``): every
     assistant line that was sent is a request node, and an unsent one keeps no blocks."""
@@ -938,8 +944,9 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
         warnings += (f"… and {reader.warning_count - len(reader.warnings)} more warnings like these",)
     hidden_label = "system prompt + tools + memory (not in the transcript)"
 
-    def prediction(index: int, visible: float) -> tuple[int | None, Fit]:
-        """The predicted context of request ``index`` (or the pending one) from the requests before it."""
+    def prediction(index: int, visible: float, grown: float) -> tuple[int | None, Fit]:
+        """The predicted context of request ``index`` (or the pending one) from the requests before it;
+        ``visible`` is its context's estimate, ``grown`` what the context has accumulated (``_grown``)."""
         last = next((j for j in range(min(index, len(requests)) - 1, -1, -1) if requests[j].usage is not None), None)
         epoch = thread.epoch if index >= len(requests) else requests[index].epoch
         if last is None:
@@ -957,7 +964,9 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
         recorded = requests[last].usage.context_tokens  # type: ignore[union-attr]
         base = observations[last].visible
         hidden = recorded - round(scale * base)
-        if requests[last].epoch == epoch and visible >= base:
+        # a context that grew from the last request's goes on from its recorded figure; one that did not (a
+        # rewind) restarts. Growth, not the estimate: thinking cut at a new prompt lowers the estimate only
+        if requests[last].epoch == epoch and grown >= _grown(requests[last].context):
             target = recorded + round(scale * (visible - base))
             how = f"predicted: request {last + 1}'s recorded {recorded} plus what was added since, ×{scale:.3f}"
             return target, Fit(scale, hidden, used or (last + 1,), how)
@@ -1014,11 +1023,11 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
             hidden = target - round(scale * visible)
             how = (f"recorded context; visible parts ×{scale:.3f} fitted on requests {used[0]}–{used[-1]} of the thread"
                    if used else "recorded context; visible parts at scale 1 (no earlier request to fit)")
-            predicted, _ = prediction(index, visible) if index > 0 else (None, None)
+            predicted, _ = prediction(index, visible, _grown(state)) if index > 0 else (None, None)
             residual = None if predicted is None else target - predicted
             fit = Fit(scale, hidden, used, how, residual=residual)
         else:
-            target, fit = prediction(index, visible)
+            target, fit = prediction(index, visible, _grown(state))
         messages = state.messages(thread.messages) if state is not None else []
         if state is not None:
             thread.messages = (state, tuple(messages))  # the next request's context grows from this one
