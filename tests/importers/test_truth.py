@@ -369,6 +369,19 @@ def test_a_new_prompt_after_thinking_goes_on_from_the_last_recorded_request(tmp_
     assert abs(plan.tokens_after - recorded) / recorded < 0.01
 
 
+def test_thinking_the_transcript_leaves_out_is_counted_from_the_recorded_output(tmp_path):
+    """Claude Code 2.1.114 with claude-opus-4-7 writes thinking without its text (an empty ``thinking`` and a
+    signature); the next request in the tool loop still carries it. Request 3 replied with 3783 output tokens,
+    nearly all thinking: the prediction of request 4 counts them from the recorded output (it fell 8 % short)."""
+    path = CORPUS / "omitted-thinking" / "cclog-ef958aa1-2.1.114-opus-4-7.jsonl"
+    requests = _requests(path)
+    first, _last, recorded = requests[3]
+    plan = Engine().plan(load_session(_cut(path, first, tmp_path, "pending-4.jsonl")))
+    assert plan.pending
+    assert abs(plan.tokens_after - recorded) / recorded < 0.015
+    assert "thinking the transcript leaves out" in plan.calibration.to_dict()["method"]
+
+
 def test_sub_agent_files_of_the_second_corpus_are_their_own_threads():
     path = CORPUS / "cclog-ef958aa1" / "subagents" / "agent-a36efb2a1231c41e2.jsonl"
     threads = load_threads(path)

@@ -840,6 +840,23 @@ def _grown(state: State | None) -> float:
     return state.visible + state.thinking if state is not None else 0.0
 
 
+def _unseen_thinking(reader: TranscriptReader, request: Request, scale: float, context: State | None) -> int:
+    """The tokens of ``request``'s reply that its transcript leaves out and ``context`` (a later request's,
+    grown from it) still holds: thinking written without its text (newer models omit it: an empty
+    ``thinking`` and a signature) is the recorded ``output_tokens`` less the estimate of the reply's other
+    blocks. 0 when the reply shows all its thinking, or when a prompt since has stripped it."""
+    node = reader.nodes[request.node]
+    if request.usage is None or context is None or node.light:
+        return 0
+    if not any(b.role == THINKING and b.type == "thinking" and not b.text for b in node.blocks):
+        return 0
+    reply = reader.state_of(request.node)
+    if reply is None or context.thinking_cut != reply.thinking_cut:
+        return 0  # a new prompt came after the reply: its thinking is stripped
+    shown = reply.visible + reply.thinking - _grown(request.context)
+    return max(0, request.usage.output_tokens - round(scale * shown))
+
+
 def _unsent_reply(node: _Node) -> bool:
     """An assistant line that was never sent (a ``<synthetic>`` note or an ``isApiErrorMessage``): every
     assistant line that was sent is a request node, and an unsent one keeps no blocks."""
@@ -967,8 +984,12 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
         # a context that grew from the last request's goes on from its recorded figure; one that did not (a
         # rewind) restarts. Growth, not the estimate: thinking cut at a new prompt lowers the estimate only
         if requests[last].epoch == epoch and grown >= _grown(requests[last].context):
-            target = recorded + round(scale * (visible - base))
+            context = requests[index].context if index < len(requests) else pending
+            unseen = _unseen_thinking(reader, requests[last], scale, context)
+            target = recorded + round(scale * (visible - base)) + unseen
             how = f"predicted: request {last + 1}'s recorded {recorded} plus what was added since, ×{scale:.3f}"
+            if unseen:
+                how += f", plus {unseen} of its reply's thinking the transcript leaves out (its recorded output)"
             return target, Fit(scale, hidden, used or (last + 1,), how)
         # The context restarted (a compaction or a rewind). After a compaction Claude Code sends the system
         # prompt, tools and memory again (the hidden part of the thread's first request: what the session
