@@ -382,6 +382,19 @@ def test_thinking_the_transcript_leaves_out_is_counted_from_the_recorded_output(
     assert "thinking the transcript leaves out" in plan.calibration.to_dict()["method"]
 
 
+def test_tool_definitions_a_tool_search_loads_are_counted_and_named(tmp_path):
+    """A ToolSearch result of Claude Code 2.1.x holds ``tool_reference`` blocks: the API expands each into
+    the tool's definition, which no transcript shows (request 2 grew 3320 tokens beyond request 1's output
+    for 4 of them). The prediction counts a typical definition per tool and says so (it fell 9.6 % short)."""
+    path = CORPUS / "omitted-thinking" / "cclog-ef958aa1-2.1.114-opus-4-7.jsonl"
+    requests = _requests(path)
+    first, _last, recorded = requests[1]
+    plan = Engine().plan(load_session(_cut(path, first, tmp_path, "pending-2.jsonl")))
+    assert plan.pending
+    assert abs(plan.tokens_after - recorded) / recorded < 0.03
+    assert any("4 tool definitions" in w and "TaskCreate" in w for w in plan.warnings)
+
+
 def test_sub_agent_files_of_the_second_corpus_are_their_own_threads():
     path = CORPUS / "cclog-ef958aa1" / "subagents" / "agent-a36efb2a1231c41e2.jsonl"
     threads = load_threads(path)

@@ -43,7 +43,7 @@ from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.records import dataclass, field, replace
 from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.parse.fastjson import MISSED, loads, loads_utf8
-from tokenbox.core.sources.readers.anthropic import plain_block, result_images
+from tokenbox.core.sources.readers.anthropic import TYPICAL_TOOL_DEFINITION, plain_block, result_images
 from tokenbox.core.sources.readers.claude_truth import (
     PRIOR_SCALE,
     RESIDUAL_NOTED,
@@ -207,6 +207,9 @@ def _extend(state: State | None, role: str, blocks: list[Block], line: int, base
         if size is None:
             fixed = block.meta.get("tokens")
             size = float(fixed) if isinstance(fixed, int) else bases(block.text) + BLOCK_FRAMING.get(block.role, 0.0)
+            loaded = block.meta.get("tool_references")
+            if loaded:  # definitions the API adds, in base units (the thread's fitted scale makes them tokens)
+                size += len(loaded) * TYPICAL_TOOL_DEFINITION / PRIOR_SCALE
             block.meta["estimate"] = size
         if block.role == THINKING:
             think += size
