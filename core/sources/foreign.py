@@ -103,6 +103,18 @@ def agent_log(values: list[Any]) -> str | None:
         return "a Factory Droid session (~/.factory/sessions/…/*.jsonl)"
     if kind == "metadata" and "protocol_version" in first:
         return "a Kimi CLI session log (~/.kimi/sessions/…)"
+    if "step_index" in first and "source" in first and isinstance(kind, str) and kind.isupper():
+        return "a Google Antigravity conversation log (numbered steps)"
+    turns = [v for v in records if "type" not in v and _plain(v.get("role")) in ("user", "assistant")
+             and isinstance(_plain(v.get("message")), dict)]
+    if turns and turns[0] is first and 2 * len(turns) >= len(records):  # (a ``turn_ended`` record between them)
+        return "a Cursor agent transcript (role and message per line)"
+    if any(_plain(v.get("type")) == "message" and "role" in v and "text" in v and ("session_id" in v or "sessionId" in v)
+           for v in records):
+        return "a Factory Droid stream-json log (droid exec --output-format stream-json)"
+    if any(_plain(v.get("type")) in ("user", "assistant") and "content" in v and ("prompt_index" in v or "model_id" in v)
+           and "uuid" not in v for v in records):
+        return "a Grok CLI chat history (chat_history.jsonl)"
     for value in records:
         message = _plain(value.get("message"))
         # Qwen Code keeps Gemini's message shape ({"role": "model", "parts": [...]}) in Claude-like records
