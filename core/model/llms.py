@@ -124,13 +124,23 @@ _PREFIX = re.compile(r"^(?:[a-z0-9_-]+/)+|^(?:(?:us|eu|apac|global)\.)?(?:anthro
 _BEDROCK_SUFFIX = re.compile(r"-v\d+(?::\d+)?$")
 _CLAUDE_VERSION = re.compile(r"^claude-(opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d))?(?:-|$)")
 _GPT5 = re.compile(r"(?:^|[/_.:-])gpt-5")
+# a Claude name with its version before its tier (``claude-4-5-opus``): Anthropic's order before Claude 4
+_CLAUDE_VERSION_FIRST = re.compile(r"^claude-(\d+)(?:-(\d))?-(opus|sonnet|haiku|fable|mythos)(-.*|)$")
 
 
 def canonical(name: str) -> str:
-    """``name`` without a provider's prefix or Claude Code's ``[1m]`` suffix, lower-cased."""
+    """``name`` without a provider's prefix or Claude Code's ``[1m]`` suffix, lower-cased; a gateway's alias
+    of a Claude model (``claude_4_5_opus``, ``claude_opus_4_6``) in Anthropic's own spelling."""
     plain = name.strip().lower().removesuffix("[1m]")
     plain = _PREFIX.sub("", plain)
-    return _BEDROCK_SUFFIX.sub("", plain)
+    plain = _BEDROCK_SUFFIX.sub("", plain)
+    if plain.startswith("claude_"):
+        plain = plain.replace("_", "-")
+    alias = _CLAUDE_VERSION_FIRST.match(plain)
+    if alias is not None and int(alias.group(1)) >= 4:  # Anthropic writes the tier first from Claude 4 on
+        minor = f"-{alias.group(2)}" if alias.group(2) else ""
+        plain = f"claude-{alias.group(3)}-{alias.group(1)}{minor}{alias.group(4)}"
+    return plain
 
 
 def lookup_model(name: str) -> ModelInfo:

@@ -275,7 +275,9 @@ class Engine:
         # "exact" says whether tokens.after is the tokenizer's own count of the rendered context: parts
         # of a fixed size (a transcript's hidden part, an API's framing, images) make it another figure
         # (whether that figure is exact is the headline's kind: a body counted by a published rule is).
-        exact = bool(tokenizer_obj.exact) and not any(p.section.tokens for p in assembly.parts)
+        # (a part of a fixed 0 that renders text, a request's own reply, is such a part too)
+        exact = bool(tokenizer_obj.exact) and not any(
+            p.section.tokens is not None and (p.section.tokens or p.section.text) for p in assembly.parts)
         info = TokenizerInfo(resolved.tokenizer, exact, str(tokenizer_obj.version))
         plan_budget = Budget(resolved.max_ctx, resolved.reserve_out, resolved.headroom, resolved.available)
         common = dict(

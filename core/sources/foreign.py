@@ -88,6 +88,41 @@ def sniff_document(node: Node, path: str) -> UnsupportedFormat | None:
     return None
 
 
+def agent_log(values: list[Any]) -> str | None:
+    """What another coding agent's JSON-lines session log is, from its first parsed lines (``None``: not one
+    of these). Their records look like Claude Code's (a ``type``, a ``message`` with a ``role``, ids), so
+    the Claude Code row asks here first and declines them, and ``sniff_lines`` refuses them by name."""
+    records = [v for v in values if isinstance(v, dict)]
+    if not records or any("tokenbox" in v for v in records):
+        return None
+    first = records[0]
+    kind = _plain(first.get("type"))
+    if kind == "session" and "version" in first and "cwd" in first:
+        return "a Pi or OpenClaw agent session (~/.pi/agent/sessions/…/*.jsonl)"
+    if kind == "session_start" and "id" in first:
+        return "a Factory Droid session (~/.factory/sessions/…/*.jsonl)"
+    if kind == "metadata" and "protocol_version" in first:
+        return "a Kimi CLI session log (~/.kimi/sessions/…)"
+    if "step_index" in first and "source" in first and isinstance(kind, str) and kind.isupper():
+        return "a Google Antigravity conversation log (numbered steps)"
+    turns = [v for v in records if "type" not in v and _plain(v.get("role")) in ("user", "assistant")
+             and isinstance(_plain(v.get("message")), dict)]
+    if turns and turns[0] is first and 2 * len(turns) >= len(records):  # (a ``turn_ended`` record between them)
+        return "a Cursor agent transcript (role and message per line)"
+    if any(_plain(v.get("type")) == "message" and "role" in v and "text" in v and ("session_id" in v or "sessionId" in v)
+           for v in records):
+        return "a Factory Droid stream-json log (droid exec --output-format stream-json)"
+    if any(_plain(v.get("type")) in ("user", "assistant") and "content" in v and ("prompt_index" in v or "model_id" in v)
+           and "uuid" not in v for v in records):
+        return "a Grok CLI chat history (chat_history.jsonl)"
+    for value in records:
+        message = _plain(value.get("message"))
+        # Qwen Code keeps Gemini's message shape ({"role": "model", "parts": [...]}) in Claude-like records
+        if isinstance(message, dict) and "parts" in message and "content" not in message and "uuid" in value:
+            return "a Qwen Code chat (~/.qwen/projects/…/chats/*.jsonl)"
+    return None
+
+
 def sniff_lines(nodes: list[Node], path: str) -> UnsupportedFormat | None:
     """A refusal for a JSON-lines file of another tool's format (``None`` when it is not recognised)."""
     values = [_plain(n) for n in nodes[:50]]
@@ -99,6 +134,9 @@ def sniff_lines(nodes: list[Node], path: str) -> UnsupportedFormat | None:
     if all("messages" in v and isinstance(_plain(v["messages"]), list) for v in values):
         return refuse("an OpenAI chat fine-tuning or eval dataset ({\"messages\": [...]} per line)",
                       "save one line as a .json file to read it as an OpenAI Chat request", path)
+    agent = agent_log(values)
+    if agent is not None:
+        return refuse(agent, "", path)
     first = values[0]
     if _plain(first.get("kind")) == 0 and isinstance(_plain(first.get("v")), dict):
         return refuse("a VS Code GitHub Copilot Chat session journal (chatSessions/*.jsonl)", "", path)

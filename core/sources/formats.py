@@ -117,10 +117,13 @@ class Format:
 
 def _claude_code_head(values: list[Any]) -> bool:
     """One of the first lines is a Claude Code record and none is a tokenbox session or a Gemini CLI
-    record (a Gemini CLI log also carries ``sessionId`` on its records)."""
+    record (a Gemini CLI log also carries ``sessionId`` on its records), and the lines are not another
+    agent's log of a look-alike layout (``foreign.agent_log``: refused by name instead)."""
     for value in values:
         if isinstance(value, dict) and ("tokenbox" in value or gemini.is_gemini_record(value)):
             return False
+    if foreign.agent_log(values) is not None:
+        return False
     return any(claude_code.looks_like_transcript(value) for value in values)
 
 

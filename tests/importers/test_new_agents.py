@@ -22,7 +22,7 @@ from tokenbox.core import Engine, Loader, SessionError, load_session, load_threa
 from tokenbox.core.sources import database
 
 from tests.importers.opencode_store import add, write_db
-from tests.importers.support import HERE, run_cli
+from tests.importers.support import HERE, count, run_cli
 
 FIXTURES = HERE / "fixtures"
 CLINE = FIXTURES / "cline_task_1769053680585_first-6-requests"
@@ -300,6 +300,19 @@ def test_copilot_without_its_store_predicts_from_the_shutdown_record(tmp_path):
     assert last.sections[0].kind == "inferred" and "shutdown" in last.calibration.method
     assert last.calibration.hidden > shutdown["toolDefinitionsTokens"]  # the tools, and the system tokens beyond its text
     assert abs(plan(last)["tokens"]["after"] - shutdown["currentTokens"]) < 0.05 * shutdown["currentTokens"]
+
+
+def test_an_exact_count_is_claimed_only_when_the_render_is_what_was_counted(tmp_path):
+    """A request's own reply is rendered with its turn at 0 tokens: with no recorded usage (a journal without
+    its store) the headline is the tokenizer's count of the context only, so it is not the exact count of the
+    render (the plan said ``exact`` and counted 126 for a render of 152 tokens)."""
+    journal = tmp_path / "events.jsonl"
+    journal.write_text("".join(COPILOT.read_text(encoding="utf-8").splitlines(keepends=True)[:6]), encoding="utf-8")
+    result = Engine().plan(load_session(journal))
+    assert not result.pending and any(s.id.startswith("reply.") for s in result.sections)
+    if result.tokenizer.exact:
+        assert count(result.tokenizer.name, result.render()) == result.tokens_after
+    assert not result.tokenizer.exact
 
 
 def test_copilot_followed_journal_costs_the_appended_lines(tmp_path):

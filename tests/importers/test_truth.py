@@ -245,6 +245,26 @@ def test_synthetic_messages_and_tool_use_results_stay_out(tmp_path):
     assert "API Error" not in text and "SECRET-ONLY-IN-TRANSCRIPT" not in text and "file.txt" in text
 
 
+def test_input_before_a_failed_request_is_still_pending(tmp_path):
+    """Real Claude Code 2.1.3 transcripts that end with Claude Code's own API-error notes (``<synthetic>``
+    "Request timed out", "Invalid API key"): those were never sent, so the input before them is the request
+    about to be sent (it was neither "no message yet" nor the last recorded request)."""
+    timeouts = REAL / "corpus" / "mclaude-7fcdbdcd-2.1.3-timeouts.jsonl"  # 1 request (24605), then 3 timeouts
+    plan = Engine().plan(load_session(timeouts))
+    assert plan.pending and plan.thread == "main" and plan.tokens_after > 24_605
+    text = _texts(load_session(timeouts))
+    assert "Todos have been modified successfully" in text and "try again" in text
+    assert "Request timed out" not in text
+    no_reply = REAL / "corpus" / "mclaude-ed0d7abd-2.1.3-no-reply.jsonl"  # no request ever answered
+    for upto in (3, 57):  # the first prompt and its error; the whole file
+        path = _cut(no_reply, upto, tmp_path, f"no-reply-{upto}.jsonl")
+        plan = Engine().plan(load_session(path))
+        assert plan.pending and plan.thread == "main"
+        text = _texts(load_session(path))
+        assert "whoami" in text and "Invalid API key" not in text
+    assert "hi" in text.split("whoami")[-1]
+
+
 def test_sub_agent_files_are_threads_and_the_default_turn_is_the_main_threads(tmp_path):
     threads = load_threads(SHOWCASE)
     assert "main" in threads and any(name.startswith("agent-") for name in threads)
@@ -334,6 +354,45 @@ def test_the_second_corpus_headline_and_predictions(tmp_path, path):
             assert pending.pending
             errors.append(abs(pending.tokens_after - recorded) / recorded)
     assert not errors or max(errors) <= 0.03
+
+
+def test_a_new_prompt_after_thinking_goes_on_from_the_last_recorded_request(tmp_path):
+    """A new prompt strips earlier thinking from the estimate (the API's rule), so the context's estimate can
+    fall below the last request's; that is no rewind: the prediction still starts from its recorded figure
+    (it restarted from the hidden part of request 1 and missed what the thread had gathered since)."""
+    path = CORPUS / "mclaude-343e3472-2.1.6-opus-4-5.jsonl"
+    requests = _requests(path)
+    first, _last, recorded = requests[3]
+    plan = Engine().plan(load_session(_cut(path, first, tmp_path, "pending-4.jsonl")))
+    assert plan.pending
+    assert f"request 3's recorded {requests[2][2]}" in plan.calibration.to_dict()["method"]
+    assert abs(plan.tokens_after - recorded) / recorded < 0.01
+
+
+def test_thinking_the_transcript_leaves_out_is_counted_from_the_recorded_output(tmp_path):
+    """Claude Code 2.1.114 with claude-opus-4-7 writes thinking without its text (an empty ``thinking`` and a
+    signature); the next request in the tool loop still carries it. Request 3 replied with 3783 output tokens,
+    nearly all thinking: the prediction of request 4 counts them from the recorded output (it fell 8 % short)."""
+    path = CORPUS / "omitted-thinking" / "cclog-ef958aa1-2.1.114-opus-4-7.jsonl"
+    requests = _requests(path)
+    first, _last, recorded = requests[3]
+    plan = Engine().plan(load_session(_cut(path, first, tmp_path, "pending-4.jsonl")))
+    assert plan.pending
+    assert abs(plan.tokens_after - recorded) / recorded < 0.015
+    assert "thinking the transcript leaves out" in plan.calibration.to_dict()["method"]
+
+
+def test_tool_definitions_a_tool_search_loads_are_counted_and_named(tmp_path):
+    """A ToolSearch result of Claude Code 2.1.x holds ``tool_reference`` blocks: the API expands each into
+    the tool's definition, which no transcript shows (request 2 grew 3320 tokens beyond request 1's output
+    for 4 of them). The prediction counts a typical definition per tool and says so (it fell 9.6 % short)."""
+    path = CORPUS / "omitted-thinking" / "cclog-ef958aa1-2.1.114-opus-4-7.jsonl"
+    requests = _requests(path)
+    first, _last, recorded = requests[1]
+    plan = Engine().plan(load_session(_cut(path, first, tmp_path, "pending-2.jsonl")))
+    assert plan.pending
+    assert abs(plan.tokens_after - recorded) / recorded < 0.03
+    assert any("4 tool definitions" in w and "TaskCreate" in w for w in plan.warnings)
 
 
 def test_sub_agent_files_of_the_second_corpus_are_their_own_threads():

@@ -57,6 +57,9 @@ def within(predicted: int, recorded: int, percent: float) -> bool:
     ("gemini-3.1-pro-preview", 1_048_576, "model"),  # the Gemini chat
     ("gemini-9-ultra", 1_048_576, "family"),
     ("claude-sonnet-4-5[1m]", 1_000_000, "recorded"),
+    ("claude_4_5_opus", 200_000, "model"),  # a gateway's alias, as a real Cline task records it
+    ("claude_opus_4_6", 1_000_000, "model"),
+    ("claude-3-5-sonnet-20241022", 200_000, "model"),
 ])
 def test_the_window_comes_from_the_table_or_the_family(model, window, source):
     resolved = resolve_window(model)

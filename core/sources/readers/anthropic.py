@@ -352,10 +352,30 @@ def plain_block(value: dict[str, Any], line: int = 0, col: int = 0) -> Block:
         if value.get("is_error") is True:
             meta["is_error"] = True
         content = value.get("content")
+        loaded = tool_references(content)
+        if loaded:
+            meta["tool_references"] = loaded
+            meta["note"] = (f"a ToolSearch result loads {len(loaded)} tool definitions the transcript does not show "
+                            f"({', '.join(loaded)}): counted as ≈{TYPICAL_TOOL_DEFINITION} tokens each (typical, not read)")
         return Block(btype, RESULT, result_text(content, with_images=False), None, meta, cache, line, col)
     meta["unknown"] = True
     body = {k: v for k, v in value.items() if k != "cache_control"}
     return Block(btype, OTHER, compact(body), None, meta, cache, line, col)
+
+
+# A ``tool_reference`` (a ToolSearch result of Claude Code 2.1.x, for its deferred tools) is expanded by the API
+# into the tool's whole definition, which the transcript does not hold: counted as a typical definition.
+# Fitted on the recorded growth of tests/fixtures/real_sessions (claude-code-log ef958aa1 and its sub-agents,
+# 2.1.114): 25 tools in 8 searches added 24 472 tokens, 545–1 488 per tool.
+TYPICAL_TOOL_DEFINITION = 1000
+
+
+def tool_references(content: Any) -> list[str]:
+    """The names of the tools a tool result's ``tool_reference`` blocks load, in order (``[]``: none)."""
+    if not isinstance(content, list):
+        return []
+    return [item["tool_name"] if isinstance(item.get("tool_name"), str) else "?"
+            for item in content if isinstance(item, dict) and item.get("type") == "tool_reference"]
 
 
 def call_text(btype: str, name: str, arguments: Any) -> str:

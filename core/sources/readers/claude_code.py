@@ -43,7 +43,7 @@ from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.records import dataclass, field, replace
 from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.parse.fastjson import MISSED, loads, loads_utf8
-from tokenbox.core.sources.readers.anthropic import plain_block, result_images
+from tokenbox.core.sources.readers.anthropic import TYPICAL_TOOL_DEFINITION, plain_block, result_images
 from tokenbox.core.sources.readers.claude_truth import (
     PRIOR_SCALE,
     RESIDUAL_NOTED,
@@ -207,6 +207,9 @@ def _extend(state: State | None, role: str, blocks: list[Block], line: int, base
         if size is None:
             fixed = block.meta.get("tokens")
             size = float(fixed) if isinstance(fixed, int) else bases(block.text) + BLOCK_FRAMING.get(block.role, 0.0)
+            loaded = block.meta.get("tool_references")
+            if loaded:  # definitions the API adds, in base units (the thread's fitted scale makes them tokens)
+                size += len(loaded) * TYPICAL_TOOL_DEFINITION / PRIOR_SCALE
             block.meta["estimate"] = size
         if block.role == THINKING:
             think += size
@@ -309,11 +312,15 @@ class Thread:
         if self.last_node is None:
             return None
         node = reader.nodes[self.last_node]
+        # Claude Code's own notes after a failed request ("Request timed out", "Invalid API key": the
+        # ``<synthetic>`` lines) were never sent: the input before them is still what the agent sends next
+        while _unsent_reply(node) and node.parent is not None:
+            node = reader.nodes[node.parent]
         if node.kind in ("request", "boundary") or node.role != "user":
             return None
-        if self.requests and self.requests[-1].node == self.last_node:
+        if self.requests and self.requests[-1].node == node.index:
             return None
-        return reader.state_of(self.last_node)
+        return reader.state_of(node.index)
 
 
 class TranscriptReader:
@@ -830,6 +837,35 @@ def _call_block(request: _Node, call: Any) -> Block | None:
     return None
 
 
+def _grown(state: State | None) -> float:
+    """What a context has accumulated: the base estimate of every block along its chain, thinking included
+    even where the API strips it (so it only grows from a request's context to the next's on one branch)."""
+    return state.visible + state.thinking if state is not None else 0.0
+
+
+def _unseen_thinking(reader: TranscriptReader, request: Request, scale: float, context: State | None) -> int:
+    """The tokens of ``request``'s reply that its transcript leaves out and ``context`` (a later request's,
+    grown from it) still holds: thinking written without its text (newer models omit it: an empty
+    ``thinking`` and a signature) is the recorded ``output_tokens`` less the estimate of the reply's other
+    blocks. 0 when the reply shows all its thinking, or when a prompt since has stripped it."""
+    node = reader.nodes[request.node]
+    if request.usage is None or context is None or node.light:
+        return 0
+    if not any(b.role == THINKING and b.type == "thinking" and not b.text for b in node.blocks):
+        return 0
+    reply = reader.state_of(request.node)
+    if reply is None or context.thinking_cut != reply.thinking_cut:
+        return 0  # a new prompt came after the reply: its thinking is stripped
+    shown = reply.visible + reply.thinking - _grown(request.context)
+    return max(0, request.usage.output_tokens - round(scale * shown))
+
+
+def _unsent_reply(node: _Node) -> bool:
+    """An assistant line that was never sent (a ``<synthetic>`` note or an ``isApiErrorMessage``): every
+    assistant line that was sent is a request node, and an unsent one keeps no blocks."""
+    return node.kind == "line" and node.role == "assistant" and not node.blocks and not node.light
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -928,8 +964,9 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
         warnings += (f"… and {reader.warning_count - len(reader.warnings)} more warnings like these",)
     hidden_label = "system prompt + tools + memory (not in the transcript)"
 
-    def prediction(index: int, visible: float) -> tuple[int | None, Fit]:
-        """The predicted context of request ``index`` (or the pending one) from the requests before it."""
+    def prediction(index: int, visible: float, grown: float) -> tuple[int | None, Fit]:
+        """The predicted context of request ``index`` (or the pending one) from the requests before it;
+        ``visible`` is its context's estimate, ``grown`` what the context has accumulated (``_grown``)."""
         last = next((j for j in range(min(index, len(requests)) - 1, -1, -1) if requests[j].usage is not None), None)
         epoch = thread.epoch if index >= len(requests) else requests[index].epoch
         if last is None:
@@ -947,9 +984,15 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
         recorded = requests[last].usage.context_tokens  # type: ignore[union-attr]
         base = observations[last].visible
         hidden = recorded - round(scale * base)
-        if requests[last].epoch == epoch and visible >= base:
-            target = recorded + round(scale * (visible - base))
+        # a context that grew from the last request's goes on from its recorded figure; one that did not (a
+        # rewind) restarts. Growth, not the estimate: thinking cut at a new prompt lowers the estimate only
+        if requests[last].epoch == epoch and grown >= _grown(requests[last].context):
+            context = requests[index].context if index < len(requests) else pending
+            unseen = _unseen_thinking(reader, requests[last], scale, context)
+            target = recorded + round(scale * (visible - base)) + unseen
             how = f"predicted: request {last + 1}'s recorded {recorded} plus what was added since, ×{scale:.3f}"
+            if unseen:
+                how += f", plus {unseen} of its reply's thinking the transcript leaves out (its recorded output)"
             return target, Fit(scale, hidden, used or (last + 1,), how)
         # The context restarted (a compaction or a rewind). After a compaction Claude Code sends the system
         # prompt, tools and memory again (the hidden part of the thread's first request: what the session
@@ -1004,11 +1047,11 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
             hidden = target - round(scale * visible)
             how = (f"recorded context; visible parts ×{scale:.3f} fitted on requests {used[0]}–{used[-1]} of the thread"
                    if used else "recorded context; visible parts at scale 1 (no earlier request to fit)")
-            predicted, _ = prediction(index, visible) if index > 0 else (None, None)
+            predicted, _ = prediction(index, visible, _grown(state)) if index > 0 else (None, None)
             residual = None if predicted is None else target - predicted
             fit = Fit(scale, hidden, used, how, residual=residual)
         else:
-            target, fit = prediction(index, visible)
+            target, fit = prediction(index, visible, _grown(state))
         messages = state.messages(thread.messages) if state is not None else []
         if state is not None:
             thread.messages = (state, tuple(messages))  # the next request's context grows from this one
