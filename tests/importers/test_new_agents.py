@@ -86,6 +86,40 @@ def test_cline_either_file_reads_the_same_task(tmp_path):
     assert any("no api_conversation_history.json" in w for w in turns[-1].warnings)
 
 
+CLINE_RETRIED = FIXTURES / "cline_ui-only_1767644899093_first-22-requests" / "ui_messages.json"
+
+
+def _sent(turn) -> list[str]:
+    """The texts a turn's context is made of, oldest first (everything but the inferred hidden part)."""
+    return [s.text for s in turn.sections if s.kind != "inferred"]
+
+
+def test_cline_ui_alone_a_retried_request_replaces_the_unanswered_one(tmp_path):
+    """A real ui_messages.json alone (Cline 3.x, grok-code-fast-1 then claude-sonnet-4.5): requests 20 and 21
+    failed (tokensIn 0, streaming_failed) and each retry's ``request`` text starts with the unanswered
+    one's (Cline merges them into one user turn). Request 22 recorded 50 868 tokens; what it sent is
+    what the same file shows without the failed attempts, and the typed feedback, which the request text
+    holds in <feedback>, is counted once. Before: the two failed turns were counted again beside the
+    merged one, and each feedback twice."""
+    ui = json.loads(CLINE_RETRIED.read_text(encoding="utf-8"))
+    started = [i for i, m in enumerate(ui) if m.get("say") == "api_req_started"]
+    failed = [i for i in started if json.loads(ui[i]["text"]).get("cancelReason") == "streaming_failed"]
+    assert len(started) == 22 and failed == started[19:21]
+    texts = [json.loads(ui[i]["text"])["request"] for i in started[19:]]
+    assert texts[1].startswith(texts[0]) and texts[2].startswith(texts[1])  # what makes them one turn
+    turns = load_turns(CLINE_RETRIED)
+    assert turns[-1].recorded.context_tokens == 50868 == plan(turns[-1])["tokens"]["after"]
+    without = tmp_path / "without-failed" / "ui_messages.json"
+    without.parent.mkdir()
+    without.write_text(json.dumps([m for i, m in enumerate(ui) if i not in failed]), encoding="utf-8")
+    assert _sent(load_turns(without)[-1]) == _sent(turns[-1])
+    feedback = [i for i, m in enumerate(ui) if m.get("say") == "user_feedback" and not m.get("images")]
+    quiet = tmp_path / "without-feedback" / "ui_messages.json"  # the panel's copy of what the requests hold
+    quiet.parent.mkdir()
+    quiet.write_text(json.dumps([m for i, m in enumerate(ui) if i not in feedback]), encoding="utf-8")
+    assert [_sent(t) for t in load_turns(quiet)] == [_sent(t) for t in turns]
+
+
 def test_cline_followed_task_reuses_what_did_not_change_and_predicts_the_pending_request(tmp_path):
     api = json.loads((CLINE / "api_conversation_history.json").read_text(encoding="utf-8"))
     ui = json.loads((CLINE / "ui_messages.json").read_text(encoding="utf-8"))
