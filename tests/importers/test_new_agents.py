@@ -303,6 +303,22 @@ def test_opencode_pending_user_message_and_a_busy_database(tmp_path, monkeypatch
         locker.close()
 
 
+def test_opencode_pending_request_takes_the_model_its_user_message_names(tmp_path):
+    """OpenCode answers a user message with the model the message records (``model.modelID``): a pending
+    request after a switch is planned for that model's window, not the previous reply's (before: gpt-4o,
+    128 000)."""
+    db = tmp_path / "opencode.db"
+    records = {"sessions": [_constructed("ses_root", None, 10)], **_exchange("ses_root", 1, 4000, "hello")}
+    records["messages"].append({"id": "msg_900u", "sessionID": "ses_root", "role": "user", "time": {"created": 900},
+                                "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}})
+    records["parts"].append({"id": "prt_900", "messageID": "msg_900u", "sessionID": "ses_root", "type": "text",
+                             "text": "and now the tests", "_time": 900})
+    write_db(db, records)
+    turns = load_turns(db)
+    assert turns[0].model == "gpt-4o" and turns[-1].pending
+    assert turns[-1].model == "claude-sonnet-4-5" and plan(turns[-1])["window"]["tokens"] == 200000
+
+
 # ---------------------------------------------------------------- Copilot CLI
 
 
