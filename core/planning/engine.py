@@ -274,8 +274,10 @@ class Engine:
         tokenizer_obj = counter.tokenizer
         # "exact" says whether tokens.after is the tokenizer's own count of the rendered context: parts
         # of a fixed size (a transcript's hidden part, an API's framing, images) make it another figure
-        # (whether that figure is exact is the headline's kind: a body counted by a published rule is).
-        exact = bool(tokenizer_obj.exact) and not any(p.section.tokens for p in assembly.parts)
+        # (whether that figure is exact is the headline's kind: a body counted by a published rule is),
+        # and so does a part of a fixed 0 that still renders text (a request's own reply, shown with it).
+        exact = bool(tokenizer_obj.exact) and not any(
+            p.section.tokens or (p.section.tokens is not None and p.section.text) for p in assembly.parts)
         info = TokenizerInfo(resolved.tokenizer, exact, str(tokenizer_obj.version))
         plan_budget = Budget(resolved.max_ctx, resolved.reserve_out, resolved.headroom, resolved.available)
         common = dict(

@@ -352,6 +352,27 @@ def test_copilot_without_its_store_predicts_from_the_shutdown_record(tmp_path):
     assert abs(plan(last)["tokens"]["after"] - shutdown["currentTokens"]) < 0.05 * shutdown["currentTokens"]
 
 
+def test_copilot_without_its_store_an_exact_tokenizer_means_the_render_is_what_was_counted(tmp_path):
+    """The contract's check (CONTRACT.md: with ``tokenizer.exact`` true, ``tokens.after`` is the tokenizer's
+    count of ``tokenbox render``), on each request of the journal without its store (o200k_base, gpt-5.4):
+    a request's own reply is rendered with it at 0 tokens, so such a plan is not exact. Before: exact, with
+    126 counted for a render of 152 tokens (request 1)."""
+    from tests.engine.helpers import count
+
+    lines = COPILOT.read_text(encoding="utf-8").splitlines(keepends=True)
+    journal = tmp_path / "events.jsonl"
+    checked = 0
+    for end in range(4, len(lines) + 1):
+        journal.write_text("".join(lines[:end]), encoding="utf-8")
+        data = ENGINE.plan(load_session(journal))
+        replied = any(s.meta.get("category") == "reply" and s.text for s in data.session.sections)
+        if data.tokenizer.exact:
+            assert data.tokens_after == count(data.render()), end
+        else:
+            checked += replied
+    assert checked  # the cuts that end on a reply were planned, not exact
+
+
 def test_copilot_followed_journal_costs_the_appended_lines(tmp_path):
     lines = COPILOT.read_text(encoding="utf-8").splitlines(keepends=True)
     journal = tmp_path / "events.jsonl"
