@@ -437,6 +437,35 @@ def gemini_pairs(tmp_path: Path) -> list[tuple[Path, int]]:
     return out
 
 
+def test_gemini_cli_saved_chats_are_read_as_contents_not_as_a_cline_task(tmp_path, capsys):
+    """``/chat save <tag>`` writes ``checkpoint-<tag>.json``: a JSON array of ``{role, parts}`` (older
+    Gemini CLI) or ``{history, authType}``; ``--checkpointing`` writes a restore point whose
+    ``clientHistory`` is what was sent. CONSTRUCTED in that schema (gemini-cli ``core/logger.ts``
+    ``Checkpoint``, ``ToolCallData``; no real saved chat is public). Before: the array was taken for a
+    Cline task (``[{"role": …``) and planned as 0 tokens, exit 0; the other two were an unknown-key
+    error."""
+    contents = [{"role": "user", "parts": [{"text": "Summarise README.md for me, please."}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {"path": "README.md"}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "read_file",
+                                                                 "response": {"output": "# demo\nA tiny demo."}}}]},
+                {"role": "model", "parts": [{"text": "It is a tiny demo."}]}]
+    shapes = {"checkpoint-old.json": contents, "checkpoint-new.json": {"history": contents, "authType": "oauth-personal"},
+              "restore.json": {"history": [{"type": "user", "text": "ui item"}], "clientHistory": contents,
+                               "toolCall": {"name": "write_file", "args": {}}, "commitHash": "0" * 40}}
+    heads = set()
+    for name, value in shapes.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(value, indent=2), encoding="utf-8")
+        turn = load_session(path)
+        texts = [s.text for s in turn.sections]
+        assert turn.name.startswith("Gemini CLI saved chat") and turn.source_format != "cline-task", name
+        assert any("Summarise README.md" in t for t in texts) and any("tiny demo" in t for t in texts), name
+        assert any("system prompt and tool definitions" in w for w in turn.warnings), name
+        heads.add(plan(turn)["tokens"]["after"])
+        assert run_cli("plan", str(path)).returncode == 0
+    assert len(heads) == 1 and heads.pop() > 0  # the same contents, however saved
+
+
 def test_gemini_api_bodies_alone_and_with_their_recorded_usage(tmp_path):
     pairs = gemini_pairs(tmp_path)
     assert len(pairs) == 9

@@ -49,6 +49,8 @@ METADATA = "task_metadata.json"  # Cline: files in context and the models used
 HIDDEN_LABEL = "system prompt and tool definitions (not in the task folder)"
 NOT_RECORDED = "the system prompt and the tool definitions (the task folder does not hold them)"
 _API_HEAD = re.compile(rb'^\s*\[\s*\{\s*"(role|content)"\s*:')
+# a Gemini CLI saved chat is also an array of role messages, of ``parts`` (Cline's have ``content``)
+_GEMINI_HEAD = re.compile(rb'^\s*\[\s*\{\s*"role"\s*:\s*"(user|model)"\s*,\s*"parts"\s*:')
 _UI_HEAD = re.compile(rb'^\s*\[\s*\{\s*"(ts|type|say|ask)"\s*:')
 _USAGE_MAX = 10**12
 _REPLACED = ("condenseParent", "truncationParent")  # Roo Code: a message a summary or truncation replaced
@@ -60,7 +62,7 @@ def detect(found: Probe) -> bool:
         return False
     if found.is_dir:
         return API_FILE in found.names or UI_FILE in found.names
-    return bool(_API_HEAD.match(found.head) or _UI_HEAD.match(found.head))
+    return bool((_API_HEAD.match(found.head) and not _GEMINI_HEAD.match(found.head)) or _UI_HEAD.match(found.head))
 
 
 def task_files(path: str) -> tuple[str, str | None, str | None]:
