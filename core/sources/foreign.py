@@ -57,10 +57,25 @@ def _keys(value: Any) -> set[str]:
     return set(value) if isinstance(value, dict) else set()
 
 
+_CODEX_PROMPT = {"session_id", "ts", "text"}  # a line of ~/.codex/history.jsonl: one prompt typed
+_GEMINI_PROMPT = {"sessionId", "messageId", "type", "message"}  # an entry of ~/.gemini/tmp/<project>/logs.json
+
+
+def _codex_prompt_refusal() -> tuple[str, str]:
+    """What Codex's prompt history is and what to open instead (its lines hold the typed prompts only)."""
+    return ("Codex CLI's prompt history (~/.codex/history.jsonl: the prompts typed, not what was sent)",
+            "open a rollout under ~/.codex/sessions instead")
+
+
 def sniff_document(node: Node, path: str) -> UnsupportedFormat | None:
     """A refusal for one parsed document of another tool's format (``None`` when it is not recognised)."""
     value = _plain(node)
+    if isinstance(value, list) and value and all(_GEMINI_PROMPT <= _keys(_plain(v)) for v in value):
+        return refuse("Gemini CLI's prompt log (~/.gemini/tmp/<project>/logs.json: the prompts typed, not what "
+                      "was sent)", "open the chat under chats/session-*.json beside it instead", path)
     keys = _keys(value)
+    if keys == _CODEX_PROMPT:
+        return refuse(*_codex_prompt_refusal(), path)
     if not keys or "tokenbox" in keys:
         return None
     log = _plain(value.get("log"))
@@ -137,6 +152,8 @@ def sniff_lines(nodes: list[Node], path: str) -> UnsupportedFormat | None:
     agent = agent_log(values)
     if agent is not None:
         return refuse(agent, "", path)
+    if all(set(v) == _CODEX_PROMPT for v in values):
+        return refuse(*_codex_prompt_refusal(), path)
     first = values[0]
     if _plain(first.get("kind")) == 0 and isinstance(_plain(first.get("v")), dict):
         return refuse("a VS Code GitHub Copilot Chat session journal (chatSessions/*.jsonl)", "", path)

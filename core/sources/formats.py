@@ -139,6 +139,7 @@ FORMATS: tuple[Format, ...] = (
     Format("gemini", Shape.DOCUMENT, gemini.detect_document, gemini.convert_document, threads=gemini.subagent_threads),
     Format("request-response-pair", Shape.DOCUMENT, exchange.detect_document, exchange.convert_document),
     Format("gemini-api", Shape.DOCUMENT, gemini_api.detect, gemini_api.convert),
+    Format("gemini-checkpoint", Shape.DOCUMENT, gemini_api.detect_checkpoint, gemini_api.convert_checkpoint),
     Format("cline-cli-session", Shape.DOCUMENT, cline.detect_cli_session, cline.convert_cli_session),
     # Amp threads look like Anthropic requests (role/content messages): refused here, before those rows
     Format("amp-thread", Shape.DOCUMENT, foreign.amp_thread, foreign.refuse_amp),

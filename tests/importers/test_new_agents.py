@@ -86,6 +86,40 @@ def test_cline_either_file_reads_the_same_task(tmp_path):
     assert any("no api_conversation_history.json" in w for w in turns[-1].warnings)
 
 
+CLINE_RETRIED = FIXTURES / "cline_ui-only_1767644899093_first-22-requests" / "ui_messages.json"
+
+
+def _sent(turn) -> list[str]:
+    """The texts a turn's context is made of, oldest first (everything but the inferred hidden part)."""
+    return [s.text for s in turn.sections if s.kind != "inferred"]
+
+
+def test_cline_ui_alone_a_retried_request_replaces_the_unanswered_one(tmp_path):
+    """A real ui_messages.json alone (Cline 3.x, grok-code-fast-1 then claude-sonnet-4.5): requests 20 and 21
+    failed (tokensIn 0, streaming_failed) and each retry's ``request`` text starts with the unanswered
+    one's (Cline merges them into one user turn). Request 22 recorded 50 868 tokens; what it sent is
+    what the same file shows without the failed attempts, and the typed feedback, which the request text
+    holds in <feedback>, is counted once. Before: the two failed turns were counted again beside the
+    merged one, and each feedback twice."""
+    ui = json.loads(CLINE_RETRIED.read_text(encoding="utf-8"))
+    started = [i for i, m in enumerate(ui) if m.get("say") == "api_req_started"]
+    failed = [i for i in started if json.loads(ui[i]["text"]).get("cancelReason") == "streaming_failed"]
+    assert len(started) == 22 and failed == started[19:21]
+    texts = [json.loads(ui[i]["text"])["request"] for i in started[19:]]
+    assert texts[1].startswith(texts[0]) and texts[2].startswith(texts[1])  # what makes them one turn
+    turns = load_turns(CLINE_RETRIED)
+    assert turns[-1].recorded.context_tokens == 50868 == plan(turns[-1])["tokens"]["after"]
+    without = tmp_path / "without-failed" / "ui_messages.json"
+    without.parent.mkdir()
+    without.write_text(json.dumps([m for i, m in enumerate(ui) if i not in failed]), encoding="utf-8")
+    assert _sent(load_turns(without)[-1]) == _sent(turns[-1])
+    feedback = [i for i, m in enumerate(ui) if m.get("say") == "user_feedback" and not m.get("images")]
+    quiet = tmp_path / "without-feedback" / "ui_messages.json"  # the panel's copy of what the requests hold
+    quiet.parent.mkdir()
+    quiet.write_text(json.dumps([m for i, m in enumerate(ui) if i not in feedback]), encoding="utf-8")
+    assert [_sent(t) for t in load_turns(quiet)] == [_sent(t) for t in turns]
+
+
 def test_cline_followed_task_reuses_what_did_not_change_and_predicts_the_pending_request(tmp_path):
     api = json.loads((CLINE / "api_conversation_history.json").read_text(encoding="utf-8"))
     ui = json.loads((CLINE / "ui_messages.json").read_text(encoding="utf-8"))
@@ -269,6 +303,22 @@ def test_opencode_pending_user_message_and_a_busy_database(tmp_path, monkeypatch
         locker.close()
 
 
+def test_opencode_pending_request_takes_the_model_its_user_message_names(tmp_path):
+    """OpenCode answers a user message with the model the message records (``model.modelID``): a pending
+    request after a switch is planned for that model's window, not the previous reply's (before: gpt-4o,
+    128 000)."""
+    db = tmp_path / "opencode.db"
+    records = {"sessions": [_constructed("ses_root", None, 10)], **_exchange("ses_root", 1, 4000, "hello")}
+    records["messages"].append({"id": "msg_900u", "sessionID": "ses_root", "role": "user", "time": {"created": 900},
+                                "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}})
+    records["parts"].append({"id": "prt_900", "messageID": "msg_900u", "sessionID": "ses_root", "type": "text",
+                             "text": "and now the tests", "_time": 900})
+    write_db(db, records)
+    turns = load_turns(db)
+    assert turns[0].model == "gpt-4o" and turns[-1].pending
+    assert turns[-1].model == "claude-sonnet-4-5" and plan(turns[-1])["window"]["tokens"] == 200000
+
+
 # ---------------------------------------------------------------- Copilot CLI
 
 
@@ -313,6 +363,27 @@ def test_an_exact_count_is_claimed_only_when_the_render_is_what_was_counted(tmp_
     if result.tokenizer.exact:
         assert count(result.tokenizer.name, result.render()) == result.tokens_after
     assert not result.tokenizer.exact
+
+
+def test_copilot_without_its_store_an_exact_tokenizer_means_the_render_is_what_was_counted(tmp_path):
+    """The contract's check (CONTRACT.md: with ``tokenizer.exact`` true, ``tokens.after`` is the tokenizer's
+    count of ``tokenbox render``), on each request of the journal without its store (o200k_base, gpt-5.4):
+    a request's own reply is rendered with it at 0 tokens, so such a plan is not exact. Before: exact, with
+    126 counted for a render of 152 tokens (request 1)."""
+    from tests.engine.helpers import count
+
+    lines = COPILOT.read_text(encoding="utf-8").splitlines(keepends=True)
+    journal = tmp_path / "events.jsonl"
+    checked = 0
+    for end in range(4, len(lines) + 1):
+        journal.write_text("".join(lines[:end]), encoding="utf-8")
+        data = ENGINE.plan(load_session(journal))
+        replied = any(s.meta.get("category") == "reply" and s.text for s in data.session.sections)
+        if data.tokenizer.exact:
+            assert data.tokens_after == count(data.render()), end
+        else:
+            checked += replied
+    assert checked  # the cuts that end on a reply were planned, not exact
 
 
 def test_copilot_followed_journal_costs_the_appended_lines(tmp_path):
@@ -377,6 +448,35 @@ def gemini_pairs(tmp_path: Path) -> list[tuple[Path, int]]:
         doc.write_text(json.dumps({"request": {"url": entry["uri"], "body": body}, "response": response}))
         out.append((doc, usage["promptTokenCount"] + usage.get("toolUsePromptTokenCount", 0)))
     return out
+
+
+def test_gemini_cli_saved_chats_are_read_as_contents_not_as_a_cline_task(tmp_path, capsys):
+    """``/chat save <tag>`` writes ``checkpoint-<tag>.json``: a JSON array of ``{role, parts}`` (older
+    Gemini CLI) or ``{history, authType}``; ``--checkpointing`` writes a restore point whose
+    ``clientHistory`` is what was sent. CONSTRUCTED in that schema (gemini-cli ``core/logger.ts``
+    ``Checkpoint``, ``ToolCallData``; no real saved chat is public). Before: the array was taken for a
+    Cline task (``[{"role": …``) and planned as 0 tokens, exit 0; the other two were an unknown-key
+    error."""
+    contents = [{"role": "user", "parts": [{"text": "Summarise README.md for me, please."}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {"path": "README.md"}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "read_file",
+                                                                 "response": {"output": "# demo\nA tiny demo."}}}]},
+                {"role": "model", "parts": [{"text": "It is a tiny demo."}]}]
+    shapes = {"checkpoint-old.json": contents, "checkpoint-new.json": {"history": contents, "authType": "oauth-personal"},
+              "restore.json": {"history": [{"type": "user", "text": "ui item"}], "clientHistory": contents,
+                               "toolCall": {"name": "write_file", "args": {}}, "commitHash": "0" * 40}}
+    heads = set()
+    for name, value in shapes.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(value, indent=2), encoding="utf-8")
+        turn = load_session(path)
+        texts = [s.text for s in turn.sections]
+        assert turn.name.startswith("Gemini CLI saved chat") and turn.source_format != "cline-task", name
+        assert any("Summarise README.md" in t for t in texts) and any("tiny demo" in t for t in texts), name
+        assert any("system prompt and tool definitions" in w for w in turn.warnings), name
+        heads.add(plan(turn)["tokens"]["after"])
+        assert run_cli("plan", str(path)).returncode == 0
+    assert len(heads) == 1 and heads.pop() > 0  # the same contents, however saved
 
 
 def test_gemini_api_bodies_alone_and_with_their_recorded_usage(tmp_path):

@@ -49,6 +49,8 @@ METADATA = "task_metadata.json"  # Cline: files in context and the models used
 HIDDEN_LABEL = "system prompt and tool definitions (not in the task folder)"
 NOT_RECORDED = "the system prompt and the tool definitions (the task folder does not hold them)"
 _API_HEAD = re.compile(rb'^\s*\[\s*\{\s*"(role|content)"\s*:')
+# a Gemini CLI saved chat is also an array of role messages, of ``parts`` (Cline's have ``content``)
+_GEMINI_HEAD = re.compile(rb'^\s*\[\s*\{\s*"role"\s*:\s*"(user|model)"\s*,\s*"parts"\s*:')
 _UI_HEAD = re.compile(rb'^\s*\[\s*\{\s*"(ts|type|say|ask)"\s*:')
 _USAGE_MAX = 10**12
 _REPLACED = ("condenseParent", "truncationParent")  # Roo Code: a message a summary or truncation replaced
@@ -60,7 +62,7 @@ def detect(found: Probe) -> bool:
         return False
     if found.is_dir:
         return API_FILE in found.names or UI_FILE in found.names
-    return bool(_API_HEAD.match(found.head) or _UI_HEAD.match(found.head))
+    return bool((_API_HEAD.match(found.head) and not _GEMINI_HEAD.match(found.head)) or _UI_HEAD.match(found.head))
 
 
 def task_files(path: str) -> tuple[str, str | None, str | None]:
@@ -253,23 +255,55 @@ class _Task:
         return requests
 
     def _ui_requests(self, path: str, ui: list[Any], started: list[tuple[int, Any]], warnings: list[str]) -> list[Request]:
-        """Requests of a ``ui_messages.json`` alone: each request's ``request`` text, the panel's replies."""
+        """Requests of a ``ui_messages.json`` alone: each request's ``request`` text, the panel's replies.
+
+        The ``request`` text is the user turn as sent, so it already holds what the user typed since the
+        previous request (``<feedback>…</feedback>``, the task): those panel messages are left out once it
+        comes. A request that got no reply is sent again as a longer turn that starts with its text (Cline
+        takes the unanswered user message back and adds the resumption and new feedback to it): the new
+        turn replaces the old one instead of following it.
+        """
         made = self._messages(path, ui, lambda i, v: _ui_message(i, v))
         history: list[Message] = []
         requests: list[Request] = []
         order = {i: n for n, (i, _) in enumerate(started)}
+        typed: list[Message] = []  # the user's panel messages since the last request
+        unanswered: Message | None = None  # the last request's turn while no reply followed it
         for index, value in enumerate(ui):
             message = made[index]
             if index in order:
                 usage, done = _started_usage(value)
                 if message is not None:
+                    sent = _text(message)
+                    kept = {id(m): _unsaid(m, sent) for m in typed}
+                    if unanswered is not None and sent.startswith(_text(unanswered)):
+                        kept[id(unanswered)] = None
+                    history = [kept.get(id(m), m) for m in history]
+                    history = [m for m in history if m is not None]
                     history.append(message)
+                unanswered, typed = message, []
                 pending = not done and order[index] == len(started) - 1
                 requests.append(Request(list(history), usage, index + 1, _model(value), pending=pending,
                                         key=f"ui {index + 1}", meta={"messages_sent": len(history)}))
             elif message is not None and requests:
                 history.append(message)
+                if message.role == "user":
+                    typed.append(message)
+                else:
+                    unanswered = None
         return requests
+
+
+def _text(message: Message) -> str:
+    return "".join(b.text for b in message.blocks if b.role == TEXT)
+
+
+def _unsaid(message: Message, sent: str) -> Message | None:
+    """A typed panel message without the text a request's ``request`` text already holds (its images stay)."""
+    blocks = [b for b in message.blocks if not (b.role == TEXT and b.text in sent)]
+    if len(blocks) == len(message.blocks):
+        return message
+    return Message(message.role, blocks, message.index, message.meta) if blocks else None
 
 
 def _request(api: list[Any], messages: list[Message | None], end: int, usage: RecordedUsage | None, model: str | None,

@@ -16,6 +16,7 @@ what its ``promptTokensDetails`` says of their modality.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from tokenbox.core.model.session import Session
@@ -43,6 +44,8 @@ from tokenbox.core.sources.readers.common import (
 )
 
 SOURCE = "gemini-generate-content"
+CHECKPOINT_HIDDEN = ("a saved chat holds the contents only: Gemini CLI's system prompt and tool definitions, "
+                     "sent with them, are not counted")
 _MODALITIES = {"image": "IMAGE", "audio": "AUDIO", "video": "VIDEO", "application": "DOCUMENT", "text": "DOCUMENT"}
 _SERVER_TOOLS = ("googleSearch", "googleSearchRetrieval", "urlContext", "codeExecution", "fileSearch", "googleMaps",
                  "computerUse", "enterpriseWebSearch")
@@ -63,6 +66,47 @@ def convert(node: Node, path: str) -> list[Session]:
     conv.name = f"Gemini generateContent request ({conv.meta.get('model') or conv.model or 'no model'}, " \
                 f"{len(conv.messages)} contents)"
     return [build_session(conv, path)]
+
+
+def _checkpoint_history(node: Node) -> Node | None:
+    """The ``contents`` of a Gemini CLI saved chat (``/chat save <tag>`` writes
+    ``~/.gemini/tmp/<project>/checkpoint-<tag>.json``): a JSON array of ``{role, parts}``, or, in later
+    versions, ``{history: [...], authType?}``; or of a tool call's restore point (``--checkpointing``:
+    ``checkpoints/*.json``, whose ``clientHistory`` is what was sent); ``None`` for anything else."""
+    value = node.value if isinstance(node, Node) else None
+    if isinstance(value, dict) and "history" in value and set(value) <= {"history", "authType"}:
+        node = value["history"]
+        value = node.value if isinstance(node, Node) else None
+    elif isinstance(value, dict) and {"clientHistory", "toolCall"} <= set(value):
+        node = value["clientHistory"]
+        value = node.value if isinstance(node, Node) else None
+    if not isinstance(value, list) or not value:
+        return None
+    for item in value[:20]:
+        fields = item.value if isinstance(item, Node) else None
+        if not (isinstance(fields, dict) and isinstance(_plain_of(fields.get("parts")), list)
+                and _plain_of(fields.get("role")) in ("user", "model")):
+            return None
+    return node
+
+
+def _plain_of(node: Any) -> Any:
+    return node.value if isinstance(node, Node) else None
+
+
+def detect_checkpoint(node: Node) -> bool:
+    """A Gemini CLI saved chat (``checkpoint-<tag>.json``): the contents of the next request, no usage."""
+    return _checkpoint_history(node) is not None
+
+
+def convert_checkpoint(node: Node, path: str) -> list[Session]:
+    """A saved chat read as the ``contents`` of a request (estimated: no usage, system prompt and tools
+    not saved)."""
+    contents = _checkpoint_history(node)
+    conv = conversation(Node({"contents": contents}, node.line, node.col, {"contents": (node.line, node.col)}), path)
+    conv.name = f"Gemini CLI saved chat ({len(conv.messages)} contents)"
+    session = build_session(conv, path)
+    return [replace(session, warnings=(*session.warnings, CHECKPOINT_HIDDEN))]
 
 
 def conversation(node: Node, path: str) -> Conversation:

@@ -316,18 +316,21 @@ class SessionFollower:
         requests: list[Request] = []
         epoch = 0
         waiting = False  # a user message since the last request
+        asked: str | None = None  # the model the last user message names: OpenCode answers it with that one
         for _, ident, data in rows:
             own = sorted(parts.get(ident, []))
             role = data.get("role")
             if role == "user":
                 history.extend(self._made((ident, 0), [data, own], partial(_user_messages, ident, data, own, len(history))))
                 waiting = True
+                chosen = data.get("model") if isinstance(data.get("model"), dict) else {}
+                asked = chosen.get("modelID") if isinstance(chosen.get("modelID"), str) and chosen.get("modelID") else asked
                 continue
             if role != "assistant":
                 warnings.append(f"message {ident}: role {role!r} is not placed")
                 continue
             steps = _steps(own)
-            model = data.get("modelID") if isinstance(data.get("modelID"), str) else None
+            model = data.get("modelID") if isinstance(data.get("modelID"), str) and data.get("modelID") else asked
             for number, (step, finish) in enumerate(steps):
                 made = self._made((ident, number), [data, step, finish],
                                   partial(_assistant_messages, ident, number, step, len(history)))
@@ -347,7 +350,7 @@ class SessionFollower:
                 epoch += 1
                 history = [m for m in history if m.meta.get("compaction") or m.meta.get("message_id") == ident][-2:]
         if waiting and history and not (requests and requests[-1].pending):
-            model = requests[-1].model if requests else None
+            model = asked or (requests[-1].model if requests else None)
             requests.append(Request(list(history), None, len(requests) + 1, model, epoch, pending=True))
         return requests
 
