@@ -143,6 +143,28 @@ def canonical(name: str) -> str:
     return plain
 
 
+# Anthropic's API drops the thinking blocks of assistant turns before the newest user message for older Claude
+# models; newer ones keep every earlier thinking block in the context (the extended-thinking documentation: Opus
+# 4.5 and later, Sonnet 4.6 and later, Mythos; every Haiku through 4.5 keeps only the last turn's). A tier ->
+# the first version that keeps them; a tier or version not documented keeps the older rule.
+_KEEPS_THINKING_FROM = {"opus": (4, 5), "sonnet": (4, 6), "mythos": (0, 0)}
+
+
+def keeps_prior_thinking(name: str | None) -> bool:
+    """Whether a Claude model named ``name`` keeps earlier turns' thinking blocks in its context (``False``
+    for older models, which drop those before the newest user message, and for names that are not Claude's)."""
+    if not name:
+        return False
+    plain = canonical(name)
+    if plain.startswith("claude-mythos"):
+        return True  # (Claude Mythos Preview: no version in its name)
+    found = _CLAUDE_VERSION.match(plain)
+    if found is None:
+        return False
+    since = _KEEPS_THINKING_FROM.get(found.group(1))
+    return since is not None and (int(found.group(2)), int(found.group(3) or 0)) >= since
+
+
 def lookup_model(name: str) -> ModelInfo:
     """The table entry for ``name``; dated or suffixed names match their family (longest prefix), and a
     name the table does not list matches its family rule (``family_model``)."""

@@ -38,7 +38,7 @@ from sys import intern
 
 from tokenbox.core.model.compaction import DEFAULT_WINDOW, LONG_WINDOW
 from tokenbox.core.model.errors import NotYetComplete, SessionError
-from tokenbox.core.model.llms import Window, WindowSource
+from tokenbox.core.model.llms import Window, WindowSource, keeps_prior_thinking
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.records import dataclass, field, replace
 from tokenbox.core.model.session import RecordedUsage, Session
@@ -124,11 +124,15 @@ class State:
     asked, and is then the same object (section caches are keyed by the message's identity).
     """
 
-    __slots__ = ("_message", "blocks", "depth", "index", "line", "prev", "role", "run", "thinking", "thinking_cut", "visible")
+    __slots__ = ("_message", "blocks", "depth", "index", "keeps", "line", "prev", "role", "run", "thinking", "thinking_cut",
+                 "visible")
 
     def __init__(self, prev: State | None, role: str, blocks: list[Block], visible: float, thinking: float,
-                 thinking_cut: float, run: State | None = None, line: int = 1) -> None:
+                 thinking_cut: float, run: State | None = None, line: int = 1, keeps: bool = False) -> None:
         self.prev = prev
+        # the model answering this context keeps earlier turns' thinking (``llms.keeps_prior_thinking``): a new
+        # user text then strips none of it (the model of the newest reply in the context, until another answers)
+        self.keeps = keeps
         self.role = role
         self.blocks = blocks
         self.run = run
@@ -194,10 +198,11 @@ def without_lone_surrogates(value: Any) -> Any:
 
 
 def _extend(state: State | None, role: str, blocks: list[Block], line: int, bases: BaseEstimates, *,
-            fresh: bool = False) -> State | None:
+            fresh: bool = False, keeps: bool | None = None) -> State | None:
     """``state`` with ``blocks`` of ``role`` added (merged into the last message when the role repeats);
     ``bases`` is the reader's: the turns' calibration estimates the same texts again. ``fresh``: ``blocks``
-    is a list of the caller's own, kept as it is (a node's list grows as lines come: the state keeps a copy)."""
+    is a list of the caller's own, kept as it is (a node's list grows as lines come: the state keeps a copy).
+    ``keeps``: a reply's model keeps earlier thinking (``None``: as the context before)."""
     if not blocks:
         return state
     visible = think = 0.0
@@ -220,14 +225,16 @@ def _extend(state: State | None, role: str, blocks: list[Block], line: int, base
     base_visible = state.visible if state else 0.0
     base_think = state.thinking if state else 0.0
     cut = state.thinking_cut if state else 0.0
-    if user_text:
-        cut = base_think  # thinking before this user text is stripped by the API
+    if keeps is None:
+        keeps = state.keeps if state is not None else False
+    if user_text and not keeps:
+        cut = base_think  # thinking before this user text is stripped by the API (older models)
     kept = blocks if fresh else list(blocks)
     thinking = base_think + think if think else base_think  # the figure before, not an equal new float per state
     if state is not None and state.role == role:
-        return State(state.prev, role, kept, base_visible + visible, thinking, cut, run=state)
+        return State(state.prev, role, kept, base_visible + visible, thinking, cut, run=state, keeps=keeps)
     visible += MESSAGE_FRAMING
-    return State(state, role, kept, base_visible + visible, thinking, cut, line=line)
+    return State(state, role, kept, base_visible + visible, thinking, cut, line=line, keeps=keeps)
 
 
 # ---------------------------------------------------------------- records
@@ -248,6 +255,7 @@ class _Node:
     version: int = 0
     epoch: int = 0  # compactions of its thread before it
     light: bool = False  # another thread's node in a reader of the main thread only: its blocks are not kept
+    keeps: bool = False  # a request node whose model keeps earlier turns' thinking (``State.keeps``)
     # the context after this node (``TranscriptReader.state_of``) and the ``version`` it was built at (-1: not
     # built): kept on the node, not in a lookup beside it (an entry and a pair for every line of a long session)
     state: State | None = None
@@ -607,13 +615,15 @@ class TranscriptReader:
                 node.blocks = list(blocks)
             self._request_node[key] = node.index
             context = self.state_of(parent) if parent is not None and not node.light else None
+            model = intern(message["model"]) if isinstance(message.get("model"), str) else None  # one copy per model
+            node.keeps = keeps_prior_thinking(model)
             request = Request(
                 number=len(thread.requests) + 1,
                 key=key,
                 thread=thread.name,
                 first_line=number,
                 lines=[number],
-                model=intern(message["model"]) if isinstance(message.get("model"), str) else None,  # one copy per model
+                model=model,
                 usage=usage,
                 context=context,
                 node=node.index,
@@ -715,7 +725,8 @@ class TranscriptReader:
             order = {call: i for i, call in enumerate(self.nodes[node.parent].calls)} if node.parent is not None else {}
             blocks = sorted(node.blocks, key=lambda b: order.get(b.meta.get("tool_use_id"), len(order)))
             return _extend(state, "user", blocks, node.lines[0], self.bases, fresh=True)
-        return _extend(state, node.role, node.blocks, node.lines[0], self.bases)
+        return _extend(state, node.role, node.blocks, node.lines[0], self.bases,
+                       keeps=node.keeps if node.kind == "request" else None)
 
     def request_output(self, request: Request) -> list[Block]:
         """The blocks of a request's reply (what becomes context on the next request)."""

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
-from tokenbox.core.model.llms import Window, lookup_model, resolve_window
+from tokenbox.core.model.llms import Window, keeps_prior_thinking, lookup_model, resolve_window
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.records import dataclass, field, replace
@@ -58,6 +58,7 @@ HEURISTIC = "heuristic"
 # OpenAI's for reasoning items before the last user input (a recorded Responses request with 1 920
 # reasoning tokens before a new user message counted 314 in all; inside a tool loop they are counted).
 THINKING_STRIPPED = ("claude-code", "anthropic-messages", "openai-responses", "codex-rollout")
+ANTHROPIC_FORMATS = ("claude-code", "anthropic-messages")  # newer Claude models keep it (``llms.keeps_prior_thinking``)
 TRIMMING = Trimming.PROGRESSIVE.value
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _ID_MAX = 80
@@ -347,7 +348,7 @@ def build_session(conv: Conversation, path: str, cache: SectionCache | None = No
     breakpoints = [s.id for s in sections if s.meta.get("cache_breakpoint")]
     cache = {} if cache is None else cache
     latest = _latest_start(conv.messages)
-    strip_before = _thinking_cut(conv) if conv.source_format in THINKING_STRIPPED else 0
+    strip_before = _thinking_cut(conv) if _strips_thinking(conv) else 0
     built = _messages_built(conv, latest, strip_before, cache)
     sections.extend(built.sections)
     breakpoints.extend(built.breakpoints)
@@ -444,6 +445,17 @@ def _messages_built(conv: Conversation, latest: int, strip_before: int, cache: d
         built_before.pop(next(iter(built_before)))
     built_before[key] = built
     return built
+
+
+def _strips_thinking(conv: Conversation) -> bool:
+    """Whether the provider drops the thinking of assistant messages before the newest user text: OpenAI's
+    reasoning items and older Claude models' thinking; newer Claude models keep it (``keeps_prior_thinking``)."""
+    if conv.source_format not in THINKING_STRIPPED:
+        return False
+    if conv.source_format in ANTHROPIC_FORMATS:
+        model = conv.model or conv.meta.get("model")
+        return not keeps_prior_thinking(model if isinstance(model, str) else None)
+    return True
 
 
 def _thinking_cut(conv: Conversation) -> int:

@@ -1,0 +1,65 @@
+"""Earlier turns' thinking in the context of newer Claude models (the extended-thinking documentation).
+
+Anthropic's API drops the thinking blocks of assistant turns before the newest user message for older Claude
+models and keeps every one of them for newer ones: Opus 4.5 and later, Sonnet 4.6 and later, Mythos; Haiku
+through 4.5 drops them. A Claude Code transcript and an Anthropic request are laid out as the model that
+answers them keeps its context. The table below is the documentation's, not the code's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tokenbox.core import Engine, load_session
+from tokenbox.core.model.llms import keeps_prior_thinking
+
+CORPUS = Path(__file__).parents[1] / "fixtures" / "real_sessions" / "corpus"
+OPUS_45 = CORPUS / "mclaude-343e3472-2.1.6-opus-4-5.jsonl"  # a real transcript: a thinking reply, then a new prompt
+
+
+@pytest.mark.parametrize(("model", "keeps"), [
+    ("claude-opus-4-5-20251101", True),
+    ("claude-opus-4-6", True),
+    ("claude-opus-4-7[1m]", True),
+    ("claude-opus-5", True),
+    ("us.anthropic.claude-opus-4-6-v1:0", True),
+    ("claude-sonnet-4-6", True),
+    ("claude-sonnet-5", True),
+    ("claude-mythos-preview", True),
+    ("claude-opus-4-1-20250805", False),
+    ("claude-opus-4-20250514", False),
+    ("claude-sonnet-4-5-20250929", False),
+    ("claude-haiku-4-5-20251001", False),
+    ("claude-3-7-sonnet-20250219", False),
+    ("gpt-5", False),
+    (None, False),
+])
+def test_which_models_keep_earlier_thinking(model, keeps):
+    assert keeps_prior_thinking(model) is keeps
+
+
+def _thinking_before_the_last_prompt(path: Path) -> list[int]:
+    """The tokens of the thinking parts of messages before the newest user text, in the newest request."""
+    plan = Engine().plan(load_session(path))
+    prompts = [i for i, r in enumerate(plan.sections) if r.section.meta.get("role") == "user"
+               and r.section.meta.get("part") == "text"]
+    last_prompt = prompts[-1]
+    return [r.tokens_after for r in plan.sections[:last_prompt] if r.section.meta.get("part") == "thinking"]
+
+
+def test_a_newer_model_keeps_earlier_thinking_and_an_older_one_drops_it(tmp_path):
+    as_opus = _thinking_before_the_last_prompt(OPUS_45)
+    assert as_opus and all(tokens > 0 for tokens in as_opus)  # Opus 4.5: every earlier thinking block is sent
+    # the same transcript answered by Sonnet 4.5 (every request's model renamed): those blocks are not sent
+    sonnet = tmp_path / "as-sonnet-4-5.jsonl"
+    lines = []
+    for line in OPUS_45.read_text(encoding="utf-8").splitlines(keepends=True):
+        record = json.loads(line)
+        message = record.get("message")
+        if isinstance(message, dict) and message.get("model") == "claude-opus-4-5-20251101":
+            message["model"] = "claude-sonnet-4-5-20250929"
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+    sonnet.write_text("".join(lines), encoding="utf-8")
+    assert sum(_thinking_before_the_last_prompt(sonnet)) == 0
