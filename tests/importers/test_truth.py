@@ -369,15 +369,23 @@ def test_a_new_prompt_after_thinking_goes_on_from_the_last_recorded_request(tmp_
     assert abs(plan.tokens_after - recorded) / recorded < 0.01
 
 
+OPUS_47 = CORPUS / "omitted-thinking" / "cclog-ef958aa1-2.1.114-opus-4-7.jsonl"
+
+
+def _pending_before(path, number: int, tmp_path):
+    """The plan of ``path`` cut just before its request ``number`` (1-based: then pending), and what that
+    request recorded."""
+    first, _last, recorded = _requests(path)[number - 1]
+    plan = Engine().plan(load_session(_cut(path, first, tmp_path, f"pending-{number}.jsonl")))
+    assert plan.pending
+    return plan, recorded
+
+
 def test_thinking_the_transcript_leaves_out_is_counted_from_the_recorded_output(tmp_path):
     """Claude Code 2.1.114 with claude-opus-4-7 writes thinking without its text (an empty ``thinking`` and a
     signature); the next request in the tool loop still carries it. Request 3 replied with 3783 output tokens,
     nearly all thinking: the prediction of request 4 counts them from the recorded output (it fell 8 % short)."""
-    path = CORPUS / "omitted-thinking" / "cclog-ef958aa1-2.1.114-opus-4-7.jsonl"
-    requests = _requests(path)
-    first, _last, recorded = requests[3]
-    plan = Engine().plan(load_session(_cut(path, first, tmp_path, "pending-4.jsonl")))
-    assert plan.pending
+    plan, recorded = _pending_before(OPUS_47, 4, tmp_path)
     assert abs(plan.tokens_after - recorded) / recorded < 0.015
     assert "thinking the transcript leaves out" in plan.calibration.to_dict()["method"]
 
@@ -386,11 +394,7 @@ def test_tool_definitions_a_tool_search_loads_are_counted_and_named(tmp_path):
     """A ToolSearch result of Claude Code 2.1.x holds ``tool_reference`` blocks: the API expands each into
     the tool's definition, which no transcript shows (request 2 grew 3320 tokens beyond request 1's output
     for 4 of them). The prediction counts a typical definition per tool and says so (it fell 9.6 % short)."""
-    path = CORPUS / "omitted-thinking" / "cclog-ef958aa1-2.1.114-opus-4-7.jsonl"
-    requests = _requests(path)
-    first, _last, recorded = requests[1]
-    plan = Engine().plan(load_session(_cut(path, first, tmp_path, "pending-2.jsonl")))
-    assert plan.pending
+    plan, recorded = _pending_before(OPUS_47, 2, tmp_path)
     assert abs(plan.tokens_after - recorded) / recorded < 0.03
     assert any("4 tool definitions" in w and "TaskCreate" in w for w in plan.warnings)
 
