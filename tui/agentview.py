@@ -91,9 +91,10 @@ def thread_word(name: str) -> str:
 
 
 def topbar_fields(view: View, facts: AgentFacts | None, multi_turn: bool, following: bool, headline: str | None,
-                  trimming: bool) -> tuple[list[str], int, int]:
+                  trimming: bool) -> tuple[list[str], int, int, tuple[int, ...]]:
     """The top bar of an agent's session: agent, model, window, thread, request (and the trim fields under
-    a what-if budget); the index of the field that gives way first and of the last essential one."""
+    a what-if budget); the index of the field that gives way first, of the last essential one and of the
+    ones left out (the window, the model, then the main thread's name) when the essential ones do not fit otherwise."""
     plan = view.plan
     fields = ["tokenbox"]
     if headline:
@@ -101,8 +102,12 @@ def topbar_fields(view: View, facts: AgentFacts | None, multi_turn: bool, follow
     fields.append(agent_name(plan.session.source_format))
     name = len(fields)
     fields.append(plain(plan.session.model_name or "model unknown", FIELD_LIMIT))
+    window = len(fields)
     fields.append(window_text(plan))
+    spare = (window, name)
     if facts is not None and (len(facts.threads) > 1 or facts.thread != "main"):
+        if facts.thread == "main":
+            spare += (len(fields),)  # the main thread is the one expected: named once there is room
         fields.append(f"thread {thread_word(facts.thread)}")
     if plan.session.turn_count > 1 or multi_turn:
         fields.append(f"request {plan.session.turn}/{plan.session.turn_count}" + (" (following)" if following else " (pinned)"))
@@ -114,7 +119,7 @@ def topbar_fields(view: View, facts: AgentFacts | None, multi_turn: bool, follow
         fields.append(f"cost {request_cost_text(plan)}")
         if facts is not None and facts.cost is not None and facts.cost.usd is not None:
             fields.append(f"session {usd(facts.cost.usd)}")
-    return fields, name, essential
+    return fields, name, essential, spare
 
 
 def glance_fields(glance: Glance, headline: str | None) -> tuple[list[str], int, int]:

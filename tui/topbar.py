@@ -10,21 +10,23 @@ from tokenbox.tui.view import fitted
 
 class TopBar(Static):
     """One row of `` · ``-separated fields: whole fields only, the name (at index ``name``) cut to make
-    room for the fields up to ``essential``, "…" for the ones left out."""
+    room for the fields up to ``essential`` (then the ``spare`` ones left out), "…" for the ones left out."""
 
     _fields: tuple[str, ...] = ("tokenbox",)
     _name: int | None = None
     _essential: int = 0
+    _spare: tuple[int, ...] = ()
 
-    def show(self, fields: list[str], name: int | None = None, essential: int = 0) -> None:
+    def show(self, fields: list[str], name: int | None = None, essential: int = 0, spare: tuple[int, ...] = ()) -> None:
         """Show ``fields`` (inert text: they are never parsed as markup)."""
-        shown = (tuple(fields), name, essential)
-        if shown == (self._fields, self._name, self._essential):
+        shown = (tuple(fields), name, essential, spare)
+        if shown == (self._fields, self._name, self._essential, self._spare):
             return
-        self._fields, self._name, self._essential = shown
+        self._fields, self._name, self._essential, self._spare = shown
         self.refresh()
 
     def render(self) -> Text:
         width = self.content_region.width or 80  # before the first layout: any width, redrawn after it
-        return Text(fitted(list(self._fields), width, name=self._name, essential=self._essential),
+        return Text(fitted(list(self._fields), width, name=self._name, essential=self._essential,
+                           spare=self._spare),
                     no_wrap=True, overflow="ellipsis", end="")

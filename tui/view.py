@@ -229,15 +229,34 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
 MIN_NAME = 8  # characters a name in the top bar keeps when later fields need its room
 
 
-def fitted(fields: list[str], width: int, separator: str = " · ", name: int | None = None, essential: int = 0) -> str:
+def fitted(fields: list[str], width: int, separator: str = " · ", name: int | None = None, essential: int = 0,
+           spare: tuple[int, ...] = ()) -> str:
     """``fields`` joined by ``separator`` within ``width`` cells: the leading fields that fit whole and
     "…" for the rest, so that no number is shown cut short; the first field is always there.
 
     The field at index ``name`` (a name, not a number) is cut with "…" rather than dropped: as much as
     it takes for the fields up to index ``essential`` to fit (down to ``MIN_NAME`` characters), or to
     the room left when it is the first that does not fit.
+
+    When the fields up to ``essential`` do not fit even so, the fields at the indices ``spare`` (all
+    before ``essential``) are left out, one by one in that order, until they do: on a narrow terminal the
+    request shown matters more than the window's size or the model's name.
     """
+    shown, count = _fitted(list(fields), width, separator, name, essential)
     fields = list(fields)
+    left = list(spare)
+    while left and count <= essential:  # an essential field is not there
+        index = left.pop(0)
+        del fields[index]
+        name = None if name == index else name if name is None or name < index else name - 1
+        essential -= 1
+        left = [other - 1 if other > index else other for other in left]
+        shown, count = _fitted(fields, width, separator, name, essential)
+    return shown
+
+
+def _fitted(fields: list[str], width: int, separator: str, name: int | None, essential: int) -> tuple[str, int]:
+    """``fitted`` without spare fields, and how many fields it shows (a cut name counts)."""
     if name is not None and name < len(fields):
         # the most essential fields that a shorter name lets fit: cut it by as much as that takes
         for last in range(min(essential, len(fields) - 1), name, -1):
@@ -254,10 +273,10 @@ def fitted(fields: list[str], width: int, separator: str = " · ", name: int | N
         if len(shown) + len(separator) + len(field) + (len(separator) + 1 if more else 0) > width:
             room = width - len(shown) - len(separator)
             if index == name and room > 1:
-                return shown + separator + field[: room - 1] + "…"
-            return shown + separator + "…"
+                return shown + separator + field[: room - 1] + "…", index + 1
+            return shown + separator + "…", index
         shown += separator + field
-    return shown
+    return shown, len(fields)
 
 
 def approx_mark(plan: Plan) -> str:

@@ -208,6 +208,22 @@ async def test_long_transcript_with_sub_agents(tmp_path):
         await categories_and_timeline_are_core_s(pilot, LONG)
 
 
+async def test_narrow_top_bar_keeps_the_request_shown(tmp_path):
+    """At 80×24 (no sidebar, so the top bar is the one place naming the request) the top bar still says
+    which request is shown after ``[``: the window, then the model, give way to it."""
+    app = make_app(copy_fixture(LONG, tmp_path, "transcript.jsonl"), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_plan(pilot)
+        top = lambda: screen_lines(app)[0]  # noqa: E731
+        assert "request 10/10 (following)" in top() and "Claude Code" in top()
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: "request 9/10 (pinned)" in top(), what="request 9/10 on the top bar")
+        assert top().startswith(" tokenbox · context ") and len(top().rstrip()) <= 80
+        await pilot.resize_terminal(200, 24)  # room for every field: nothing gives way
+        await wait_for(pilot, lambda: "window" in top(), what="a wide top bar")
+        assert "claude-sonnet-4-20250514 · window 200 000 · thread main · request 9/10 (pinned)" in top()
+
+
 async def test_what_if_on_a_transcript(tmp_path):
     app = make_app(copy_fixture(SHORT, tmp_path, "transcript.jsonl"), watch=False, budget=17000)
     async with app.run_test(size=SIZE) as pilot:

@@ -296,6 +296,20 @@ def test_fitted_cuts_only_the_name(fields, width, essential):
     assert kept[2:] == fields[2 : len(kept)]
 
 
+def test_fitted_leaves_out_spare_fields_only_for_the_essential_ones():
+    """Spare fields go, in the order given, only while a field up to ``essential`` is missing."""
+    from tokenbox.tui.view import fitted
+
+    fields = ["tokenbox", "Claude Code", "claude-sonnet-4", "window 200 000", "request 9/10", "cost $1"]
+    spare = (3, 2)
+    whole = " · ".join(fields)
+    assert fitted(fields, len(whole), name=2, essential=4, spare=spare) == whole
+    assert fitted(fields, 60, name=2, essential=4, spare=spare) == (
+        "tokenbox · Claude Code · claude-sonnet-4 · request 9/10 · …")
+    assert fitted(fields, 45, name=2, essential=4, spare=spare) == "tokenbox · Claude Code · request 9/10 · …"
+    assert fitted(fields, 30, name=2, essential=4, spare=spare) == "tokenbox · Claude Code · …"  # nothing fits
+
+
 def test_wrap_moves_a_wide_character_and_its_zero_width_mark_together():
     """"aaa漢" + U+FE0F is five characters and five cells, but not one cell each: the wide grapheme
     goes to the next row of four (found by the fold property above)."""
