@@ -739,6 +739,11 @@ class TokenboxApp(App[None]):
     # ------------------------------------------------------------------ actions
 
     def action_step(self, delta: int) -> None:
+        plan = self.state.plan
+        if plan is not None and not plan.steps:  # a trace of step 0 alone: say why the key moves nothing
+            self.notify(f"nothing is trimmed: the layout fits max_ctx {fmt(plan.budget.max_ctx)} "
+                        "(- lowers the what-if budget)", timeout=self.toast_seconds or 3, markup=False)
+            return
         self.state = self.state.stepped_by(delta)
 
     def action_step_to(self, step: int) -> None:
@@ -786,6 +791,10 @@ class TokenboxApp(App[None]):
 
     def action_sidebar(self) -> None:
         self.state = self.state.with_sidebar_switched(is_imported(self.current_view()))
+        if not self.state.sidebar_visible:  # switched out of sight: say so, and how to see it
+            self.notify(f"the sidebar is hidden (s shows it): it will show the "
+                        f"{'trim trace' if self.state.sidebar == 'trace' else 'token breakdown'}",
+                        timeout=self.toast_seconds or 3, markup=False)
 
     def action_toggle_sidebar(self) -> None:
         """Show or hide the sidebar (it hides by itself on narrow terminals)."""

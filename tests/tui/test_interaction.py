@@ -369,3 +369,27 @@ async def test_huge_section_stays_responsive(tmp_path):
         assert "more characters not shown" in text or "shown up to" in text
         await pilot.press("down", "up", "home", "end")
         assert app.selected == 0
+
+
+async def test_keys_with_nothing_to_show_say_why(tmp_path):
+    """``v`` with the sidebar hidden (80 columns) and ``→`` on a plan that trims nothing change nothing on
+    screen: each says why in a toast instead of doing nothing silently."""
+    from textual.notifications import Notify
+
+    from tests.tui.helpers import Recorder
+
+    record = Recorder()
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False, budget=2000)  # 577 tokens fit
+    async with app.run_test(size=(80, 24), message_hook=record) as pilot:
+        await wait_plan(pilot)
+        assert not app.plan.steps
+        await pilot.press("right")
+        await wait_for(pilot, lambda: record.count(Notify) == 1, what="a toast for →")
+        assert "nothing is trimmed" in record.of(Notify)[-1].notification.message
+        await pilot.press("v")
+        await wait_for(pilot, lambda: record.count(Notify) == 2, what="a toast for v")
+        assert "s shows it" in record.of(Notify)[-1].notification.message
+        await pilot.press("s")  # shown: v switches the sidebar's view, no toast
+        await pilot.press("v")
+        await pilot.pause()
+        assert record.count(Notify) == 2
