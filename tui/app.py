@@ -578,7 +578,7 @@ class TokenboxApp(App[None]):
         self.query_one(SectionBars).show(view, selected if view else None, agent=agent, trimmed=trimming)
         # one row, fixed by the stylesheet: no layout pass (a new plan already redraws enough)
         show_text(self.query_one("#detail-title", Static),
-                  Text(self._detail_title(view, selected, agent and not trimming), end=""), layout=False)
+                  Text(self._detail_title(view, selected, agent, trimming), end=""), layout=False)
 
     def _draw_detail(self, plan: Plan | None, step: int, levels: Levels, selected: int, message: tuple | None,
                      as_sent: bool) -> None:
@@ -707,12 +707,13 @@ class TokenboxApp(App[None]):
             self.query_one(BreakdownTitle).update(Text(title, end=""))
             self.query_one(BreakdownView).show(view, facts, agent=agent, trimmed=trimming)
 
-    def _detail_title(self, view: View | None, selected: int, agent: bool = False) -> str:
+    def _detail_title(self, view: View | None, selected: int, agent: bool = False, trimming: bool = False) -> str:
         if view is None or not view.plan.sections:
             return "Detail"
         result = view.plan.sections[selected]
-        if agent:  # the part's whole label opens the detail (the table cuts it where it is narrow)
-            return f"Detail — {part_of(view, selected)}"
+        if agent:  # the part's whole label opens the detail (the table cuts it where it is narrow), named
+            # as the table names it under a what-if budget too (not by its layout id: "inferred")
+            return f"Detail — {part_of(view, selected)}" + (f" after step {view.step}" if trimming else "")
         return f"Detail — {plain(result.id, FIELD_LIMIT)} after step {view.step}"
 
     def _topbar(self, view: View | None, multi_turn: bool, following: bool, sidebar_visible: bool) -> tuple[list[str], int, int]:

@@ -233,6 +233,8 @@ async def test_what_if_on_a_transcript(tmp_path):
         assert first.section.meta["category"] == "history" and first.section.meta["message"] == 0  # oldest first
         assert_adds_up(app)
         assert "untrimmed ✂" in breakdown_text(app) and "messages ✂" in breakdown_text(app)
+        title = lambda: str(app.query_one("#detail-title").render())  # noqa: E731
+        assert title() == f"Detail — hidden part after step {len(app.plan.steps)}"  # as the table names it
         await pilot.press("home")
         assert_adds_up(app)  # at step 0 too
         await pilot.press("end", "minus")
