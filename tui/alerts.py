@@ -32,9 +32,13 @@ class Alert:
 
 
 def alerts(
-    previous: Watermark, plan: Plan | None, error: str | None, levels: Levels = DEFAULT_WARN_LEVELS
+    previous: Watermark, plan: Plan | None, error: str | None, levels: Levels = DEFAULT_WARN_LEVELS,
+    rebase: bool = False,
 ) -> tuple[list[Alert], Watermark]:
-    """The alerts for the newly shown plan/error (usage bands by the warning ``levels``), and the new watermark."""
+    """The alerts for the newly shown plan/error (usage bands by the warning ``levels``), and the new watermark.
+
+    ``rebase``: the plan is another thread's, picked by the user: its usage and prefix are where the new
+    watermark starts, not a change to announce (nothing crossed a threshold; the view moved)."""
     out: list[Alert] = []
     if error and error != previous.error:  # errors live in the status line; a toast only when asked for
         out.append(Alert(printable(error), "error", "error"))
@@ -44,6 +48,8 @@ def alerts(
     now = band(usage, levels)
     if plan.pending:
         now = min(now, len(levels) - 1)  # a prediction never reaches the last level: nothing was sent yet
+    if rebase:
+        return out, Watermark(now, plan.ok, error, (plan.session.path, plan.session.turn))
     if now > previous.band:
         threshold = levels[now - 1]
         severity = ("information", "warning", "error")[now - 1]

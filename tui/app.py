@@ -452,7 +452,8 @@ class TokenboxApp(App[None]):
         if request.reload and request.seq == self._seq:
             self._dirty = False
         state = self.state.with_outcome(outcome, None if self.frozen else time.strftime("%H:%M:%S"))
-        found, watermark = alerts(state.watermark, outcome.plan, None, state.warn_levels)
+        found, watermark = alerts(state.watermark, outcome.plan, None, state.warn_levels,
+                                  rebase=request.reason == "thread")
         # the progress with it: one new state, one draw (not a status-line draw before the plan's)
         self.state = replace(state, watermark=watermark, stale=self._dirty and self.busy and state.stale,
                              working=state.working and self.busy)

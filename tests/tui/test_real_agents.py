@@ -703,3 +703,28 @@ def test_snapshot_anthropic_request_trimmed(snap_compare, tmp_path):
         assert pilot.app.plan.sections[pilot.app.selected].id == "m00.user"
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+async def test_picking_a_thread_announces_no_threshold(tmp_path):
+    """Picking a sub-agent thread at 86 % (``a``, ↓, Enter) moves the view, not the usage: no "crossed
+    75%" toast; neither does coming back to the main thread say "back to"."""
+    from textual.notifications import Notify
+
+    from tests.tui.helpers import Recorder
+
+    corpus = FIXTURES / "corpus"
+    shutil.copyfile(corpus / "spotter-4d5611e5.jsonl", tmp_path / "spotter-4d5611e5.jsonl")
+    shutil.copytree(corpus / "spotter-4d5611e5", tmp_path / "spotter-4d5611e5")
+    record = Recorder()
+    app = make_app(tmp_path / "spotter-4d5611e5.jsonl", watch=False)
+    async with app.run_test(size=SIZE, message_hook=record) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("a", "down", "enter")
+        await wait_for(pilot, lambda: "agent-acompact" in screen_lines(app)[0], what="the sub-agent shown")
+        await wait_idle(pilot)
+        assert app.plan.window_percent >= 75  # the thread's recorded 173 514 of 200 000
+        await pilot.press("a", "up", "enter")
+        await wait_for(pilot, lambda: "agent-acompact" not in screen_lines(app)[0], what="the main thread shown")
+        await wait_idle(pilot)
+        toasts = [m.notification.message for m in record.of(Notify)]
+        assert not [t for t in toasts if "crossed" in t or "back to" in t], toasts
