@@ -743,8 +743,10 @@ class TokenboxApp(App[None]):
     def action_step(self, delta: int) -> None:
         plan = self.state.plan
         if plan is not None and not plan.steps:  # a trace of step 0 alone: say why the key moves nothing
-            self.notify(f"nothing is trimmed: the layout fits max_ctx {fmt(plan.budget.max_ctx)} "
-                        "(- lowers the what-if budget)", timeout=self.toast_seconds or 3, markup=False)
+            text = (f"nothing is trimmed: the layout fits max_ctx {fmt(plan.budget.max_ctx)} (- lowers the what-if "
+                    "budget)" if plan.ok else f"no trim trace: the plan failed at max_ctx {fmt(plan.budget.max_ctx)}"
+                    " (the status line says why)")
+            self.notify(text, timeout=self.toast_seconds or 3, markup=False)
             return
         self.state = self.state.stepped_by(delta)
 

@@ -393,3 +393,15 @@ async def test_keys_with_nothing_to_show_say_why(tmp_path):
         await pilot.press("v")
         await pilot.pause()
         assert record.count(Notify) == 2
+    record = Recorder()
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)  # the file's max_ctx 530
+    async with app.run_test(size=(80, 24), message_hook=record) as pilot:
+        await wait_plan(pilot)
+        for _ in range(20):  # a what-if far below the critical sections: the plan fails, with no trace
+            await pilot.press("minus")
+        await wait_for(pilot, lambda: not app.plan.ok and not app.busy, what="a failed plan")
+        assert not app.plan.steps
+        shown = record.count(Notify)
+        await pilot.press("right")
+        await wait_for(pilot, lambda: record.count(Notify) == shown + 1, what="a toast for → on a failed plan")
+        assert "no trim trace: the plan failed" in record.of(Notify)[-1].notification.message
