@@ -85,6 +85,25 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
 
 # ------------------------------------------------------------------------- running in parallel (xdist)
 
+# The project's own modules compiled once, before the workers start: on a fresh clone each worker (and the
+# first processes the tests start) otherwise compiled every module it imported, all at once (a fresh clone's
+# run: 182-192 s of CPU, 155-177 s with this; what is up to date is only looked at).
+COMPILED_FIRST = ("core", "tui", "benchmarks", "sample_sessions")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the controlling process (not in an xdist worker): compile ``COMPILED_FIRST`` to bytecode."""
+    if hasattr(config, "workerinput"):
+        return
+    import compileall  # only the controlling process needs it
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for name in COMPILED_FIRST:
+        folder = os.path.join(root, name)
+        if os.path.isdir(folder):
+            compileall.compile_dir(folder, quiet=2)
+
+
 MAX_WORKERS = 8  # past this, starting and collecting in each worker costs more than the tests it would take
 
 
