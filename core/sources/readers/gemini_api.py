@@ -73,17 +73,16 @@ def _checkpoint_history(node: Node) -> Node | None:
     ``~/.gemini/tmp/<project>/checkpoint-<tag>.json``): a JSON array of ``{role, parts}``, or, in later
     versions, ``{history: [...], authType?}``; or of a tool call's restore point (``--checkpointing``:
     ``checkpoints/*.json``, whose ``clientHistory`` is what was sent); ``None`` for anything else."""
-    value = node.value if isinstance(node, Node) else None
+    value = _plain_of(node)
     if isinstance(value, dict) and "history" in value and set(value) <= {"history", "authType"}:
         node = value["history"]
-        value = node.value if isinstance(node, Node) else None
     elif isinstance(value, dict) and {"clientHistory", "toolCall"} <= set(value):
         node = value["clientHistory"]
-        value = node.value if isinstance(node, Node) else None
+    value = _plain_of(node)
     if not isinstance(value, list) or not value:
         return None
     for item in value[:20]:
-        fields = item.value if isinstance(item, Node) else None
+        fields = _plain_of(item)
         if not (isinstance(fields, dict) and isinstance(_plain_of(fields.get("parts")), list)
                 and _plain_of(fields.get("role")) in ("user", "model")):
             return None
@@ -91,6 +90,7 @@ def _checkpoint_history(node: Node) -> Node | None:
 
 
 def _plain_of(node: Any) -> Any:
+    """A parsed node's value (``None`` for anything that is not a node)."""
     return node.value if isinstance(node, Node) else None
 
 
