@@ -12,7 +12,7 @@ geometrically from ``SMALLEST_KB`` up to ``largest_mb``.
   inspector's runs come before and after the board's.
 * idle CPU: the board's process CPU time (every thread: the watcher, the worker, the UI and its one-second
   tick) over ``idle_seconds`` of wall time with nothing changing, as a percentage; the inspector's idle
-  beside it.
+  beside it (before its appends: a file being written is watched at a shorter step for a while).
 * start-up: a fresh process until every row shows its context (recorded usage first), and until the
   background work (plans, followers) is done; baseline: a fresh inspector process until the first plan
   of the largest transcript is on screen (``worker tui-start``). Interleaved.
@@ -106,6 +106,9 @@ async def inspector_appends(path: str, transcript: Transcript, waits: list[float
     async with app.run_test(size=SIZE) as pilot:
         await _wait(lambda: app.plan is not None and not app.busy)
         await pilot.pause()
+        # idle before the appends: after them the file is being written, and the inspector watches it at
+        # its short step until it has been quiet for a while (``tui/watcher.py``)
+        idle = await _idle_cpu(idle_seconds)
         for wait, text in zip(waits, turns_of(transcript, len(waits)), strict=True):
             await asyncio.sleep(wait)
             await _wait(lambda: not app.busy)
@@ -116,7 +119,6 @@ async def inspector_appends(path: str, transcript: Transcript, waits: list[float
             await _wait(lambda before=before: app.plans_shown != before)
             await pilot.pause(0)
             times.append(time.perf_counter() - started)
-        idle = await _idle_cpu(idle_seconds)
     return times, idle
 
 

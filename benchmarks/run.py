@@ -631,7 +631,7 @@ def _figure_8_tmux(b: Bench) -> None:
     floor = follower.bare_latencies(path, [data for data, _ in edits], waits, 1, debounce_ms)
     b.report.add(Row("8", f"  TUI in tmux: file write -> edit visible ({sections} sections)", Stat(latencies[2:] or latencies),
                      "bare follower at a 1 ms step (its floor): watchfiles + read + json.loads", Stat(floor[2:] or floor),
-                     note=f"the app watches with a {step_ms} ms step"))
+                     note=f"the app watches a file being written at a {step_ms} ms step"))
 
 
 def figure_9(b: Bench) -> None:

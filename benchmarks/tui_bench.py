@@ -130,13 +130,14 @@ async def write_to_screen(bench, sections: int, repeats: int) -> tuple[float, fl
 
 
 def watch_settings() -> tuple[int, int]:
-    """The app's watchfiles ``step`` and ``debounce`` (ms), for the bare follower to use the same."""
+    """The app's watchfiles ``step`` and ``debounce`` (ms) while a file is being written (the edits these
+    figures time come one after the other), for the bare follower to use the same."""
     try:
         from tokenbox.tui import watcher
 
-        return int(watcher.STEP_MS), int(watcher.DEBOUNCE_MS)
+        return int(watcher.ACTIVE_STEP_MS), int(watcher.DEBOUNCE_MS)
     except Exception:  # pragma: no cover - depends on the TUI's state
-        return 30, 300
+        return 2, 300
 
 
 async def stepping(bench, repeats: int) -> tuple[float, float]:

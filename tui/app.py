@@ -697,15 +697,16 @@ class TokenboxApp(App[None]):
         for selector in ("#breakdown-title", "#breakdown"):
             self.query_one(selector).display = breakdown
         if imported:
-            self.query_one("#trace-title", Static).update(Text("Trim trace · v: categories" if agent else
-                                                               "Trim trace · v: breakdown", end=""))
+            # one row (`.title` does not wrap): shown again only when it reads differently, with no layout pass
+            show_text(self.query_one("#trace-title", Static), Text("Trim trace · v: categories" if agent else
+                                                                   "Trim trace · v: breakdown", end=""))
         if breakdown:
             turn = f" · {'request' if agent else 'turn'} {view.plan.session.turn}" if view is not None and timeline else ""
             if agent:
                 title = f"Context by category{turn}" + (" · v: trace" if trimming else "")
             else:
                 title = f"Breakdown{turn} · v: trace"
-            self.query_one(BreakdownTitle).update(Text(title, end=""))
+            show_text(self.query_one(BreakdownTitle), Text(title, end=""))
             self.query_one(BreakdownView).show(view, facts, agent=agent, trimmed=trimming)
 
     def _detail_title(self, view: View | None, selected: int, agent: bool = False, trimming: bool = False) -> str:

@@ -14,6 +14,7 @@ from tokenbox.tui.alerts import Watermark, alerts
 from tokenbox.tui.planner import Planner, PlanRequest
 from tokenbox.tui.safe import plain, safe_line, safe_lines
 from tokenbox.tui.view import View, band, describe_changes, gauge_cells, level
+from watchfiles import Change
 
 from tests.tui.helpers import copy_sample, sample_text
 
@@ -227,6 +228,50 @@ def test_watcher_reports_changes(tmp_path):
     assert not thread.is_alive()
     assert watcher.describe(None, (1, 2, 3, 4)) == "created"
     assert watcher.describe((1, 2, 3, 4), (1, 3, 3, 4)) == "replaced"
+
+
+def test_a_file_being_written_is_watched_at_the_short_step_and_a_quiet_one_at_the_long(tmp_path, monkeypatch):
+    """The watch step is most of the time from a write to the screen: short while the file is written, long
+    (cheap when idle) once it has been quiet for ``ACTIVE_SECONDS``. watchfiles is replaced by a script of
+    what it yields; the clock is the test's."""
+    path = tmp_path / "s.jsonl"
+    path.write_text("one\n")
+    now = [1000.0]
+    steps: list[int] = []
+    seen: list[str] = []
+    stop = threading.Event()
+    change = {(Change.modified, str(path))}
+
+    def append(line: str) -> None:
+        with path.open("a") as f:
+            f.write(line)
+
+    def quiet_for(seconds: float):
+        now[0] += seconds
+        return set()
+
+    scripts = iter([
+        # quiet: a timeout, then a write (seen at the long step; the watch starts again at the short one)
+        [lambda: set(), lambda: (append("two\n"), change)[1]],
+        # being written: another write, then quiet for less than ACTIVE_SECONDS (the short step stays),
+        # then quiet long enough (the watch starts again at the long step)
+        [lambda: (append("three\n"), change)[1], lambda: quiet_for(watcher.ACTIVE_SECONDS / 2),
+         lambda: quiet_for(watcher.ACTIVE_SECONDS)],
+        [lambda: (stop.set(), set())[1]],
+    ])
+
+    def scripted_watch(*paths, step, **options):
+        steps.append(step)
+        for event in next(scripts):
+            yield event()
+        stop.set()  # the real watch goes on yielding: a follower still here has not started again when it should
+        yield set()
+
+    monkeypatch.setattr(watcher, "watch", scripted_watch)
+    watcher.follow(str(path), stop, seen.append, clock=lambda: now[0])
+    assert steps == [watcher.STEP_MS, watcher.ACTIVE_STEP_MS, watcher.STEP_MS]
+    assert watcher.ACTIVE_STEP_MS < watcher.STEP_MS
+    assert seen == ["modified", "modified"]
 
 
 def test_a_layout_that_fits_has_no_over_cell(tmp_path):
