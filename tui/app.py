@@ -749,7 +749,14 @@ class TokenboxApp(App[None]):
                     " (the status line says why)")
             self.notify(text, timeout=self.toast_seconds or 3, markup=False)
             return
-        self.state = self.state.stepped_by(delta)
+        moved = self.state.stepped_by(delta)
+        if plan is not None and delta and moved.step == self.state.step:  # at an end of the trace: say so
+            last = len(plan.steps)
+            text = (f"the last step of the trace ({last}/{last}): Home shows the untrimmed layout" if delta > 0 else
+                    f"step 0, the untrimmed layout: End shows the last step ({last})")
+            self.notify(text, timeout=self.toast_seconds or 3, markup=False)
+            return
+        self.state = moved
 
     def action_step_to(self, step: int) -> None:
         """Show the layout after ``step``; the section that step changed (or undid) is selected."""
@@ -768,7 +775,13 @@ class TokenboxApp(App[None]):
         self.action_focus_sections()
 
     def action_budget(self, delta: int) -> None:
-        self.state = self.state.with_what_if(delta)
+        state = self.state.with_what_if(delta)
+        if delta and state.what_if == self.state.what_if:  # at the smallest or the largest: say so, plan nothing
+            percent = 100 + state.what_if * WHAT_IF_STEP_PERCENT
+            self.notify(f"the what-if budget is at its {'largest' if delta > 0 else 'smallest'}: {percent} % of the "
+                        "file's max_ctx (0: the file's budget)", timeout=self.toast_seconds or 3, markup=False)
+            return
+        self.state = state
         self.request_plan("what-if budget")
 
     def action_policy(self) -> None:

@@ -240,7 +240,9 @@ def fitted(fields: list[str], width: int, separator: str = " · ", name: int | N
 
     When the fields up to ``essential`` do not fit even so, the fields at the indices ``spare`` (all
     before ``essential``) are left out, one by one in that order, until they do: on a narrow terminal the
-    request shown matters more than the window's size or the model's name.
+    request shown matters more than the window's size or the model's name. If they still do not fit once
+    every spare field is out, the longest field left before ``essential`` (a sub-agent's long thread name)
+    is cut as the name is.
     """
     shown, count = _fitted(list(fields), width, separator, name, essential)
     fields = list(fields)
@@ -252,6 +254,10 @@ def fitted(fields: list[str], width: int, separator: str = " · ", name: int | N
         essential -= 1
         left = [other - 1 if other > index else other for other in left]
         shown, count = _fitted(fields, width, separator, name, essential)
+    if spare and count <= essential and essential > 1:
+        longest = max(range(1, essential), key=lambda index: (len(fields[index]), -index))
+        if longest != name:
+            shown, count = _fitted(list(fields), width, separator, longest, essential)
     return shown
 
 

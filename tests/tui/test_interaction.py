@@ -405,3 +405,40 @@ async def test_keys_with_nothing_to_show_say_why(tmp_path):
         await pilot.press("right")
         await wait_for(pilot, lambda: record.count(Notify) == shown + 1, what="a toast for → on a failed plan")
         assert "no trim trace: the plan failed" in record.of(Notify)[-1].notification.message
+
+
+async def test_keys_at_an_end_say_so(tmp_path):
+    """→ on the trace's last step, ← on step 0, and ``-`` at the smallest what-if budget change nothing on
+    screen: each says why in a toast (and ``-`` plans nothing). The smallest what-if is one step of 5 % of
+    the file's max_ctx (``core/planning/config.py``): nineteen presses from 100 % reach it."""
+    from textual.notifications import Notify
+
+    from tests.tui.helpers import Recorder
+
+    record = Recorder()
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)  # 577 tokens over max_ctx 530
+    async with app.run_test(size=SIZE, message_hook=record) as pilot:
+        await wait_plan(pilot)
+        last = len(app.plan.steps)
+        assert last > 0
+        await pilot.press("end", "right")
+        await wait_for(pilot, lambda: record.count(Notify) == 1, what="a toast for → on the last step")
+        assert f"last step of the trace ({last}/{last})" in record.of(Notify)[-1].notification.message
+        assert app.step == last
+        await pilot.press("home", "left")
+        await wait_for(pilot, lambda: record.count(Notify) == 2, what="a toast for ← on step 0")
+        assert "step 0, the untrimmed layout" in record.of(Notify)[-1].notification.message
+        assert app.step == 0
+        def at_smallest() -> int:
+            return sum("at its smallest" in m.notification.message for m in record.of(Notify))
+
+        for _ in range(19):
+            await pilot.press("minus")
+        await wait_for(pilot, lambda: not app.busy, what="the smallest what-if planned")
+        assert at_smallest() == 0  # each of the nineteen moved the budget (a failed plan's alert may toast)
+        planned = app.plans_shown
+        await pilot.press("minus")
+        await wait_for(pilot, lambda: at_smallest() == 1, what="a toast for - at the smallest budget")
+        assert "at its smallest: 5 % of the file's max_ctx" in record.of(Notify)[-1].notification.message
+        await pilot.pause(0.2)
+        assert app.plans_shown == planned and not app.busy  # nothing planned for it

@@ -353,6 +353,13 @@ def test_fitted_leaves_out_spare_fields_only_for_the_essential_ones():
         "tokenbox · Claude Code · claude-sonnet-4 · request 9/10 · …")
     assert fitted(fields, 45, name=2, essential=4, spare=spare) == "tokenbox · Claude Code · request 9/10 · …"
     assert fitted(fields, 30, name=2, essential=4, spare=spare) == "tokenbox · Claude Code · …"  # nothing fits
+    # a sub-agent's long thread name: once the spare fields are out, it is cut so that the request shows
+    thread = "thread general-purpose: find every caller of the planner"
+    fields = ["tokenbox", "Claude Code", "claude-sonnet-4", "window 200 000", thread, "request 9/10", "cost $1"]
+    shown = fitted(fields, 80, name=2, essential=5, spare=(3, 2))
+    assert shown.startswith("tokenbox · Claude Code · thread general-purpose") and len(shown) <= 80
+    assert shown.endswith("… · request 9/10 · …") and thread not in shown
+    assert fitted(fields, 100, name=2, essential=5, spare=(3, 2)) == f"tokenbox · Claude Code · {thread} · request 9/10 · …"
 
 
 def test_wrap_moves_a_wide_character_and_its_zero_width_mark_together():
