@@ -83,11 +83,19 @@ def window_text(plan: Plan) -> str:
     return f"window {fmt(plan.base_max_ctx or plan.budget.max_ctx)}"
 
 
-def thread_word(name: str) -> str:
-    """A thread's name as the screen says it: the main thread, a sub-agent, the compaction's request."""
-    if name.startswith(COMPACTION_THREAD):
-        return f"{plain(name, FIELD_LIMIT)} (compaction)"
-    return plain(name, FIELD_LIMIT)
+COMPACTION_WORD = " (compaction)"
+MIN_THREAD = 8  # characters a thread's name keeps, however narrow its column
+
+
+def thread_word(name: str, width: int = FIELD_LIMIT + 1) -> str:
+    """A thread's name as the screen says it: the main thread, a sub-agent, the compaction's request; a
+    name longer than ``width`` characters (its "…" included) is cut, a compaction's keeping its word."""
+    word = COMPACTION_WORD if name.startswith(COMPACTION_THREAD) else ""
+    shown = plain(name, FIELD_LIMIT)
+    room = max(MIN_THREAD, width - len(word))
+    if len(shown) > room:
+        shown = plain(shown, room - 1)  # escaped already: only cut
+    return shown + word
 
 
 def topbar_fields(view: View, facts: AgentFacts | None, multi_turn: bool, following: bool, headline: str | None,

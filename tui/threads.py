@@ -14,13 +14,14 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from tokenbox.core.analysis.threads import ThreadSummary
-from tokenbox.tui.agentview import thread_word, usd
+from tokenbox.tui.agentview import COMPACTION_WORD, MIN_THREAD, thread_word, usd
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import GAP
 from tokenbox.tui.view import fmt
 
 COLUMNS = {"requests": 10, "context now": 13, "peak": 11, "cost": 10}  # titles and widths of the number columns
+SCROLLBAR = 2  # the list's scrollbar, when it has more threads than rows
 
 
 def header_row(name_width: int, models: bool) -> Text:
@@ -42,7 +43,7 @@ def thread_row(summary: ThreadSummary, shown: bool, name_width: int, models: boo
     requests went to (inert text)."""
     t = Text(no_wrap=True, end="")
     t.append("▶ " if shown else "  ", "bold")
-    t.append(f"{thread_word(summary.name):<{name_width}}", "bold" if summary.main else "")
+    t.append(f"{thread_word(summary.name, name_width):<{name_width}}", "bold" if summary.main else "")
     requests = f"{summary.requests} req" + ("+1" if summary.pending else "")
     now = fmt(summary.current) if summary.current is not None else "–"
     peak = fmt(summary.peak) if summary.peak is not None else "–"
@@ -91,8 +92,11 @@ class ThreadsScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         facts = self.facts
-        width = max([4] + [len(thread_word(s.name)) for s in facts.threads])
         room = min(120, int(self.app.size.width * 0.95)) - 4  # the panel's inner width
+        # the names' column: the longest name, or what the numbers leave (a row never wraps; names are cut)
+        numbers = 2 + sum(COLUMNS.values()) + SCROLLBAR
+        width = max([4] + [len(thread_word(s.name)) for s in facts.threads])
+        width = max(MIN_THREAD + len(COMPACTION_WORD), min(width, room - numbers))
         longest = max([0] + [len(", ".join(s.models)) + 2 for s in facts.threads])
         models = 2 + width + sum(COLUMNS.values()) + longest <= room
         with Vertical():

@@ -11,6 +11,7 @@ the code under test.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -276,3 +277,27 @@ def test_part_colours_never_read_as_a_state():
     rules = re.findall(r"\.((?:bar|part)--[a-z0-9-]+)\s*\{([^}]*)\}", css)
     assert len(rules) == 9 + 12  # every section colour and every category's
     assert [name for name, body in rules if re.search(r"\$(?:text-)?(?:success|warning|error)", body)] == []
+
+
+async def test_the_threads_panel_fits_an_80_column_terminal():
+    """At 80 columns a compaction's long thread name is cut (keeping its word), so no row of the threads
+    panel wraps: each thread is one row with its numbers (a real transcript and its compaction's file)."""
+    from textual.widgets import OptionList
+
+    path = REAL / "corpus" / "spotter-4d5611e5.jsonl"
+    name = next(p.stem for p in (path.parent / "spotter-4d5611e5" / "subagents").glob("agent-acompact-*.jsonl"))
+    app = make_app(path, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, ThreadsScreen), what="the threads panel")
+        await pilot.pause()
+        listed = app.screen.query_one(OptionList)
+        rows = [listed.get_option_at_index(i).prompt for i in range(listed.option_count)]
+        inner = listed.scrollable_content_region.width
+        assert len(rows) == 2 and all(row.cell_len <= inner for row in rows), ([r.cell_len for r in rows], inner)
+        compaction = rows[1].plain
+        assert "(compaction)" in compaction and "…" in compaction and name not in compaction
+        assert " 1 req " in compaction
+        lines = screen_lines(app)
+        assert sum(bool(re.search(r"\d req +[\d–]", line)) for line in lines) == 2  # one screen row per thread
