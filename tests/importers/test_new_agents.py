@@ -32,6 +32,7 @@ OPENCODE_TREE = FIXTURES / "opencode_issuepit-901_storage"
 COPILOT_HOME = FIXTURES / "copilot_home"
 COPILOT = COPILOT_HOME / "session-state" / "381474ec-066a-4e9b-8a13-14b602e419dd" / "events.jsonl"
 AIDER = FIXTURES / "aider-0.86.1_gpt-4o-mini.chat.history.md"
+AIDER_COMMANDS = FIXTURES / "aider-0.86.1_commands-only_zen-mcp-server.chat.history.md"
 TRACE = FIXTURES / "claude-trace_cc-1.0.6_lines-1-8.jsonl"
 LHAR = FIXTURES / "context-lens_constructed_4-entries.lhar"
 GEMINI = FIXTURES / "gemini_api"
@@ -408,6 +409,43 @@ def test_aider_headline_is_the_printed_figure_with_its_rounding():
     assert turns[0].model == "gpt-4o-mini" and turns[0].tokenizer == "o200k_base"
     assert "between 2350 and 2449 tokens" in turns[0].warnings[-1]
     assert "between 10000 and 10499 tokens" in turns[-1].warnings[-1]
+
+
+def test_aider_commands_are_not_messages_a_history_of_commands_has_no_request(tmp_path):
+    """A real chat history (zen-mcp-server, aider 0.86.1) of in-chat commands only (``/add`` four times,
+    ``/copy-context`` four times) and no ``Tokens:`` line: aider sent nothing. Before: the 7 commands after
+    the last start were a pending request of ≈1056 tokens, exit 0."""
+    text = AIDER_COMMANDS.read_text(encoding="utf-8")
+    assert "> Tokens:" not in text and len(re.findall(r"^#### /(?:add|copy-context) ", text, re.M)) == 8
+    with pytest.raises(SessionError, match="no model request yet"):
+        load_turns(AIDER_COMMANDS)
+    result = run_cli("plan", str(AIDER_COMMANDS))
+    err = result.stderr.decode()
+    assert result.returncode == 2 and "has no model request yet" in err and err.count("\n") == 1
+
+
+def test_aider_sends_neither_commands_nor_blank_input_nor_group_answers_and_clear_restarts(tmp_path):
+    """What aider 0.86 writes as ``####`` but never sends (``Commands.is_command``; ``/ask q`` writes ``q`` again
+    as the message ``_generic_chat_command`` sends; ``io.user_input`` writes ``<blank>``; ``confirm_ask``
+    echoes a group answer, as in a real history of 0202alcc/luvatrix); ``/clear`` empties the history."""
+    chat = tmp_path / ".aider.chat.history.md"
+    answer = "Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: skip"
+    chat.write_text("# aider chat started at 2025-01-01 10:00:00\n\n> Model: gpt-4o with diff edit format\n\n"
+                    "#### /add a.py  \n####   b.py  \n\n#### /ask what does a.py do?  \n\n#### what does a.py do?  \n\n"
+                    "It adds.\n\n> Tokens: 900 sent, 3 received.\n\n"
+                    f"#### <blank>  \n\n#### {answer}  \n\n#### !ls  \n\n#### and b.py?  \n\nIt also adds.\n\n"
+                    "> Tokens: 950 sent, 4 received.\n\n#### /clear  \n\n#### hello  \n\nHi.\n\n"
+                    "> Tokens: 870 sent, 2 received.\n\n#### /drop b.py  \n", encoding="utf-8")
+
+    def said(turn):
+        return [s.text for s in turn.sections if s.meta.get("role") == "user"]
+
+    turns = load_turns(chat)
+    assert [t.context_tokens for t in turns] == [900, 950, 870] and not any(t.pending for t in turns)
+    assert [said(t) for t in turns] == [["what does a.py do?"], ["what does a.py do?", "and b.py?"], ["hello"]]
+    with chat.open("a", encoding="utf-8") as handle:
+        handle.write("\n#### /reset  \n")
+    assert [said(t) for t in load_turns(chat)][-1] == ["hello"]  # a command last: still no pending request
 
 
 def test_aider_llm_history_is_counted_whole_and_paired_with_the_chat_history(tmp_path):

@@ -11,7 +11,10 @@ file records, so headline == recorded holds for it — and each turn's warnings 
 context lies in. ``sent`` is the call's prompt tokens plus the cache writes (aider adds them for
 providers that report them), so it is the whole context. The system prompt, the repo map and the
 files added to the chat are not in the file: they are the ``inferred`` part. A message after the last
-``Tokens:`` line is the pending turn.
+``Tokens:`` line is the pending turn. What aider writes as ``####`` but never sends is no message: an
+in-chat command (input starting with ``/`` or ``!``: ``/add``, ``/copy-context``, …; ``/ask <q>``,
+``/code``, ``/architect`` and ``/context`` write ``<q>`` again as the message they send), an empty input
+(``<blank>``) and the echo of a "(S)kip all" / "(A)ll" answer; ``/clear`` and ``/reset`` empty the history.
 
 **The LLM history** holds the whole prompt of each call (``TO LLM <time>``, then ``-------`` and
 ``ROLE line`` lines per message; ``LLM RESPONSE <time>`` and the reply), but no usage: its turns are
@@ -46,6 +49,10 @@ _MODEL = re.compile(r"^> (?:Main )?[Mm]odel: (?P<model>\S+)")
 _LLM_HEADER = re.compile(r"^(TO LLM|LLM RESPONSE) \d{4}-\d{2}-\d{2}T")
 _SESSION_KEY = re.compile(r'^\s*"?tokenbox"?\s*:', re.M)
 _ROLE = re.compile(r"^(SYSTEM|USER|ASSISTANT|TOOL|FUNCTION)(?: |$)")
+# aider's ``io.confirm_ask`` echoes an answer given for a whole group as input: "<question> (Y)es/(N)o/…[Yes]: skip"
+_GROUP_ANSWER = re.compile(r" \(Y\)es/\(N\)o(?:/\(A\)ll)?/\(S\)kip all(?:/\(D\)on't ask again)? \[[^\]]*\]: (?:all|skip)$")
+CLEARS = ("/clear", "/reset")  # the commands that empty aider's chat history (``Commands._clear_chat_history``)
+BLANK = "<blank>"  # what ``io.user_input`` writes for an empty input
 
 
 def detect_chat(found: Probe) -> bool:
@@ -143,8 +150,24 @@ def _feed(state: _ChatState, number: int, line: str) -> None:
         state.reply.append(line)
 
 
+def _not_sent(text: str) -> bool:
+    """Input aider writes as ``####`` but never sends: a command (``Commands.is_command``: its first character
+    is ``/`` or ``!``), an empty input, an answer echoed for a group of questions."""
+    return text[:1] in ("/", "!") or text == BLANK or bool(_GROUP_ANSWER.search(text))
+
+
+def _clears(text: str) -> bool:
+    """Whether the command ``text`` empties the chat history."""
+    return text.split(maxsplit=1)[0] in CLEARS
+
+
 def _flush_user(state: _ChatState) -> None:
     text = "\n".join(state.user)
+    if _not_sent(text):
+        state.user = []
+        if _clears(text):  # a context restart: a prediction never spans it
+            state.history, state.epoch, state.waiting = [], state.epoch + 1, False
+        return
     state.history.append(Message("user", [Block("text", TEXT, text, meta={"line": state.user_line}, line=state.user_line)],
                                  len(state.history), {"line": state.user_line}, state.user_line))
     state.user = []
@@ -186,9 +209,13 @@ def _call(state: _ChatState, number: int, tokens: re.Match[str]) -> None:
 
 def _chat_log(path: str, state: _ChatState) -> AgentLog:
     requests = list(state.requests)
-    pending_user = state.user
-    if pending_user or state.waiting:
-        history = list(state.history)
+    pending_user, waiting, history = state.user, state.waiting, state.history
+    if pending_user and _not_sent("\n".join(pending_user)):  # the last input, a command: nothing to send
+        if _clears("\n".join(pending_user)):
+            waiting, history = False, []
+        pending_user = []
+    if pending_user or waiting:
+        history = list(history)
         if pending_user:
             text = "\n".join(pending_user)
             history.append(Message("user", [Block("text", TEXT, text, line=state.user_line)], len(history), {}, state.user_line))
