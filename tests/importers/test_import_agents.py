@@ -23,6 +23,7 @@ CODEX_START = FIXTURES / "codex_rollout_v0.77_session-start.jsonl"
 CODEX_COMPACTED = FIXTURES / "codex_rollout_v0.77_compacted.jsonl"
 GEMINI_JSON = FIXTURES / "gemini_chat_session.json"
 GEMINI_JSONL = FIXTURES / "gemini_chat_tool-calls.jsonl"
+GEMINI_LONG_OUTPUT = FIXTURES / "gemini-cli_M-Gemini_b92a939b_long-shell-output.json"
 RESPONSES = FIXTURES / "openai_responses_request_tool-call.json"
 
 
@@ -222,6 +223,28 @@ def test_gemini_json_chat_one_reply_recorded():
     assert turn.model == "gemini-2.5-flash" and turn.tokenizer == "heuristic"
     plan = Engine(settings=Settings()).plan(turn)
     assert plan.tokenizer.name == "heuristic" and not plan.tokenizer.exact and plan.budget.max_ctx == 1_048_576
+
+
+def test_gemini_headline_is_the_recorded_context_when_the_heuristic_counts_more():
+    """A real chat whose third request carries a ≈109 000-character shell output: ``ceil(chars / 4 × 1.15)``
+    counts its visible parts above what the request recorded (32 463 against 30 404). The headline of every
+    request is still its recorded ``tokens.input``, the parts add up to it, and the hidden part the earlier
+    requests implied stays (the system prompt and tools do not shrink); a warning says the counts were
+    scaled. Before: the hidden part was shown as 0 and the headline was the heuristic's 32 463."""
+    raw = json.loads(GEMINI_LONG_OUTPUT.read_text(encoding="utf-8"))
+    recorded = [m["tokens"]["input"] for m in raw["messages"] if m.get("tokens")]
+    engine = Engine(settings=Settings())
+    turns = load_turns(GEMINI_LONG_OUTPUT)
+    assert len(turns) == len(recorded) == 8
+    hidden = []
+    for turn, expected in zip(turns, recorded, strict=True):
+        plan = engine.plan(turn)
+        assert plan.tokens_after == expected
+        assert sum(r.tokens_after for r in plan.sections) + plan.joins == expected
+        hidden.append(next(r.tokens_after for r in plan.sections if r.id == "inferred"))
+    # the second request's hidden part (what it recorded less its visible parts) is kept by the later ones
+    assert all(abs(h - hidden[1]) <= 16 for h in hidden[2:]) and hidden[1] > 8_000
+    assert any("scaled" in w for w in turns[2].warnings) and not any("scaled" in w for w in turns[1].warnings)
 
 
 def test_gemini_jsonl_chat_turn_per_reply_with_tool_results():

@@ -17,13 +17,13 @@ sessions use the ``heuristic`` approximation (``≈``), and the window is the mo
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.llms import resolve_window
-from tokenbox.core.model.names import MAIN_THREAD
+from tokenbox.core.model.names import MAIN_THREAD, SEPARATOR
 from tokenbox.core.model.session import Calibration, RecordedUsage, Session
 from tokenbox.core.parse.nodes import Node, parse_json
 from tokenbox.core.sources.files import read_text
@@ -246,6 +246,7 @@ def predicted(sessions: list[Session], models: list[str | None]) -> list[Session
     out = []
     pairs: list[tuple[float, float]] = []
     last: tuple[int, int, str | None] | None = None  # (recorded, visible, model) of the newest recorded turn
+    hidden_kept = 0  # the hidden part of the newest recorded turn whose visible parts fit what it recorded
     for session, model in zip(sessions, models, strict=True):
         shown = visible(session)
         recorded = session.recorded.context_tokens if session.recorded is not None else None
@@ -254,7 +255,10 @@ def predicted(sessions: list[Session], models: list[str | None]) -> list[Session
                     and PAIR_RATIO[0] <= (recorded - last[0]) / (shown - last[1]) <= PAIR_RATIO[1]:
                 pairs.append((recorded - last[0], shown - last[1]))
             last = (recorded, shown, model)
-            out.append(session)
+            if recorded >= shown:
+                hidden_kept = recorded - shown
+            # else the hidden part the requests before implied is kept (the system prompt and tools do not shrink)
+            out.append(fitted_to_recorded(session, recorded, count, hidden_kept))
             continue
         recent = pairs[-16:]
         scale = (sum(p[0] for p in recent) + PRIOR_SCALE * PRIOR_WEIGHT) / (sum(p[1] for p in recent) + PRIOR_WEIGHT)
@@ -280,6 +284,35 @@ def predicted(sessions: list[Session], models: list[str | None]) -> list[Session
                            context_tokens=max(0, target), calibration=Calibration(how, round(scale, 4), hidden),
                            warnings=(*session.warnings, *notes)))
     return out
+
+
+def fitted_to_recorded(session: Session, recorded: int, count: Callable[[str], int], hidden_before: int = 0) -> Session:
+    """A recorded turn whose visible parts count more with the heuristic than the request recorded (a long
+    shell output the model's tokenizer packs tighter): each counted text part gets a fixed size, its count
+    ``count`` scaled down by one factor, so that the parts add up to the recorded headline instead of the
+    hidden part going below 0 and the headline above what was recorded (CONTRACT §7); a warning says so.
+    The parts fit what is left of the recorded context once ``hidden_before`` (the hidden part the request
+    before implied) is kept, when that leaves anything."""
+    heuristic = default_registry().get(HEURISTIC)
+    counted = [i for i, section in enumerate(session.sections) if section.kind != "inferred"
+               and section.meta.get("category") != "reply" and section.tokens is None and section.text]
+    fixed = sum(section.tokens or 0 for section in session.sections
+                if section.kind != "inferred" and section.meta.get("category") != "reply")
+    room = recorded - fixed
+    joined = heuristic.count_joined([session.sections[i].text or "" for i in counted], SEPARATOR)  # as the engine counts
+    if not counted or joined <= room:
+        return session
+    sizes = {i: count(session.sections[i].text or "") for i in counted}
+    estimated = sum(sizes.values())
+    room = room - hidden_before if room > hidden_before else max(0, room)
+    sections = list(session.sections)
+    for i, size in sizes.items():
+        sections[i] = replace(sections[i], tokens=size * room // estimated)  # floored: they add up to room at most
+    factor = room / estimated
+    kept = f" less the hidden part an earlier request implied ({hidden_before})" if room and hidden_before else ""
+    note = (f"the visible parts count {joined} tokens with {HEURISTIC}, more than the {recorded} the request "
+            f"recorded: their counts are scaled ×{factor:.4f} to fit it{kept}")
+    return replace(session, sections=tuple(sections), warnings=(*session.warnings, note))
 
 
 def _id(value: dict[str, Node]) -> str | None:
