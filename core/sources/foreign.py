@@ -85,6 +85,10 @@ def sniff_document(node: Node, path: str) -> UnsupportedFormat | None:
         return refuse("a VS Code GitHub Copilot Chat session (workspaceStorage/…/chatSessions/*.json)", "", path)
     if {"requesterUsername", "requests"} <= keys or {"responderUsername", "requests"} <= keys:
         return refuse("a VS Code chat export", "", path)
+    opencode = _opencode_record(value, keys)
+    if opencode is not None:
+        return refuse(f"one {opencode} of an OpenCode session on its own",
+                      "open the session's file under storage/session/<project>/, or the storage folder", path)
     if amp_thread(node):
         return refuse("an Amp thread (~/.local/share/amp/threads/T-*.json)", "", path)
     if {"session_id", "transcript_path"} <= keys:  # what Claude Code writes on a command's stdin
@@ -100,6 +104,19 @@ def sniff_document(node: Node, path: str) -> UnsupportedFormat | None:
         return refuse("an OpenAI Responses API response", "open the request body that was sent instead", path)
     if _plain(value.get("type")) == "message" and _plain(value.get("role")) == "assistant" and "usage" in keys:
         return refuse("an Anthropic Messages response", "open the request body that was sent instead", path)
+    return None
+
+
+def _opencode_record(value: dict, keys: set[str]) -> str | None:
+    """``message`` or ``part`` for one record file of OpenCode's JSON storage (``storage/message/<session>/
+    msg_*.json``, ``storage/part/<message>/prt_*.json``), else ``None``: a session is read from its tree."""
+    record = _plain(value.get("id"))
+    if not isinstance(record, str) or "sessionID" not in keys:
+        return None
+    if record.startswith("msg_") and {"role", "time"} <= keys:
+        return "message"
+    if record.startswith("prt_") and {"messageID", "type"} <= keys:
+        return "part"
     return None
 
 
