@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -350,6 +350,33 @@ class FileTail:
 
 
 STREAM_BLOCK = 1 << 20  # bytes decoded at a time when the lines are streamed (``FileTail.read(each)``)
+
+
+def lines_between(path: str, first: int, stop: int) -> Iterator[tuple[int, bytes]]:
+    """The complete lines ``first`` to ``stop - 1`` of ``path`` as their bytes, numbered as ``FileTail.read``
+    numbers them (a byte-order mark before the first line is not part of it); the lines before ``first``
+    are counted a block at a time, not split."""
+    number = 1
+    held = b""
+    with open(path, "rb") as handle:
+        block = handle.read(STREAM_BLOCK)
+        if block.startswith(_BOM):
+            block = block[len(_BOM) :]
+        while block and number < stop:
+            newlines = block.count(b"\n")
+            if number + newlines < first:  # every line that ends in this block is before ``first``
+                number += newlines
+                held = block[block.rfind(b"\n") + 1 :] if newlines else held + block
+            else:
+                lines = (held + block).split(b"\n")
+                held = lines.pop()
+                for line in lines:
+                    if number >= stop:
+                        return
+                    if number >= first:
+                        yield number, line
+                    number += 1
+            block = handle.read(STREAM_BLOCK)
 
 
 def _stream(body: bytes, end: int, path: str, first_line: int, each: _Hand) -> int:

@@ -13,7 +13,7 @@ from itertools import repeat
 
 TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
 # Weights of the base estimate (tokens per character of each class). Fitted on real Claude Code
 # transcripts against their recorded usage (see tests/importers/test_truth.py); the per-thread scale
@@ -107,6 +107,12 @@ class BaseEstimates:
                 self._values.clear()
             value = self._values[text] = base_estimate(text)
         return value
+
+    def forget(self, texts: Iterable[str]) -> None:
+        """Drop ``texts``' estimates (texts its owner no longer keeps: the entries would keep them alive)."""
+        values = self._values
+        for text in texts:
+            values.pop(text, None)
 
 
 def scaled(text: str, scale: float, bases: BaseEstimates | None = None) -> int:

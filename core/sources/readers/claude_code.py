@@ -67,6 +67,7 @@ from tokenbox.core.sources.readers.common import (
     SectionCache,
     build_session,
     call_argument,
+    forget_messages,
     one_hour_writes,
     pick_model,
     reply_sections,
@@ -277,6 +278,10 @@ class Request:
     node: int
     request_id: str | None = None
     epoch: int = 0  # compactions seen in the thread before this request
+    # what the calibration and the predictions read of ``context``, kept as numbers: a reader that drops its
+    # main thread's history (``TranscriptReader(drop_history=True)``) drops the context of an older epoch
+    estimate: float = 0.0  # ``context.estimate``
+    grown: float = 0.0  # ``_grown(context)``
 
 
 @dataclass(slots=True)
@@ -332,10 +337,28 @@ class Thread:
 
 
 class TranscriptReader:
-    """Reads a transcript line by line (``feed``); keeps every built context for the next lines."""
+    """Reads a transcript line by line (``feed``); keeps every built context for the next lines.
 
-    def __init__(self, path: str, *, main_only: bool = False, max_bytes: int | None = None) -> None:
+    ``drop_history`` (a followed transcript's reader): at each compaction of the main thread, what its
+    earlier epochs held (their nodes' blocks and contexts, their requests' contexts, their messages'
+    sections) is dropped, so what is kept grows with the session since its last compaction, not with its
+    history; the requests keep their numbers (``Request.estimate``, ``grown``, the usage). A turn of an
+    older epoch is built again from the file when asked for (``held_request``: that epoch's lines read
+    again). A line that needs what was dropped (one continuing from a node before the compaction: a rewind
+    past it, a late line of an older request) sets ``history_needed``: the reader is then wrong, and its
+    follower reads the file again with a reader that keeps its history (``TranscriptFollower.read``).
+    """
+
+    def __init__(self, path: str, *, main_only: bool = False, max_bytes: int | None = None,
+                 drop_history: bool = False) -> None:
         self.path = path
+        self.drop_history = drop_history
+        self.history_needed = False  # a line needed what was dropped: this reader must be replaced
+        self.epochs_read = 0  # dropped epochs read again from the file (``held_request``)
+        self._dropped_before = 0  # the main thread's nodes below this index belong to a dropped epoch,
+        self._kept_nodes: set[int] = set()  # but these: each compaction's first request (``_drop_before``)
+        self._requests_dropped = 0  # the main thread's requests looked at by ``_drop_before``
+        self._restored: tuple[int, TranscriptReader, list[Request]] | None = None  # (epoch, its reader, its requests)
         self.max_bytes = max_bytes  # the limit of a read again (main_only; ``None``: the default)
         # main_only (a one-shot read of the main thread's turns): the other threads' blocks are not kept and
         # their requests get no context; ``whole_read_needed`` is set when the main thread turns out to
@@ -410,6 +433,7 @@ class TranscriptReader:
         self.feed_text(number, data.decode("utf-8"))
 
     def feed(self, number: int, value: Any) -> None:
+        self._restored = None  # an older epoch read again is kept while nothing is appended (past requests viewed)
         if not isinstance(value, dict):
             self.warn(number, "not a JSON object; the line is skipped")
             return
@@ -456,6 +480,8 @@ class TranscriptReader:
             self._uuid_node[uuid] = node.index
             self._uuid_line[uuid] = number
         self._touch(thread, node.index, number, sidechain)
+        if thread_name == MAIN and self.drop_history and not self.history_needed:
+            self._drop_before(node.index)
 
     def _message_line(self, number: int, value: dict, kind: str) -> None:
         message = value["message"]
@@ -466,6 +492,8 @@ class TranscriptReader:
         if uuid is not None and uuid in self._uuid_line:
             self.warn(number, f"uuid {uuid} was already used by line {self._uuid_line[uuid]}; it now names this line")
         parent = self._parent_node(number, value, uuid, sidechain)
+        if parent is not None and self.dropped(parent):
+            self.history_needed = True  # a message continues from before the main thread's last compaction
         thread_name = self._thread_for(number, value, sidechain, parent)
         thread = self._thread(thread_name, value)
         blocks = self._blocks(number, message.get("content"))
@@ -520,6 +548,8 @@ class TranscriptReader:
             owner = self._call_request.get(call_id)
             if owner is not None and self.nodes[owner].light:
                 self.whole_read_needed = True  # a main-thread result of another thread's call
+            if owner is not None and self.dropped(owner):
+                self.history_needed = True  # a result of a call made before the last compaction
             call = _call_block(self.nodes[owner], call_id) if owner is not None else None
             if call is not None and call.tool in ("Read", "Edit", "MultiEdit", "Write"):
                 thread.files.access(call.tool, record, block.text, self.bases)
@@ -582,6 +612,8 @@ class TranscriptReader:
         return node
 
     def _grow(self, node: _Node, number: int, blocks: list[Block]) -> None:
+        if self.dropped(node.index):
+            self.history_needed = True  # a late line of a node whose blocks were dropped
         node.lines.append(number)
         if not node.light:
             node.blocks.extend(blocks)
@@ -629,6 +661,8 @@ class TranscriptReader:
                 node=node.index,
                 request_id=_str(value.get("requestId")),
                 epoch=thread.epoch,
+                estimate=context.estimate if context is not None else 0.0,
+                grown=_grown(context),
             )
             thread.requests.append(request)
         for block in blocks:
@@ -694,6 +728,109 @@ class TranscriptReader:
                     blocks.append(image)
         return blocks
 
+    # -- the main thread's history
+
+    def dropped(self, index: int) -> bool:
+        """Whether node ``index``'s blocks and context were dropped (a main-thread node before its last
+        compaction, in a reader that drops its history)."""
+        return index < self._dropped_before and self.nodes[index].thread == MAIN and index not in self._kept_nodes
+
+    def held(self, thread: str) -> tuple[int, int]:
+        """What the reader keeps of ``thread``: its nodes' blocks and its requests' contexts, counted."""
+        blocks = sum(len(node.blocks) for node in self.nodes if node.thread == thread)
+        contexts = sum(1 for request in self.threads[thread].requests if request.context is not None) \
+            if thread in self.threads else 0
+        return blocks, contexts
+
+    def _drop_before(self, boundary: int) -> None:
+        """Drop what the main thread's nodes before node ``boundary`` (its newest compaction) hold."""
+        start = self._dropped_before
+        nodes = self.nodes
+        for node in nodes[start:boundary]:
+            if node.thread != MAIN and node.parent is not None and nodes[node.parent].thread == MAIN:
+                # another thread's line hangs off the main thread's (older transcripts' side chains): its
+                # contexts go through the main thread's nodes, so nothing is dropped, now or later
+                self.drop_history = False
+                return
+        states: dict[int, State] = {}
+
+        def gather(state: State | None) -> None:
+            while state is not None and id(state) not in states:
+                states[id(state)] = state
+                state = state.prev
+
+        main = self.threads[MAIN]
+        requests = main.requests
+        # the first request after each compaction is kept (its context: the summary and a prompt; its reply):
+        # the compactions' ledger reads the summary's size from it on every append (``analysis.compactions``)
+        kept = {requests[c.after_request].node for c in main.compactions if c.after_request < len(requests)}
+        self._kept_nodes.update(index for index in kept if start <= index < boundary)
+        for request in requests[self._requests_dropped:]:  # (the requests before were dropped before)
+            if start <= request.node < boundary and request.node not in kept:
+                gather(request.context)
+                request.context = None
+        self._requests_dropped = len(requests)
+        texts: set[str] = set()
+        for node in nodes[start:boundary]:
+            if node.thread != MAIN or node.index in kept:
+                continue
+            gather(node.state)
+            node.state, node.built = None, -1
+            texts.update(block.text for block in node.blocks if len(block.text) >= SHARED_TEXT_CHARS)
+            node.blocks = []
+        messages = [state._message for state in states.values() if state._message is not None]
+        forget_messages(self.section_cache, messages)
+        if main.messages is not None and id(main.messages[0]) in states:
+            main.messages = None  # the messages of a turn built from a dropped context
+        for text in texts:
+            self._texts.pop(text, None)
+        self.bases.forget(texts)
+        self._dropped_before = boundary
+
+    def held_request(self, request: Request) -> tuple[TranscriptReader, Request]:
+        """The reader holding ``request``'s context and reply, and the request there: this reader and the
+        request itself, or, for a main-thread request of a dropped epoch, a reader of that epoch's lines
+        read again (the last one kept) and its request."""
+        if request.thread != MAIN or not self.dropped(request.node):
+            return self, request
+        epoch = request.epoch
+        restored = self._restored
+        if restored is None or restored[0] != epoch:
+            restored = self._restored = (epoch, *self._read_epoch(epoch))
+            self.epochs_read += 1
+        return restored[1], restored[2][request.number - 1 - self._first_of_epoch(epoch)]
+
+    def _first_of_epoch(self, epoch: int) -> int:
+        """The index of the main thread's first request of ``epoch``."""
+        compactions = self.threads[MAIN].compactions
+        return compactions[epoch - 1].after_request if epoch > 0 else 0
+
+    def _read_epoch(self, epoch: int) -> tuple[TranscriptReader, list[Request]]:
+        """A reader of the main thread's ``epoch`` read again from the file, and its requests. Its lines
+        alone (from its compaction to the next) hold its contexts, which a compaction starts anew; when
+        what they give is not what this reader read (the file changed, or the epoch's lines need earlier
+        ones), the file is read from its top to the next compaction."""
+        # start-up: the tail module's hashlib loads OpenSSL: only a reader that dropped its history reads again
+        from tokenbox.core.sources.tail import lines_between
+
+        main = self.threads[MAIN]
+        first = self._first_of_epoch(epoch)
+        wanted = [r for r in main.requests[first:] if r.epoch == epoch]
+        start = main.compactions[epoch - 1].line if epoch > 0 else 1
+        stop = main.compactions[epoch].line
+        for begin in dict.fromkeys((start, 1)):
+            reader = TranscriptReader(self.path)
+            for number, line in lines_between(self.path, begin, stop):
+                reader.feed_line(number, line)
+            thread = reader.threads.get(MAIN)
+            found = [r for r in thread.requests if r.epoch == thread.epoch] if thread is not None else []
+            if len(found) == len(wanted) and all(
+                    (a.key, a.first_line, a.lines, a.estimate, a.grown) == (b.key, b.first_line, b.lines, b.estimate, b.grown)
+                    for a, b in zip(found, wanted, strict=True)):
+                return reader, found
+        raise SessionError(f"request {wanted[0].number if wanted else first + 1} is before a compaction and the file "
+                           "no longer holds it as it was read", "reload the file", self.path)
+
     # -- contexts
 
     def state_of(self, index: int | None) -> State | None:
@@ -710,6 +847,8 @@ class TranscriptReader:
                 break
             if node.light:
                 self.whole_read_needed = True  # a main-thread context through another thread's node
+            if self.dropped(current):
+                self.history_needed = True  # a context through a node whose blocks were dropped
             chain.append(current)
             current = node.parent
         for i in reversed(chain):
@@ -759,6 +898,8 @@ class TranscriptReader:
                 return TranscriptFollower(self.path, self.max_bytes).read().main_turns_only()
         else:
             turns = self.main_turns()
+        if self.history_needed:  # (set while the pending context was made: a reader that keeps it all reads again)
+            return TranscriptFollower(self.path, self.max_bytes, drop_history=False).read().main_turns_only()
         for node in self.nodes:
             node.state, node.built = None, -1
             if node.thread != name:
@@ -943,7 +1084,7 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
     observations = thread.observations
     peaks = thread.peaks  # the largest recorded context up to each request (for the window)
     for r in requests[max(0, len(observations) - 1):]:  # only the new requests (and the last one, still growing)
-        observation = Observation(recorded_context(r.usage), r.context.estimate if r.context else 0.0, r.epoch, r.model)
+        observation = Observation(recorded_context(r.usage), r.estimate, r.epoch, r.model)
         before = peaks[r.number - 2] if r.number >= 2 else 0
         peak_here = max(before, observation.recorded or 0)
         if r.number <= len(observations):
@@ -997,9 +1138,9 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
         hidden = recorded - round(scale * base)
         # a context that grew from the last request's goes on from its recorded figure; one that did not (a
         # rewind) restarts. Growth, not the estimate: thinking cut at a new prompt lowers the estimate only
-        if requests[last].epoch == epoch and grown >= _grown(requests[last].context):
-            context = requests[index].context if index < len(requests) else pending
-            unseen = _unseen_thinking(reader, requests[last], scale, context)
+        if requests[last].epoch == epoch and grown >= requests[last].grown:
+            context = reader.held_request(requests[index])[1].context if index < len(requests) else pending
+            unseen = _unseen_thinking(*reader.held_request(requests[last]), scale, context)
             target = recorded + round(scale * (visible - base)) + unseen
             how = f"predicted: request {last + 1}'s recorded {recorded} plus what was added since, ×{scale:.3f}"
             if unseen:
@@ -1038,9 +1179,11 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
                 "model": requests[-1].model if requests else None}
 
     def build(index: int) -> Session:
+        owner = reader  # the reader holding the request's context: another for a dropped epoch's (``held_request``)
         if index < len(requests):
             request = requests[index]
-            state = request.context
+            owner, held = reader.held_request(request)
+            state = held.context
             visible = observations[index].visible
             usage = request.usage
             model_name = request.model
@@ -1063,9 +1206,12 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
             fit = Fit(scale, hidden, used, how, residual=residual)
         else:
             target, fit = prediction(index, visible, _grown(state))
-        messages = state.messages(thread.messages) if state is not None else []
-        if state is not None:
-            thread.messages = (state, tuple(messages))  # the next request's context grows from this one
+        if owner is not reader:
+            messages = state.messages() if state is not None else []
+        else:
+            messages = state.messages(thread.messages) if state is not None else []
+            if state is not None:
+                thread.messages = (state, tuple(messages))  # the next request's context grows from this one
         model, _ = pick_model(model_name)
         meta = dict(base_meta)
         meta["thread"] = thread_name
@@ -1096,7 +1242,7 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
             recorded=usage,
             line=request.first_line if request is not None else thread.last_line,
         )
-        session = build_session(conv, path, cache)
+        session = build_session(conv, path, cache if owner is reader else owner.section_cache)
         turn_warnings = warnings
         if fit.typical:
             turn_warnings += (f"the system prompt, tools and memory files are not in the transcript and no request of this "
@@ -1111,7 +1257,7 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
         sections = session.sections
         if request is not None:
             # the request's own reply, shown with it at 0 context tokens (it is context from the next request on)
-            sections += tuple(reply_sections(conv, reader.request_output(request), len(messages)))
+            sections += tuple(reply_sections(conv, owner.request_output(held), len(messages)))
         window = claude_code_window(model_name, peak(index))
         budget = replace(session.budget, max_ctx=window.tokens)
         return replace(session, sections=sections, turn=index + 1, turn_count=count, budget=budget, window=window)
@@ -1194,16 +1340,22 @@ class TranscriptFollower:
     ``sources.tail.FileTail`` finds them (it remembers the file's identity, offset and last line); a
     truncated, rotated or replaced file is read again from the start with a fresh reader. An
     unterminated last line is left until its newline arrives. ``lines_parsed`` counts the lines
-    parsed since the follower was made (each appended line is parsed once); ``resets`` the re-reads.
+    parsed since the follower was made (each appended line is parsed once); ``resets`` the re-reads. Its
+    reader keeps the main thread since its last compaction (``TranscriptReader(drop_history=True)``), and
+    is made again to keep it all, the file read again, when a line needs an earlier epoch (a rewind past
+    a compaction).
     """
 
-    def __init__(self, path: str, max_bytes: int | None) -> None:
+    def __init__(self, path: str, max_bytes: int | None, *, drop_history: bool = True) -> None:
         # start-up: FileTail's hashlib loads OpenSSL (≈ 3.5 MiB): only a followed transcript needs it, not the status line
         from tokenbox.core.sources.tail import FileTail
 
         self.path = path
         self.max_bytes = max_bytes
-        self.reader = TranscriptReader(path)
+        # ``drop_history``: its reader drops the main thread's epochs before its last compaction, until a line
+        # needs one (``TranscriptReader.history_needed``): the file is then read again by a reader that keeps them
+        self.drop_history = drop_history
+        self.reader = self._new_reader()
         self.lines_parsed = 0
         self._tail = FileTail(path, max_bytes=max_bytes)
 
@@ -1213,7 +1365,8 @@ class TranscriptFollower:
         the sub-agents' blocks are not kept, their requests get no context), which reads the file again
         whole if the main thread turns out to need them. Such a reader must not be fed again."""
         if self._tail.reads == 0 and not self.reader.lines_read:
-            self.reader = TranscriptReader(self.path, main_only=True, max_bytes=self.max_bytes)
+            self.reader = TranscriptReader(self.path, main_only=True, max_bytes=self.max_bytes,
+                                           drop_history=self.drop_history)
         return self.read()
 
     @property
@@ -1234,7 +1387,7 @@ class TranscriptFollower:
             if not fed:
                 fed = True
                 if self._tail.resets != resets and self.reader.lines_read:
-                    self.reader = TranscriptReader(self.path)
+                    self.reader = self._new_reader()
             reader = self.reader
             before = reader.lines_read
             reader.feed_line(number, line)
@@ -1245,11 +1398,20 @@ class TranscriptFollower:
         except BaseException:
             if fed:  # lines were fed before the read failed further on: the next read starts afresh
                 self._tail.forget()
-                self.reader = TranscriptReader(self.path)
+                self.reader = self._new_reader()
             raise
         if chunk.reset and not fed and self.reader.lines_read:
-            self.reader = TranscriptReader(self.path)
+            self.reader = self._new_reader()
+        if self.reader.history_needed:
+            # a line needed what the reader had dropped (a rewind past a compaction): read again, keeping it all
+            self.drop_history = False
+            self._tail.forget()
+            self.reader = self._new_reader()
+            return self.read()
         return self.reader
+
+    def _new_reader(self) -> TranscriptReader:
+        return TranscriptReader(self.path, drop_history=self.drop_history)
 
     def release(self) -> None:
         """Let go of what this follower read, at once: each thread's turns refer back to their reader
@@ -1295,8 +1457,7 @@ def project_hidden(path: str, exclude_session: str | None, limit_files: int = 5,
                         first = main.requests[0]
                         if reader.session_id == exclude_session:
                             break
-                        visible = first.context.estimate if first.context else 0.0
-                        return max(0, first.usage.context_tokens - round(visible)), name
+                        return max(0, first.usage.context_tokens - round(first.estimate)), name
         except OSError:
             continue
     return None

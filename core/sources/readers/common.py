@@ -447,6 +447,19 @@ def _messages_built(conv: Conversation, latest: int, strip_before: int, cache: d
     return built
 
 
+def forget_messages(cache: SectionCache, messages: list[Message]) -> None:
+    """Drop from ``cache`` the sections of ``messages`` and the conversations built from them (a reader that
+    no longer keeps them: the entries would keep them alive)."""
+    gone = {id(message): message for message in messages}
+    for key in [key for key, entry in cache.items()
+                if isinstance(key, int) and key in gone and entry[0] is gone[key]]:  # type: ignore[index]
+        del cache[key]
+    built_before = cache.get(_BUILT)
+    if isinstance(built_before, dict):
+        for key in [key for key, built in built_before.items() if built.messages and id(built.messages[0]) in gone]:
+            del built_before[key]
+
+
 def _strips_thinking(conv: Conversation) -> bool:
     """Whether the provider drops the thinking of assistant messages before the newest user text: OpenAI's
     reasoning items and older Claude models' thinking; newer Claude models keep it (``keeps_prior_thinking``)."""
