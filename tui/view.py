@@ -11,6 +11,7 @@ from operator import attrgetter
 
 from tokenbox.core import Plan
 from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
+from tokenbox.core.model.names import NATIVE_FORMAT
 from tokenbox.core.model.plan import HeadlineKind, LayoutState, fingerprint_of
 from tokenbox.tui.figures import Figures, same_places
 
@@ -186,13 +187,14 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
         return "first plan"
     if old.session.thread != new.session.thread:
         return f"thread {new.session.thread}"  # another thread of the log: nothing of the one before is compared
+    # an agent's session counts requests (as its top bar does), a tokenbox log its turns
+    turn = f"{'turn' if new.session.source_format == NATIVE_FORMAT else 'request'} {new.session.turn}/{new.session.turn_count}"
     compacted = len(new.session.meta.get("compactions") or ()) - len(old.session.meta.get("compactions") or ())
     if compacted > 0 and new.session.turn >= old.session.turn:  # every part changed: say why, not which
-        return (f"turn {new.session.turn}/{new.session.turn_count}; compacted: the context restarted from a summary "
-                "(the ledger is under the categories)")
+        return f"{turn}; compacted: the context restarted from a summary (the ledger is under the categories)"
     parts: list[str] = []
     if old.session.turn != new.session.turn or old.session.turn_count != new.session.turn_count:
-        parts.append(f"turn {new.session.turn}/{new.session.turn_count}")
+        parts.append(turn)
     olds, news = old.sections, new.sections
     start, end = same_places(olds, news)
     if start < end and list(map(_TEXT, olds[start:end])) != list(map(_TEXT, news[start:end])):

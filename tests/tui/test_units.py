@@ -384,3 +384,18 @@ def test_wrap_ends_rows_at_words_with_wide_characters_and_escapes_too():
     assert all(row.endswith(" ") for row in rows[:-1]), rows
     assert all(cell_len(row) <= 20 for row in rows)
     assert [row.plain for row in wrap(safe_line("漢 " + "x" * 30), 10)] == ["漢 xxxxxxx", "xxxxxxxxxx", "xxxxxxxxxx", "xxx"]
+
+
+def test_what_changed_counts_an_agents_requests_and_a_logs_turns(tmp_path):
+    """The status line's "what changed" names the position as the top bar does: ``request N/M`` for an
+    agent's session (a real Claude Code transcript), ``turn N/M`` for a tokenbox log."""
+    from pathlib import Path
+
+    from tokenbox.core import load_turns
+
+    transcript = Path(__file__).parent.parent / "fixtures" / "real_sessions" / "corpus" / "spotter-4d5611e5.jsonl"
+    log = copy_sample("agent_log.jsonl", tmp_path)
+    for path, word in ((transcript, "request"), (log, "turn")):
+        engine = Engine()
+        first, second = (engine.plan(t) for t in load_turns(path)[:2])
+        assert describe_changes(first, second).startswith(f"{word} 2/"), (path.name, describe_changes(first, second))
