@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import sys
 from collections.abc import Iterator
@@ -73,14 +74,59 @@ _ENV_VARS = (
     "TOKENBOX_MAX_FILE_SIZE",
     "TOKENBOX_CACHE",
 )
+RANK_CACHE_ENV = "TOKENBOX_CACHE"  # set again by ``_isolated_environment``, to the run's own cache folder
+
+
+@pytest.fixture(scope="session")
+def _shared_rank_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An ``XDG_CACHE_HOME`` in this run's temporary folder, the same for every xdist worker.
+
+    Every process a test starts (``tokenbox plan``, ``tokenbox-tui``, ``python -c``) otherwise parses the
+    BPE rank file from scratch; with ``TOKENBOX_CACHE=1`` pointing here, the first one keeps the parsed
+    ranks (``core/tokens/bpe.py``: written to a temporary name, then renamed, so workers writing at the
+    same time each leave a whole file) and the others read them. A worker's base folder is
+    ``<run folder>/popen-gwN``: its parent is the run's, shared; nothing is written outside it.
+    """
+    base = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):
+        base = base.parent
+    return str(base / "xdg-cache")
+
+
+@pytest.fixture(scope="session")
+def _config_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Fresh, empty folders for ``XDG_CONFIG_HOME``, one per test, all in one folder of this worker's.
+
+    ``tmp_path_factory.mktemp`` per test listed the whole base folder to number the new one (every
+    earlier test's folder: quadratic in the tests a worker runs, ~800 000 names parsed in a serial run).
+    """
+    parent = tmp_path_factory.mktemp("xdg-config")
+
+    def folders() -> Iterator[str]:
+        for number in itertools.count():
+            folder = parent / str(number)
+            folder.mkdir()
+            yield str(folder)
+
+    return folders()
 
 
 @pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Tests never see the developer's config file or tokenbox environment variables."""
+def _isolated_environment(
+    monkeypatch: pytest.MonkeyPatch, _config_folders: Iterator[str], _shared_rank_cache: str
+) -> None:
+    """Tests never see the developer's config file, cache or tokenbox environment variables.
+
+    The one tokenbox variable set is ``TOKENBOX_CACHE``, with ``XDG_CACHE_HOME`` in the run's temporary
+    folder (``_shared_rank_cache``). Tests of the cache itself, of a cold start or of what a command
+    writes give their processes an environment of their own without it (``tests/hardening/support.py``,
+    the benchmarks, ``tests/test_perf_invariants.py``).
+    """
     for name in _ENV_VARS:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+    monkeypatch.setenv("XDG_CONFIG_HOME", next(_config_folders))
+    monkeypatch.setenv("XDG_CACHE_HOME", _shared_rank_cache)
+    monkeypatch.setenv(RANK_CACHE_ENV, "1")
 
 
 # ------------------------------------------------------------------------- running in parallel (xdist)
@@ -125,29 +171,35 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 
 # The longest tests start first, so that no worker is left running one of them at the end of the run
-# while the others are idle (longest first, from ``--durations``; a test that starts late and runs for
-# 8 s sets the run's tail). Each is self-contained (no test depends on another's order). Tests that
-# share an ``xdist_group`` start before all of these anyway (``--dist loadgroup`` hands out the
-# biggest groups first).
+# while the others are idle (longest first; a test that starts late and runs for 8 s sets the run's tail).
+# Ranked by their time in three full runs of stop 36 (``--durations=0``, and the CPU seconds of each test
+# and of the processes it started): the benchmark groups 10-40 s, the next ones 4-14 s. Each is
+# self-contained (no test depends on another's order). Tests that share an ``xdist_group`` start before
+# all of these anyway (``--dist loadgroup`` hands out the biggest groups first).
 LONGEST_FIRST = (
     "tests/test_benchmarks_smoke.py::",
-    "tests/tui/test_agent_view.py::test_a_transcript_with_a_sub_agent_and_a_compaction",
-    "tests/tui/test_hostile.py::test_hostile_session_on_every_view",
     "tests/tui/test_interaction.py::test_every_key_on_one_app_then_quit",
-    "tests/importers/test_import_real_sessions.py::test_conformance_script_passes_on_the_fixtures",
-    "tests/engine/test_untrimmed_plans.py::test_a_session_of_text_parts_plans_as_a_full_layout_whatever_came_before",
-    "tests/tui/test_key_sequences.py::",
-    "tests/record/test_capture_follow.py::test_memory_per_followed_request_does_not_grow_with_the_capture",
-    "tests/tui/test_hostile.py::test_megabyte_line_and_name_stay_responsive",
-    "tests/hardening/test_untrusted_text.py::test_render_writes_hostile_text_byte_exact",
-    "tests/tui/test_faults.py::test_burst_of_500_writes_is_coalesced",
-    "tests/record/test_tui_record.py::test_each_request_appears_live_with_its_recorded_total",
-    "tests/tui/test_serve.py::test_served_app_in_a_real_browser",
-    "tests/test_pack.py::test_a_transcript_packs_as_the_request_it_rebuilt",
-    "tests/tui/test_real_agents.py::test_transcript_growing_line_by_line",
-    "tests/tui/test_agent_view.py::test_warnings_a_compaction_and_keys_that_do_not_apply",
     "tests/tui/test_reload.py::test_following_does_not_accumulate_widgets",
+    "tests/tui/test_hostile.py::test_hostile_session_on_every_view",
+    "tests/tui/test_agent_view.py::test_a_transcript_with_a_sub_agent_and_a_compaction",
+    "tests/importers/test_import_real_sessions.py::test_conformance_script_passes_on_the_fixtures",
+    "tests/tui/test_faults.py::test_burst_of_500_writes_is_coalesced",
+    "tests/tui/test_key_sequences.py::",
+    "tests/hardening/test_untrusted_text.py::test_render_writes_hostile_text_byte_exact",
+    "tests/tui/test_real_agents.py::test_transcript_growing_line_by_line",
     "tests/engine/test_properties.py::test_plan_json_is_identical_under_other_hash_seeds",
+    "tests/tui/test_agent_view.py::test_warnings_a_compaction_and_keys_that_do_not_apply",
+    "tests/tui/test_serve.py::test_served_app_in_a_real_browser",
+    "tests/tui/test_hostile.py::test_megabyte_line_and_name_stay_responsive",
+    "tests/test_statusline.py::test_chained_user_lines_without_a_request_cost_memory_linear_in_their_number",
+    "tests/tui/test_real_agents.py::test_short_transcript",
+    "tests/tui/test_real_agents.py::test_snapshot_anthropic_request_trimmed",
+    "tests/tui/test_interaction.py::test_keys_with_nothing_to_show_say_why",
+    "tests/record/test_capture_follow.py::test_memory_per_followed_request_does_not_grow_with_the_capture",
+    "tests/engine/test_cli.py::test_the_console_script_runs_end_to_end",
+    "tests/tui/test_glance.py::test_snapshot_a_big_session_before_its_plan",
+    "tests/engine/test_edit_replan.py::test_a_warm_replan_after_edits_equals_a_cold_plan",
+    "tests/record/test_tui_record.py::test_each_request_appears_live_with_its_recorded_total",
 )
 
 

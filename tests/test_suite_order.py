@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -19,3 +20,15 @@ def test_every_longest_first_entry_names_a_collected_test(request: pytest.Fixtur
     ids = [item.nodeid for item in request.session.items]
     stale = [prefix for prefix in LONGEST_FIRST if not any(nodeid.startswith(prefix) for nodeid in ids)]
     assert not stale, f"LONGEST_FIRST names no collected test: {stale}"
+
+
+def test_each_test_has_a_fresh_config_folder_and_the_runs_shared_rank_cache(tmp_path_factory: pytest.TempPathFactory):
+    """``_isolated_environment``: an empty config folder of its own, not one more entry of the worker's base
+    folder (numbering those listed the whole folder per test), and ``TOKENBOX_CACHE`` in the run's folder."""
+    base = tmp_path_factory.getbasetemp()
+    config = Path(os.environ["XDG_CONFIG_HOME"])
+    assert config.is_dir() and not any(config.iterdir())
+    assert config.parent != base and config.parent.parent == base
+    assert os.environ["TOKENBOX_CACHE"] == "1"
+    cache = Path(os.environ["XDG_CACHE_HOME"])
+    assert cache.parent in (base, base.parent)  # the worker's own folder's parent under xdist: one for the run
