@@ -24,6 +24,7 @@ from tokenbox.core.analysis.breakdown import (
     sum_by,
     tool_totals,
 )
+from tokenbox.core.model.plan import sections_of
 from tokenbox.tui.figures import PART_CLASSES
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.planner import AgentFacts
@@ -76,7 +77,7 @@ class Breakdown:
 
 def is_imported(view: View | None) -> bool:
     """Whether the shown plan came from an importer (its sections carry categories)."""
-    return view is not None and any(category(s.section) is not None for s in view.plan.sections)
+    return view is not None and any(category(section) is not None for section in sections_of(view.plan.sections))
 
 
 def breakdown(view: View) -> Breakdown:

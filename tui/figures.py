@@ -20,7 +20,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 
 from tokenbox.core.analysis.breakdown import (
     CONTEXT_LABELS,
@@ -31,16 +31,13 @@ from tokenbox.core.analysis.breakdown import (
     context_use_of,
     part_kind,
 )
-from tokenbox.core.model.plan import LayoutState, Plan, SectionResult
+from tokenbox.core.model.plan import LayoutState, Plan, SectionResult, allotments_of, counts_of, sections_of
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.session import Section
 
 PART_CLASSES = frozenset(f"part--{key.replace('_', '-')}" for key in CONTEXT_LABELS)  # styled in app.tcss
 HEAD = 8  # leading parts looked at for the first one two requests share (before it: the hidden part, re-estimated)
 
-_BEFORE = attrgetter("tokens_before")
-_ALLOTMENT = attrgetter("allotment")
-_SECTION = attrgetter("section")
 
 
 # each category's class made once: a view keeps one per part, the same few words for thousands of parts
@@ -87,7 +84,7 @@ class Kinds:
     @classmethod
     def of(cls, results: Sequence[SectionResult], before: Kinds | None = None) -> Kinds:
         """The kinds of ``results``' parts, those of ``before`` kept where it holds the same section at the same place."""
-        sections = list(map(_SECTION, results))
+        sections = sections_of(results)  # (a followed chain's parts: no result made for it)
         start, end = _kept(before.sections, sections) if before is not None else (0, 0)
         if before is None or start == end:
             before, start, end = _NONE, 0, 0
@@ -127,7 +124,7 @@ def _kept(old: list[Section], new: list[Section]) -> tuple[int, int]:
 def same_places(old: Sequence[SectionResult], new: Sequence[SectionResult]) -> tuple[int, int]:
     """Where two plans hold the same sections at the same places: ``start`` to ``end`` in both (their counts
     may differ: a thread's calibration refits its scale with every request)."""
-    return _kept(list(map(_SECTION, old)), list(map(_SECTION, new)))
+    return _kept(sections_of(old), sections_of(new))
 
 
 def _within(places: list[int], start: int, end: int) -> list[int]:
@@ -153,13 +150,13 @@ class Figures:
         """The figures of ``plan`` at ``state``; ``before``'s kinds kept where the plans share their sections."""
         results = plan.sections
         kinds = Kinds.of(results, before.kinds if before is not None else None)
-        befores = list(map(_BEFORE, results))
+        befores = counts_of(results)  # (an untrimmed plan's, without making its thousands of results)
         if state.step == 0:
             tokens = befores  # untrimmed: each part shows its own count (its states made only when read)
         else:
             tokens = [s.tokens for s in state.sections]
         most = max(befores) if befores else None
-        scale = max(1, most or 0, max(map(_ALLOTMENT, results), default=0))
+        scale = max(1, most or 0, max(allotments_of(results, befores), default=0))
         return cls(kinds, tokens, list(accumulate(tokens, initial=0)), most, scale)
 
     @property

@@ -263,14 +263,50 @@ class SectionResults(Built[SectionResult]):
     request, its rows as ``/context`` lists them (``groups``: key -> (label, tokens, parts), in the order
     of their first section; see ``analysis.breakdown.context_use``)."""
 
-    __slots__ = ("groups", "kinds", "tokens_after")
+    __slots__ = ("groups", "kinds", "tokens_after", "untrimmed_counts", "untrimmed_sections")
 
     def __init__(self, count: int, make: Callable[[int], SectionResult], *, tokens_after: int,
-                 kinds: Mapping[str, tuple[int, ...]], groups: Mapping[str, tuple[str, int, int]] | None = None) -> None:
+                 kinds: Mapping[str, tuple[int, ...]], groups: Mapping[str, tuple[str, int, int]] | None = None,
+                 untrimmed: tuple[Sequence[Section], Callable[[], list[int]]] | None = None) -> None:
         super().__init__(count, make)
         self.tokens_after = tokens_after
         self.kinds = kinds
         self.groups = groups
+        # ``untrimmed``: the results are a layout as it is (each part kept whole: its count before, after and
+        # allotted are one), and what a reader of every part needs is known without making the results: the
+        # sections in order and a function of their counts (a followed chain's parts, thousands of them, each
+        # counted at a scale its thread refits with every request)
+        self.untrimmed_sections, self.untrimmed_counts = untrimmed if untrimmed is not None else (None, None)
+
+
+def sections_of(results: Sequence[SectionResult]) -> list[Section]:
+    """The sections of ``results`` in order; an untrimmed ``SectionResults``' without making its results."""
+    known = getattr(results, "untrimmed_sections", None)
+    return list(known) if known is not None else [result.section for result in results]
+
+
+def counts_of(results: Sequence[SectionResult]) -> list[int]:
+    """Each result's ``tokens_before``; an untrimmed ``SectionResults``' without making its results."""
+    counts = getattr(results, "untrimmed_counts", None)
+    return counts() if counts is not None else [result.tokens_before for result in results]
+
+
+def texts_of(results: Sequence[SectionResult], start: int, end: int) -> list[str]:
+    """``text_before`` of ``results[start:end]``; an untrimmed ``SectionResults``' (each section's text, as its
+    results hold it) without making its results."""
+    known = getattr(results, "untrimmed_sections", None)
+    if known is not None:
+        return [section.text or "" for section in known[start:end]]
+    return [result.text_before for result in results[start:end]]
+
+
+def allotments_of(results: Sequence[SectionResult], counts: list[int] | None = None) -> list[int]:
+    """Each result's ``allotment``; an untrimmed ``SectionResults``' without making its results: its counts
+    (``counts``, when its ``counts_of`` is at hand)."""
+    untrimmed = getattr(results, "untrimmed_counts", None)
+    if untrimmed is not None:
+        return counts if counts is not None else untrimmed()
+    return [result.allotment for result in results]
 
 
 @dataclass(frozen=True)

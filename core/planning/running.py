@@ -325,7 +325,15 @@ def untrimmed(sums: SectionSums, session: Session, tokenizer: EstimateTokenizer,
         return result
 
     groups_out = {row: (label, tokens, parts) for row, (label, tokens, parts) in rows.items() if parts}
-    results = SectionResults(len(sections), make, tokens_after=total, kinds={INFERRED: tuple(inferred)}, groups=groups_out)
+    in_order = list(sections)
+    if resized is not None:
+        in_order[place] = resized
+
+    def part_counts() -> list[int]:  # each part's count as ``make`` has it, no result made
+        return [s.tokens if s.tokens is not None else scaled(s.text or "", scale, bases) for s in in_order]  # type: ignore[union-attr]
+
+    results = SectionResults(len(sections), make, tokens_after=total, kinds={INFERRED: tuple(inferred)}, groups=groups_out,
+                             untrimmed=(in_order, part_counts))
     return Untrimmed(results, total, critical_load, notes)
 
 

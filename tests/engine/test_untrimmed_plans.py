@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tokenbox.core import Engine, load_turns
 from tokenbox.core.analysis.breakdown import context_use
 from tokenbox.core.model.names import ESTIMATE
-from tokenbox.core.model.plan import SectionResult, SectionResults
+from tokenbox.core.model.plan import SectionResult, SectionResults, allotments_of, counts_of, sections_of, texts_of
 from tokenbox.core.model.session import Calibration, Section, Session
 from tokenbox.core.planning import engine as engine_module
 from tokenbox.core.sources.readers.common import inferred_section
@@ -30,6 +30,12 @@ def _full(monkeypatch) -> None:
 
 
 def _same(plan, full) -> None:
+    # what a reader of every part takes without making the results (the screen, at each append): read first,
+    # then compared with the results the full layout made
+    sections, counts = sections_of(plan.sections), counts_of(plan.sections)
+    allotments, texts = allotments_of(plan.sections, counts), texts_of(plan.sections, 0, len(plan.sections))
+    assert sections == [r.section for r in full.sections] and counts == [r.tokens_before for r in full.sections]
+    assert allotments == [r.allotment for r in full.sections] and texts == [r.text_before for r in full.sections]
     assert plan.to_dict() == full.to_dict()
     assert plan.render() == full.render() and plan.fingerprint == full.fingerprint
     assert plan.state_at(0) == full.state_at(0)
