@@ -22,7 +22,7 @@ from tokenbox.core.model.plan import SectionResult, SectionResults
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.session import Section, Session
 from tokenbox.core.sources.readers.parts import context_key
-from tokenbox.core.tokens.charclass import scaled, scaled_sum
+from tokenbox.core.tokens.charclass import scaled, scaled_each, scaled_sum
 from tokenbox.core.tokens.estimate import EstimateTokenizer
 
 # Kinds whose part is assembled from more than the section's text (``assembly.Assembler``: a cached prefix,
@@ -77,6 +77,10 @@ class SectionSums:
         self._labels: dict[str, tuple[int, str]] = {}  # each row's first section (its place) and its label
         self._special = array("q", [0])  # sections a full layout must lay out (``_special``), in the first i
         self._inferred: list[int] = []  # places in ``_rest`` of the sections of kind ``inferred``
+        # each section's base estimate, in order (0 where it is not counted), and the places of those not
+        # counted with their size (a fixed size, or 0): each part's count at a scale in a few builtins' passes
+        self._bases_in_order = array("d")
+        self._not_counted: dict[int, int] = {}
         # scale -> group -> [its estimates summed, their rounded sum]
         self._totals: dict[float, dict[tuple[str | None, bool], list[int]]] = {}
         # the section results made for the turns' plans, by section (``untrimmed``): a part whose count did
@@ -117,8 +121,15 @@ class SectionSums:
             group.parts += 1
             if section.tokens is not None:
                 group.fixed += section.tokens
+                self._not_counted[place] = section.tokens
+                self._bases_in_order.append(0.0)
             elif _countable(section):
-                group.estimates.append(bases(section.text))  # type: ignore[arg-type]
+                base = bases(section.text)  # type: ignore[arg-type]
+                group.estimates.append(base)
+                self._bases_in_order.append(base)
+            else:
+                self._not_counted[place] = 0  # white space alone, or no text: counts nothing
+                self._bases_in_order.append(0.0)
             if row is not None and row[0] not in labels:
                 labels[row[0]] = (place, row[1])
             if _special(section):
@@ -158,6 +169,23 @@ class SectionSums:
             del estimates[left:]
         for row in [row for row, (place, _) in self._labels.items() if place >= keep]:
             del self._labels[row]
+        del self._bases_in_order[keep:]
+        for place in [place for place in self._not_counted if place >= keep]:
+            del self._not_counted[place]
+
+    def counts_after_first(self) -> Callable[[float], list[int]]:
+        """Each section's count after the first at a scale, as ``scaled`` makes it one by one (a fixed size as
+        it is): a function of what is aligned now (copied: the sums go on to other turns), for a plan's
+        reader of every part (``SectionResults``) without a result made or a text looked up."""
+        bases, not_counted = array("d", self._bases_in_order), dict(self._not_counted)
+
+        def at(scale: float) -> list[int]:
+            counts = scaled_each(bases, scale)
+            for place, size in not_counted.items():
+                counts[place] = size
+            return counts
+
+        return at
 
     def at(self, scale: float) -> dict[tuple[str | None, bool], int]:
         """Per group, the calibrated counts at ``scale`` of its counted texts, added up."""
@@ -328,9 +356,18 @@ def untrimmed(sums: SectionSums, session: Session, tokenizer: EstimateTokenizer,
     in_order = list(sections)
     if resized is not None:
         in_order[place] = resized
+    after_first = sums.counts_after_first()
+
+    def own_count(section: Section) -> int:  # as ``make`` counts it
+        return section.tokens if section.tokens is not None else scaled(section.text or "", scale, bases)
 
     def part_counts() -> list[int]:  # each part's count as ``make`` has it, no result made
-        return [s.tokens if s.tokens is not None else scaled(s.text or "", scale, bases) for s in in_order]  # type: ignore[union-attr]
+        if not in_order:
+            return []
+        counts = [own_count(in_order[0]), *after_first(scale)]
+        if resized is not None and place > 0:
+            counts[place] = own_count(resized)
+        return counts
 
     results = SectionResults(len(sections), make, tokens_after=total, kinds={INFERRED: tuple(inferred)}, groups=groups_out,
                              untrimmed=(in_order, part_counts))

@@ -131,5 +131,11 @@ def scaled_sum(estimates: Sequence[float], scale: float) -> int:
     return sum(map(_ROUND, products)) + sum(map(_HALF.__ge__, products))
 
 
+def scaled_each(estimates: Sequence[float], scale: float) -> list[int]:
+    """``max(1, round(base * scale))`` for each base estimate: ``scaled``'s arithmetic (a text's base estimate
+    is above 0), each part rounded on its own, in a few builtins' passes."""
+    return list(map(max, map(_ROUND, map(operator.mul, estimates, repeat(scale))), repeat(1)))
+
+
 _HALF = 0.5
 _ROUND = float.__round__
