@@ -304,12 +304,13 @@ def fitted_to_recorded(session: Session, recorded: int, count: Callable[[str], i
         return session
     sizes = {i: count(session.sections[i].text or "") for i in counted}
     estimated = sum(sizes.values())
-    room = room - hidden_before if room > hidden_before else max(0, room)
+    keeps_hidden = 0 < hidden_before < room  # else the parts take the whole of what is left
+    room = room - hidden_before if keeps_hidden else max(0, room)
     sections = list(session.sections)
     for i, size in sizes.items():
         sections[i] = replace(sections[i], tokens=size * room // estimated)  # floored: they add up to room at most
     factor = room / estimated
-    kept = f" less the hidden part an earlier request implied ({hidden_before})" if room and hidden_before else ""
+    kept = f" less the hidden part an earlier request implied ({hidden_before})" if keeps_hidden else ""
     note = (f"the visible parts count {joined} tokens with {HEURISTIC}, more than the {recorded} the request "
             f"recorded: their counts are scaled ×{factor:.4f} to fit it{kept}")
     return replace(session, sections=tuple(sections), warnings=(*session.warnings, note))
