@@ -25,7 +25,7 @@ def plan_table(plan: Plan) -> str:
         f"prefix cache {plan.prefix_cache}  context {plan.context_cache}  policy {plan.trimming}"
     )
     kind = plan.headline_kind
-    if kind == HeadlineKind.RECORDED:
+    if plan.recorded is not None and not plan.pending and kind in (HeadlineKind.RECORDED, HeadlineKind.ESTIMATED):
         r = plan.recorded
         lines.append(
             f"context {r.context_tokens} tokens as recorded (input {r.input_tokens} + cache write "  # type: ignore[union-attr]

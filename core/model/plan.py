@@ -380,7 +380,11 @@ class Plan:
         ``predicted`` (a pending request) or ``estimated``."""
         if self.session.context_tokens is not None:
             if self.recorded is not None and not self.pending:
-                return HeadlineKind.RECORDED
+                # the recorded figure only when the parts add up to it: visible parts an exact tokenizer of
+                # another family counts above what the request cost (hidden part 0, a warning) are not it
+                if self.tokens_before == self.session.context_tokens:
+                    return HeadlineKind.RECORDED
+                return HeadlineKind.ESTIMATED
             if not self.pending and self.session.source_format in COUNTED_FORMATS:
                 # a request body counted by the provider's published rules (exact unless a warning says)
                 return HeadlineKind.COUNTED if not self.warnings else HeadlineKind.ESTIMATED

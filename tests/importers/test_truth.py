@@ -431,3 +431,27 @@ def test_an_opus_4_5_prediction_keeps_the_thinking_before_a_new_prompt(tmp_path)
         plan, recorded = _pending_before(path, number, tmp_path)
         errors.append(abs(plan.tokens_after - recorded) / recorded)
     assert max(errors) < 0.005, [f"{e:.2%}" for e in errors]
+
+
+def test_a_headline_the_parts_do_not_add_up_to_is_not_called_recorded(tmp_path, capsys):
+    """A request that recorded 400 tokens of context while its visible text alone is a few thousand words:
+    with the default (Claude) estimate the parts are scaled to fit and the headline is the recorded 400;
+    counted with an exact tokenizer of another family they cannot be scaled, the headline is their count,
+    and that count is labelled an estimate (``≈``), never "recorded" (it was 400)."""
+    t = Transcript()
+    t.user("u1", None, "words " * 4000)  # ≈4000 tokens in any BPE, far above the 400 recorded
+    t.assistant("a1", "u1", "m1", {"type": "text", "text": "ok"}, 400)
+    path = t.write(tmp_path / "small.jsonl")
+
+    claude = Engine().plan(load_session(path))
+    assert claude.tokens_after == 400 and claude.headline_kind == "recorded"
+
+    counted = Engine().plan(load_session(path), tokenizer="o200k_base")
+    assert counted.tokens_after > 4000
+    assert counted.headline_kind == "estimated" and counted.headline_kind.approximate
+    assert any("more than the 400 the request cost" in w for w in counted.warnings)
+
+    assert cli_main(["plan", str(path), "--tokenizer", "o200k_base"]) == 0
+    out = capsys.readouterr().out
+    assert f"tokens ≈{counted.tokens_before} → ≈{counted.tokens_after}" in out
+    assert "context 400 tokens as recorded" in out  # what the request recorded is still said, beside it
