@@ -166,15 +166,22 @@ async def _idle_cpu(seconds: float) -> float:
 
 
 def board_start(env_json: str) -> dict:
-    """``worker board-start``: a fresh board process on the home of ``env_json``; prints ``frame``, ``rows``
-    (every row shows its context) and ``done`` (no background work left) as they happen."""
+    """``worker board-start``: a fresh board process on the home of ``env_json``, started as the
+    ``tokenbox-tui --all`` entry starts it (``tokenbox.tui.launch.start`` before Textual is imported); prints
+    ``frame``, ``rows`` (every row shows its context) and ``done`` (no background work left) as they happen."""
     import sys
 
     os.environ.update(_environ(json.loads(env_json)))
     started = time.perf_counter()
+    try:  # what the ``tokenbox-tui --all`` entry does before it imports Textual (the first looks start here)
+        from tokenbox.tui.launch import start
+
+        first = start(["--all"])
+    except ImportError:  # pragma: no cover - an older TUI without it
+        first = None
     from tokenbox.tui.board.app import BoardApp
 
-    app = BoardApp(frozen=True, toast_seconds=3600)
+    app = BoardApp(frozen=True, toast_seconds=3600, **({"first_looks": first} if first is not None else {}))
     times: dict = {}
 
     async def go() -> None:

@@ -44,7 +44,7 @@ from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
 from tokenbox.tui.claude import DiscoveryError, discover
 from tokenbox.tui.cli import Options, UsageError, fail, parse_args, sample_path, usage_message
 from tokenbox.tui.detail import DetailView
-from tokenbox.tui.firstplan import FirstPlan
+from tokenbox.tui.firstplan import FirstPlan, Forked
 from tokenbox.tui.footer import KeysFooter
 from tokenbox.tui.gauge import Gauge, megabytes
 from tokenbox.tui.glance import Glance, glance
@@ -927,7 +927,7 @@ def _message(state: ViewState) -> tuple[str | None, str | None, str | None, int 
             state.glance.size if state.glance is not None else None)
 
 
-def main(argv: Sequence[str] | None = None, first_plan: FirstPlan | None = None) -> int:
+def main(argv: Sequence[str] | None = None, first_plan: Forked | None = None) -> int:
     """Entry point of ``tokenbox-tui``; ``first_plan`` is the first plan of FILE already started (``tui/launch.py``)."""
     code = _main(list(sys.argv[1:] if argv is None else argv), first_plan)
     if argv is None:
@@ -935,7 +935,7 @@ def main(argv: Sequence[str] | None = None, first_plan: FirstPlan | None = None)
     return code
 
 
-def _main(argv: list[str], first_plan: FirstPlan | None = None) -> int:
+def _main(argv: list[str], first_plan: Forked | None = None) -> int:
     try:
         return _run(argv, first_plan)
     finally:
@@ -943,7 +943,7 @@ def _main(argv: list[str], first_plan: FirstPlan | None = None) -> int:
             first_plan.close()  # reaped here at the latest (the app closes it when it ends)
 
 
-def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
+def _run(argv: list[str], first_plan: Forked | None) -> int:
     try:
         options: Options = parse_args(argv)
     except UsageError as exc:
@@ -990,7 +990,9 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
         elif options.all:
             from tokenbox.tui.board.app import BoardApp  # start-up: the board's modules only for --all
 
-            app = BoardApp(**settings) if options.since is None else BoardApp(since=options.since, **settings)
+            looks, first_plan = first_plan, None  # the board's first looks (``tui/board/firstlooks.py``): the app's
+            board = {"first_looks": looks} if options.since is None else {"first_looks": looks, "since": options.since}
+            app = BoardApp(**board, **settings)
         elif options.record:
             from tokenbox.core.model.errors import BadInput
             from tokenbox.core.record.run import record_for_tui
@@ -1002,8 +1004,9 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
             app = TokenboxApp(path, **settings)
         else:
             path = options.file or sample_path(stack)
-            app = TokenboxApp(path, first_plan=first_plan, **settings)
-            first_plan = None
+            planned = first_plan if isinstance(first_plan, FirstPlan) else None  # (not the board's)
+            app = TokenboxApp(path, first_plan=planned, **settings)
+            first_plan = None if planned is not None else first_plan
         if first_plan is not None:
             first_plan.close()  # a mode that finds its own file: the child planned nothing, reap it now
         try:
