@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from platformdirs import user_downloads_path
 from rich.markup import escape
@@ -44,7 +45,7 @@ from tokenbox.tui.breakdown import BreakdownTitle, BreakdownView, is_imported
 from tokenbox.tui.claude import DiscoveryError, discover
 from tokenbox.tui.cli import Options, UsageError, fail, parse_args, sample_path, usage_message
 from tokenbox.tui.detail import DetailView
-from tokenbox.tui.firstplan import FirstPlan, Forked
+from tokenbox.tui.firstplan import FirstPlan
 from tokenbox.tui.footer import KeysFooter
 from tokenbox.tui.gauge import Gauge, megabytes
 from tokenbox.tui.glance import Glance, glance
@@ -63,6 +64,9 @@ from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
 from tokenbox.tui.view import Levels, View, approx_mark, fmt
+
+if TYPE_CHECKING:  # the board's modules are imported for --all only
+    from tokenbox.tui.board.firstlooks import FirstLooks
 
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
@@ -927,7 +931,7 @@ def _message(state: ViewState) -> tuple[str | None, str | None, str | None, int 
             state.glance.size if state.glance is not None else None)
 
 
-def main(argv: Sequence[str] | None = None, first_plan: Forked | None = None) -> int:
+def main(argv: Sequence[str] | None = None, first_plan: FirstPlan | FirstLooks | None = None) -> int:
     """Entry point of ``tokenbox-tui``; ``first_plan`` is the first plan of FILE already started (``tui/launch.py``)."""
     code = _main(list(sys.argv[1:] if argv is None else argv), first_plan)
     if argv is None:
@@ -935,7 +939,7 @@ def main(argv: Sequence[str] | None = None, first_plan: Forked | None = None) ->
     return code
 
 
-def _main(argv: list[str], first_plan: Forked | None = None) -> int:
+def _main(argv: list[str], first_plan: FirstPlan | FirstLooks | None = None) -> int:
     try:
         return _run(argv, first_plan)
     finally:
@@ -943,7 +947,7 @@ def _main(argv: list[str], first_plan: Forked | None = None) -> int:
             first_plan.close()  # reaped here at the latest (the app closes it when it ends)
 
 
-def _run(argv: list[str], first_plan: Forked | None) -> int:
+def _run(argv: list[str], first_plan: FirstPlan | FirstLooks | None) -> int:
     try:
         options: Options = parse_args(argv)
     except UsageError as exc:
@@ -990,7 +994,9 @@ def _run(argv: list[str], first_plan: Forked | None) -> int:
         elif options.all:
             from tokenbox.tui.board.app import BoardApp  # start-up: the board's modules only for --all
 
-            looks, first_plan = first_plan, None  # the board's first looks (``tui/board/firstlooks.py``): the app's
+            # the board's first looks (``tui/board/firstlooks.py``): the app's from now on
+            looks = None if isinstance(first_plan, FirstPlan) else first_plan
+            first_plan = first_plan if looks is None else None
             board = {"first_looks": looks} if options.since is None else {"first_looks": looks, "since": options.since}
             app = BoardApp(**board, **settings)
         elif options.record:

@@ -27,8 +27,10 @@ and the entry forks first thing, before anything that could start one is importe
 does not fork either: the two processes would only take turns (``usable_cpus``); the entry then
 loads the table before Textual instead (``tokenbox.tui.prewarm``).
 
-The gain needs that second core to be free: on a machine whose cores are already busy, the app's
-own start-up competes with the child's and the first plan comes no sooner than with the prewarm.
+The fork, the pipe and the reaping are ``Forked``'s, which the board's first looks share
+(``tui/board/firstlooks.py``). The gain needs that second core to be free: on a machine whose cores are
+already busy, the app's own start-up competes with the child's and the first plan comes no sooner than
+with the prewarm.
 """
 
 from __future__ import annotations

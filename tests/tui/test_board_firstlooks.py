@@ -17,7 +17,7 @@ import pytest
 from tokenbox.tui import firstplan, launch
 from tokenbox.tui.board.app import BoardApp
 from tokenbox.tui.board.figures import SessionReader
-from tokenbox.tui.board.firstlooks import FirstLooks
+from tokenbox.tui.board.firstlooks import LOOK_PROCESSES, FirstLooks
 from tokenbox.tui.board.sessions import Sessions
 
 from tests.tui.board_home import append_request, clock, environ, make_home, touch
@@ -51,9 +51,13 @@ def test_first_looks_made_elsewhere_are_the_rows_the_worker_makes_itself(tmp_pat
         idle = paths["claude"].parent / f"idle-{index:02d}.jsonl"
         shutil.copyfile(paths["near"], idle)
         touch(idle, 600 + index)
-    looker = Sessions(environ(home), 7200, clock)  # what the forked process does
-    looker.discover()
-    looks = looker.glance_all()
+    looks = {}
+    for part in range(2):  # what the forked processes do, each its share
+        looker = Sessions(environ(home), 7200, clock)
+        looker.discover()
+        share = looker.glance_all(part, 2)
+        assert share and not looks.keys() & share.keys()
+        looks.update(share)
     assert str(paths["claude"]) in looks and str(paths["codex"]) in looks
     assert str(paths["gemini"]) not in looks  # a Gemini chat is not glanced at: the worker reads it whole
     append_request(paths["claude"], 42_000, 7)  # written after that process read it
@@ -103,9 +107,11 @@ async def test_the_entry_forks_the_first_looks_and_the_board_shows_them(tmp_path
         assert rows[paths["claude"].name].figures.tokens == recorded_context(paths["claude"])
         assert rows[paths["near"].name].figures.tokens == recorded_context(paths["near"])
         assert all(row.figures is not None for row in rows.values()) and len(rows) == 4
-    assert glanced == []  # the child's looks: the worker glanced at no transcript itself
-    with pytest.raises(ChildProcessError):
-        os.waitpid(first.pid, os.WNOHANG)  # reaped
+    assert glanced == []  # the children's looks: the worker glanced at no transcript itself
+    assert len(first.children) == LOOK_PROCESSES
+    for child in first.children:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(child.pid, os.WNOHANG)  # reaped
 
 
 @needs_fork
@@ -121,3 +127,4 @@ def test_the_inspectors_entry_is_not_the_boards(tmp_path, monkeypatch):
             first.close()
     looks = FirstLooks.start([str(path)])  # not the board: the child sends nothing
     assert looks is not None and looks.take() == {}
+    looks.close()

@@ -5,7 +5,8 @@ it. Enter on a row makes the inspector follow that session (``follow_file``) and
 Esc in the inspector brings it back, the same session selected. The board's state is one frozen
 ``BoardState`` (``board``); the worker (``feed.Feed``, a thread) publishes rows, the watcher (``watch``,
 another thread) hands it the paths that changed, a one-second tick moves the clock (idle sessions fade
-out after ``since``). The clock is injected (``clock``): snapshots and tests draw a fixed time.
+out after ``since``). The clock is injected (``clock``): snapshots and tests draw a fixed time. The first
+looks may come from a process the console entry forked (``first_looks``: ``tui/board/firstlooks.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from tokenbox.tui.board.screen import BoardScreen
 from tokenbox.tui.board.sessions import Row, Sessions, board_buffer
 from tokenbox.tui.board.state import DEFAULT_SINCE, BoardState
 from tokenbox.tui.board.watch import watch_places
-from tokenbox.tui.firstplan import Forked
 from tokenbox.tui.view import Levels
 
 TICK_SECONDS = 1.0  # how often the clock is read while the board is on screen
@@ -68,7 +68,7 @@ class BoardApp(TokenboxApp):
         watch: bool = True,
         force_polling: bool | None = None,
         warn_levels: Levels = DEFAULT_WARN_LEVELS,
-        first_looks: Forked | None = None,
+        first_looks: FirstLooks | None = None,
         **settings,
     ) -> None:
         super().__init__(os.getcwd(), follow=False, watch=watch, display_name="board", warn_levels=warn_levels,
@@ -79,10 +79,7 @@ class BoardApp(TokenboxApp):
         self.force_polling = force_polling
         self.sessions = Sessions(env, since, clock, sources=sources, scanner=scanner, engine_factory=engine_factory,
                                  buffer=board_buffer(env))
-        # the first looks the console entry forked (``tui/board/firstlooks.py``; anything else: glanced here)
-        self.first_looks = first_looks if isinstance(first_looks, FirstLooks) else None
-        if first_looks is not None and self.first_looks is None:
-            first_looks.close()
+        self.first_looks = first_looks  # the first looks the console entry forked (``tui/board/firstlooks.py``)
         self.feed = Feed(self.sessions, lambda published: self.post_message(RowsPublished(published)),
                          first_looks=self.first_looks)
         self._board_stop = threading.Event()

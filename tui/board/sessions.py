@@ -271,12 +271,13 @@ class Sessions:
         elif self.mtimes[key] >= int((self.clock() - WARM_SECONDS) * 1e9):
             self._warm.append(key)
 
-    def glance_all(self) -> dict[str, Look]:
+    def glance_all(self, part: int = 0, parts: int = 1) -> dict[str, Look]:
         """The first look of every recent session a glance reads (a Claude Code transcript, a Codex rollout),
         newest first, each with its file's stamp from before it was read (``None`` from a glance is left out):
-        what the board's forked process works out, for ``adopt`` (``tui/board/firstlooks.py``)."""
+        what the board's forked processes work out, for ``adopt`` (``tui/board/firstlooks.py``); share
+        ``part`` of ``parts`` (every ``parts``-th session from the ``part``-th newest)."""
         looks: dict[str, Look] = {}
-        for key in reversed(self._first):
+        for key in list(reversed(self._first))[part::parts]:
             before = stamp(key)
             glance = self._reader(key).glance()
             if glance is not None:
