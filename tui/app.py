@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from platformdirs import user_downloads_path
 from rich.markup import escape
@@ -63,6 +64,9 @@ from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.trace import TraceView
 from tokenbox.tui.usage import UsageTimeline, has_recorded
 from tokenbox.tui.view import Levels, View, approx_mark, fmt
+
+if TYPE_CHECKING:  # the board's modules are imported for --all only
+    from tokenbox.tui.board.firstlooks import FirstLooks
 
 TOAST_LIMIT = 600  # characters of one toast line
 TOAST_SECONDS = {"information": 3.0, "warning": 4.0, "error": 5.0}  # short lives: the status line keeps the state
@@ -927,7 +931,7 @@ def _message(state: ViewState) -> tuple[str | None, str | None, str | None, int 
             state.glance.size if state.glance is not None else None)
 
 
-def main(argv: Sequence[str] | None = None, first_plan: FirstPlan | None = None) -> int:
+def main(argv: Sequence[str] | None = None, first_plan: FirstPlan | FirstLooks | None = None) -> int:
     """Entry point of ``tokenbox-tui``; ``first_plan`` is the first plan of FILE already started (``tui/launch.py``)."""
     code = _main(list(sys.argv[1:] if argv is None else argv), first_plan)
     if argv is None:
@@ -935,7 +939,7 @@ def main(argv: Sequence[str] | None = None, first_plan: FirstPlan | None = None)
     return code
 
 
-def _main(argv: list[str], first_plan: FirstPlan | None = None) -> int:
+def _main(argv: list[str], first_plan: FirstPlan | FirstLooks | None = None) -> int:
     try:
         return _run(argv, first_plan)
     finally:
@@ -943,7 +947,7 @@ def _main(argv: list[str], first_plan: FirstPlan | None = None) -> int:
             first_plan.close()  # reaped here at the latest (the app closes it when it ends)
 
 
-def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
+def _run(argv: list[str], first_plan: FirstPlan | FirstLooks | None) -> int:
     try:
         options: Options = parse_args(argv)
     except UsageError as exc:
@@ -990,7 +994,11 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
         elif options.all:
             from tokenbox.tui.board.app import BoardApp  # start-up: the board's modules only for --all
 
-            app = BoardApp(**settings) if options.since is None else BoardApp(since=options.since, **settings)
+            # the board's first looks (``tui/board/firstlooks.py``): the app's from now on
+            looks = None if isinstance(first_plan, FirstPlan) else first_plan
+            first_plan = first_plan if looks is None else None
+            board = {"first_looks": looks} if options.since is None else {"first_looks": looks, "since": options.since}
+            app = BoardApp(**board, **settings)
         elif options.record:
             from tokenbox.core.model.errors import BadInput
             from tokenbox.core.record.run import record_for_tui
@@ -1002,8 +1010,9 @@ def _run(argv: list[str], first_plan: FirstPlan | None) -> int:
             app = TokenboxApp(path, **settings)
         else:
             path = options.file or sample_path(stack)
-            app = TokenboxApp(path, first_plan=first_plan, **settings)
-            first_plan = None
+            planned = first_plan if isinstance(first_plan, FirstPlan) else None  # (not the board's)
+            app = TokenboxApp(path, first_plan=planned, **settings)
+            first_plan = None if planned is not None else first_plan
         if first_plan is not None:
             first_plan.close()  # a mode that finds its own file: the child planned nothing, reap it now
         try:

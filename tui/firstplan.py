@@ -27,8 +27,10 @@ and the entry forks first thing, before anything that could start one is importe
 does not fork either: the two processes would only take turns (``usable_cpus``); the entry then
 loads the table before Textual instead (``tokenbox.tui.prewarm``).
 
-The gain needs that second core to be free: on a machine whose cores are already busy, the app's
-own start-up competes with the child's and the first plan comes no sooner than with the prewarm.
+The fork, the pipe and the reaping are ``Forked``'s, which the board's first looks share
+(``tui/board/firstlooks.py``). The gain needs that second core to be free: on a machine whose cores are
+already busy, the app's own start-up competes with the child's and the first plan comes no sooner than
+with the prewarm.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from tokenbox.tui.filestamp import Stamp, stamp
 
@@ -56,24 +58,21 @@ CHILD_SECONDS = 60  # the child's hard limit (``SIGALRM``): past it, it ends wit
 TAKE_TIMEOUT = CHILD_SECONDS + 5.0  # seconds ``take`` waits at most (the child has ended by then)
 
 
-class FirstPlan:
-    """A forked process planning the app's first request; ``take`` waits for its outcome (once)."""
+class Forked:
+    """A process forked before Textual is imported, working out one result for the app (pickled bytes);
+    ``result`` waits for them (once). ``FirstPlan`` is the inspector's, ``tui/board/firstlooks.py`` the
+    board's."""
 
     def __init__(self, pid: int, fd: int) -> None:
-        self.pid = pid  # the child's process id (reaped by ``take`` or ``close``)
+        self.pid = pid  # the child's process id (reaped by ``result`` or ``close``)
         self._live: int | None = pid  # not reaped yet
         self._fd: int | None = fd
-        self._lock = threading.Lock()  # ``close`` (the UI thread) can meet ``take`` (a worker)
-        self.stamp: Stamp = None  # the file as the child read it (set by ``take``)
-        self.handed = False  # whether ``take`` handed the child's outcome over
+        self._lock = threading.Lock()  # ``close`` (the UI thread) can meet ``result`` (a worker)
 
     @classmethod
-    def start(cls, make_request: Callable[[], PlanRequest | None]) -> FirstPlan | None:
-        """Fork a process that plans what ``make_request()`` returns there (nothing when it returns
-        ``None``); ``None`` where no process can be forked (the app plans itself).
-
-        Called before Textual is imported and before any thread starts: the child parses the flags
-        (``make_request``) and loads the table at once while the parent imports Textual."""
+    def fork(cls, work: Callable[[], bytes | None]) -> Self | None:
+        """Fork a process that sends back what ``work()`` returns there (nothing for ``None``); ``None``
+        where no process can be forked (the app does the work itself)."""
         if not hasattr(os, "fork") or not single_threaded() or usable_cpus() < 2:
             return None
         try:
@@ -86,41 +85,27 @@ class FirstPlan:
             os.close(read_fd)
             os.close(write_fd)
             return None
-        if pid == 0:  # pragma: no cover - the child (its work is what the app's own planner does)
+        if pid == 0:  # pragma: no cover - the child (its work is what the app itself would do)
             os.close(read_fd)
-            _child(make_request, write_fd)
+            _child(work, write_fd)
         os.close(write_fd)
         return cls(pid, read_fd)
 
-    def take(self, request: PlanRequest, timeout: float = TAKE_TIMEOUT) -> Outcome | None:
-        """The child's outcome for ``request`` (the app's own request object in it), or ``None``: not
-        the same request, already taken, or the child failed. Blocks until the child is done."""
+    def result(self, timeout: float = TAKE_TIMEOUT) -> bytes:
+        """What the child sent (``b""``: nothing, it failed, or already taken). Blocks until it is done."""
         with self._lock:
             fd, self._fd = self._fd, None
         if fd is None:
-            return None
+            return b""
         try:
-            data = _read_all(fd, time.monotonic() + timeout)
+            return _read_all(fd, time.monotonic() + timeout)
         finally:
             os.close(fd)
             self._reap()
-        if not data:
-            return None
-        from tokenbox.tui.planner import Outcome
-
-        try:
-            read_stamp, outcome = pickle.loads(data)  # written by our own child, over our own pipe
-        except Exception:
-            return None
-        if not isinstance(outcome, Outcome) or _key(outcome.request) != _key(request):
-            return None
-        self.stamp = read_stamp
-        self.handed = True
-        return replace(outcome, request=request)
 
     def close(self) -> None:
-        """End the child if it still runs (the app quit first, or never took it) and reap it; a ``take``
-        waiting in another thread then returns ``None`` at once. Idempotent, from any thread."""
+        """End the child if it still runs (the app quit first, or never took it) and reap it; a ``result``
+        waiting in another thread then returns at once. Idempotent, from any thread."""
         with self._lock:
             fd, self._fd = self._fd, None
         if fd is not None:
@@ -141,6 +126,42 @@ class FirstPlan:
                 os.waitpid(pid, 0)
             except OSError:
                 pass
+
+
+class FirstPlan(Forked):
+    """A forked process planning the app's first request; ``take`` waits for its outcome (once)."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        super().__init__(pid, fd)
+        self.stamp: Stamp = None  # the file as the child read it (set by ``take``)
+        self.handed = False  # whether ``take`` handed the child's outcome over
+
+    @classmethod
+    def start(cls, make_request: Callable[[], PlanRequest | None]) -> FirstPlan | None:
+        """Fork a process that plans what ``make_request()`` returns there (nothing when it returns
+        ``None``); ``None`` where no process can be forked (the app plans itself).
+
+        Called before Textual is imported and before any thread starts: the child parses the flags
+        (``make_request``) and loads the table at once while the parent imports Textual."""
+        return cls.fork(lambda: _planned(make_request))
+
+    def take(self, request: PlanRequest, timeout: float = TAKE_TIMEOUT) -> Outcome | None:
+        """The child's outcome for ``request`` (the app's own request object in it), or ``None``: not
+        the same request, already taken, or the child failed. Blocks until the child is done."""
+        data = self.result(timeout)
+        if not data:
+            return None
+        from tokenbox.tui.planner import Outcome
+
+        try:
+            read_stamp, outcome = pickle.loads(data)  # written by our own child, over our own pipe
+        except Exception:
+            return None
+        if not isinstance(outcome, Outcome) or _key(outcome.request) != _key(request):
+            return None
+        self.stamp = read_stamp
+        self.handed = True
+        return replace(outcome, request=request)
 
 
 def usable_cpus() -> int:
@@ -187,28 +208,35 @@ def _read_all(fd: int, deadline: float) -> bytes:
         chunks.append(chunk)
 
 
-def _child(make_request: Callable[[], PlanRequest | None], write_fd: int) -> None:  # pragma: no cover - forked
-    """Plan ``make_request()`` and write ``(stamp, outcome)`` pickled to ``write_fd``; never returns."""
+def _planned(make_request: Callable[[], PlanRequest | None]) -> bytes | None:  # pragma: no cover - forked
+    """In the child: ``(stamp, outcome)`` of planning ``make_request()``, pickled (``None``: nothing to plan)."""
+    request = make_request()
+    if request is None:
+        return None
+    read_stamp = stamp(request.path)  # before reading: a later change shows as a difference
+    if read_stamp is not None and read_stamp[2] > FORK_MAX_BYTES:
+        return None
+    from tokenbox.tui.planner import Planner
+
+    outcome = Planner().run(request)
+    return pickle.dumps((read_stamp, outcome), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _child(work: Callable[[], bytes | None], write_fd: int) -> None:  # pragma: no cover - forked
+    """Write what ``work()`` returns to ``write_fd``; never returns."""
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the app's; it ends this process
         signal.alarm(CHILD_SECONDS)  # the default action ends the process: bounded, whatever hangs
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):  # never a byte to or from the terminal the app is about to take over
             os.dup2(null, fd)
-        request = make_request()
-        if request is None:
+        data = work()
+        if data is None:
             return
-        read_stamp = stamp(request.path)  # before reading: a later change shows as a difference
-        if read_stamp is not None and read_stamp[2] > FORK_MAX_BYTES:
-            return
-        from tokenbox.tui.planner import Planner
-
-        outcome = Planner().run(request)
-        data = pickle.dumps((read_stamp, outcome), protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(data)
         while view:
             view = view[os.write(write_fd, view):]
-    except BaseException:  # the app plans itself when nothing arrives
+    except BaseException:  # the app does the work itself when nothing arrives
         pass
     finally:
         os._exit(0)

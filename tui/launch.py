@@ -6,7 +6,8 @@ imports neither: it forks at once a process that reads the flags and, for a sess
 bundled sample), plans the request the app will make first (``tokenbox.tui.firstplan``), while this
 one imports the app, whose ``main`` parses the flags, reports every error exactly as before and
 draws the handed-over plan. Where no process can be forked the table the file needs is loaded
-before the import instead (``tokenbox.tui.prewarm``, best effort).
+before the import instead (``tokenbox.tui.prewarm``, best effort). For the board (``--all``) the process
+glances at every recent session instead (``tokenbox.tui.board.firstlooks``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+BOARD_FLAG = "--all"  # the board's flag (``tokenbox.tui.board.firstlooks``; flags are spelt whole)
+
 if TYPE_CHECKING:
+    from tokenbox.tui.board.firstlooks import FirstLooks
     from tokenbox.tui.firstplan import FirstPlan
     from tokenbox.tui.planner import PlanRequest
 
@@ -23,7 +27,7 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tokenbox-tui`` (the same behaviour as ``tokenbox.tui.app.main``, started sooner)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    first: FirstPlan | None = None
+    first: FirstPlan | FirstLooks | None = None
     try:
         try:
             first = start(args)
@@ -38,10 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             first.close()  # the app quit (or never opened) before the child was done
 
 
-def start(args: list[str]) -> FirstPlan | None:
+def start(args: list[str]) -> FirstPlan | FirstLooks | None:
     """What ``tokenbox-tui ARGS`` does before it imports Textual: fork a process that plans the file
     ARGS open (``first_request``), returned for the app to take; where no process can be forked,
-    prewarm the file's tokenizer instead (``None``). Never raises.
+    prewarm the file's tokenizer instead (``None``). For the board (``--all``) the process glances at its
+    sessions instead (``tokenbox.tui.board.firstlooks``). Never raises.
 
     Only what both processes need is imported first, once, instead of in each after the fork: the
     flags' parser and the planner (tokenbox.core's model, loader and engine; no thread, no table).
@@ -51,6 +56,12 @@ def start(args: list[str]) -> FirstPlan | None:
     """
     try:
         import tokenbox.tui.cli
+
+        if BOARD_FLAG in args:  # the board: its first looks instead (the child checks the flags)
+            # start-up: the board's sessions (tokenbox.core's readers and engine) for both processes, no Textual
+            from tokenbox.tui.board.firstlooks import FirstLooks
+
+            return FirstLooks.start(args)
         import tokenbox.tui.state  # noqa: F401 - imported for both processes (the planner with it)
         from tokenbox.tui.firstplan import FirstPlan
 

@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from tokenbox.core.commands.cliargs import UsageError
 from tokenbox.core.model.compaction import compact_threshold
+from tokenbox.tui import watcher
 from tokenbox.tui.board.app import BoardApp
+from tokenbox.tui.board.feed import Feed, Published
 from tokenbox.tui.board.sessions import Sessions
 from tokenbox.tui.board.state import BoardState, Order
 from tokenbox.tui.board.table import BoardTable
+from tokenbox.tui.board.watch import open_backend, watch_places
 from tokenbox.tui.cli import duration, parse_args
 from tokenbox.tui.serve import app_arguments
 
@@ -245,6 +250,129 @@ async def test_an_append_reaches_its_row_through_the_watcher(tmp_path):
         now = {row.key: row.reads for row in app.board.rows}
         assert now[key] == reads[key] + 1
         assert {k: v for k, v in now.items() if k != key} == {k: v for k, v in reads.items() if k != key}
+
+
+def test_the_board_watches_at_the_short_step_while_written_without_starting_its_watch_again():
+    """The watch step is most of a write's way to its row: the quiet step until a change is reported, the
+    short one while changes came within ``ACTIVE_SECONDS``, the quiet one again after. The step changes
+    between two waits of the same backend (one opened): a watch started again at each change of step would
+    leave a gap. watchfiles' backend is replaced by a script of what it returns; the clock is the test's."""
+    now = [1000.0]
+    steps: list[int] = []
+    opened: list[list[str]] = []
+    reported: list[set[str]] = []
+    stop = threading.Event()
+    change = {(int(watcher.Change.modified), "/s/a.jsonl")}
+
+    def quiet_for(seconds: float):
+        now[0] += seconds
+        return "timeout"
+
+    script = iter([
+        lambda: "timeout",  # quiet: the quiet step
+        lambda: change,  # a write, handed over at the quiet step
+        lambda: quiet_for(watcher.ACTIVE_SECONDS / 2),  # being written: the short step stays
+        lambda: change,
+        lambda: quiet_for(watcher.ACTIVE_SECONDS + 1),  # quiet long enough: the quiet step again
+        lambda: (stop.set(), "stop")[1],
+    ])
+
+    class Scripted:
+        def watch(self, debounce_ms, step_ms, timeout_ms, stop_event):
+            steps.append(step_ms)
+            return next(script)()
+
+        def close(self):
+            pass
+
+    def backend(places, force_polling):
+        opened.append(places)
+        return Scripted()
+
+    watch_places(lambda: ["/s"], stop, reported.append, clock=lambda: now[0], backend=backend)
+    assert steps == [watcher.STEP_MS, watcher.STEP_MS, watcher.ACTIVE_STEP_MS, watcher.ACTIVE_STEP_MS,
+                     watcher.ACTIVE_STEP_MS, watcher.STEP_MS]
+    assert watcher.ACTIVE_STEP_MS < watcher.STEP_MS
+    assert opened == [["/s"]]  # one watch throughout
+    assert reported == [{"/s/a.jsonl"}, {"/s/a.jsonl"}]
+
+
+def test_a_write_as_the_watch_step_shortens_reaches_its_row(tmp_path):
+    """No write is lost when the step changes. The clock the watch reads is the test's: the first time it is
+    read after the watch reported a change (the step goes from the quiet to the short one there), it appends
+    a request to another session. A watch started again at the new step drops that write (it lands in the
+    backend being closed, or between two); here the session's row must show it. Threads as the board runs
+    them: the feed (``Sessions``) and the watch, on real files."""
+    home, paths = fresh(tmp_path)
+    sessions = Sessions(environ(home), 7200, clock)
+    published: list[Published] = []
+    feed = Feed(sessions, published.append)
+    stop = threading.Event()
+    reported: list[set[str]] = []
+    steps: list[int] = []
+    switched = threading.Event()
+    key = str(paths["claude"])
+
+    def watch_clock() -> float:
+        if reported and not switched.is_set():
+            switched.set()
+            append_request(paths["claude"], 42_000, 7)
+        return time.monotonic()
+
+    class Recorded:
+        def __init__(self, places, force_polling):
+            self.real = open_backend(places, force_polling)
+
+        def watch(self, debounce_ms, step_ms, timeout_ms, stop_event):
+            steps.append(step_ms)
+            return self.real.watch(debounce_ms, step_ms, timeout_ms, stop_event)
+
+        def close(self):
+            self.real.close()
+
+    def on_changes(paths: set[str]) -> None:
+        reported.append(paths)
+        feed.changes(paths)
+
+    def wait(predicate, what: str) -> None:
+        deadline = time.monotonic() + 20
+        while not predicate():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.02)
+
+    def row(published: Published):
+        return next(r for r in published.rows if r.key == key)
+
+    worker = threading.Thread(target=feed.run, args=(stop,), daemon=True)
+    worker.start()
+    watch = None
+    try:
+        wait(lambda: published and not published[-1].busy, "every row read")
+        assert row(published[-1]).figures.tokens != 42_000
+        watch = threading.Thread(target=watch_places, args=(feed.places, stop, on_changes),
+                                 kwargs={"clock": watch_clock, "backend": Recorded}, daemon=True)
+        watch.start()
+        number = 100
+
+        def written_and_seen() -> bool:
+            # the watch starts in its own time: write to another session until it reports one (a state, not a delay)
+            nonlocal number
+            number += 1
+            append_request(paths["near"], 150_000, number)
+            time.sleep(0.05)
+            return bool(reported)
+
+        wait(written_and_seen, "a write reported")
+        wait(lambda: switched.is_set(), "the step changed")
+        wait(lambda: row(published[-1]).figures.tokens == 42_000, "the request written as the step changed, on its row")
+        assert steps[0] == watcher.STEP_MS and watcher.ACTIVE_STEP_MS in steps
+    finally:
+        stop.set()
+        feed.wake()
+        worker.join(5)
+        if watch is not None:
+            watch.join(5)
+    assert not worker.is_alive() and (watch is None or not watch.is_alive())
 
 
 # ------------------------------------------------------------------------------ snapshots

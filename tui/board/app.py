@@ -5,7 +5,8 @@ it. Enter on a row makes the inspector follow that session (``follow_file``) and
 Esc in the inspector brings it back, the same session selected. The board's state is one frozen
 ``BoardState`` (``board``); the worker (``feed.Feed``, a thread) publishes rows, the watcher (``watch``,
 another thread) hands it the paths that changed, a one-second tick moves the clock (idle sessions fade
-out after ``since``). The clock is injected (``clock``): snapshots and tests draw a fixed time.
+out after ``since``). The clock is injected (``clock``): snapshots and tests draw a fixed time. The first
+looks may come from a process the console entry forked (``first_looks``: ``tui/board/firstlooks.py``).
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import var
-from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS, compact_buffer
-from tokenbox.core.model.errors import ConfigError
+from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
 from tokenbox.core.planning.engine import Engine
 from tokenbox.core.sources.discovery import SOURCES, Agent, Scan, scan
 from tokenbox.tui.app import TokenboxApp
 from tokenbox.tui.board.feed import Feed, Published
+from tokenbox.tui.board.firstlooks import FirstLooks
 from tokenbox.tui.board.screen import BoardScreen
-from tokenbox.tui.board.sessions import Row, Sessions
+from tokenbox.tui.board.sessions import Row, Sessions, board_buffer
 from tokenbox.tui.board.state import DEFAULT_SINCE, BoardState
 from tokenbox.tui.board.watch import watch_places
 from tokenbox.tui.view import Levels
@@ -67,6 +68,7 @@ class BoardApp(TokenboxApp):
         watch: bool = True,
         force_polling: bool | None = None,
         warn_levels: Levels = DEFAULT_WARN_LEVELS,
+        first_looks: FirstLooks | None = None,
         **settings,
     ) -> None:
         super().__init__(os.getcwd(), follow=False, watch=watch, display_name="board", warn_levels=warn_levels,
@@ -76,8 +78,10 @@ class BoardApp(TokenboxApp):
         self.tick = tick
         self.force_polling = force_polling
         self.sessions = Sessions(env, since, clock, sources=sources, scanner=scanner, engine_factory=engine_factory,
-                                 buffer=_buffer(env))
-        self.feed = Feed(self.sessions, lambda published: self.post_message(RowsPublished(published)))
+                                 buffer=board_buffer(env))
+        self.first_looks = first_looks  # the first looks the console entry forked (``tui/board/firstlooks.py``)
+        self.feed = Feed(self.sessions, lambda published: self.post_message(RowsPublished(published)),
+                         first_looks=self.first_looks)
         self._board_stop = threading.Event()
         self.board_screen = BoardScreen()
         self.published = 0  # how many times the worker published rows (tests wait on it)
@@ -95,6 +99,8 @@ class BoardApp(TokenboxApp):
         super().on_unmount()
         self._board_stop.set()
         self.feed.wake()
+        if self.first_looks is not None:
+            self.first_looks.close()  # a worker still waiting for it stops waiting; the child is reaped
 
     @work(thread=True, group="board", exit_on_error=False)
     def _run_feed(self) -> None:
@@ -153,10 +159,3 @@ class BoardApp(TokenboxApp):
 def _display_name(row: Row) -> str:
     """The inspector's name for a session: its file (or database session) and the agent."""
     return f"{os.path.basename(row.key.rstrip('/'))} ({row.label})"
-
-
-def _buffer(environ: Mapping[str, str]) -> int | None:
-    try:
-        return compact_buffer(None, environ)
-    except ConfigError:  # a bad setting (``tokenbox statusline`` reports it): Claude Code's own rule
-        return None

@@ -1,7 +1,8 @@
 """The board's worker: one thread owns the ``Sessions`` (their loaders, the engine) and publishes rows.
 
-It lists every agent's storage, then does the background work one piece at a time (first looks, recorded
-usage first; then plans; then followers warmed), publishing the rows every ``PUBLISH_SECONDS`` meanwhile.
+It lists every agent's storage, takes the first looks a forked process made meanwhile (``firstlooks``), then
+does the background work one piece at a time (first looks, recorded usage first; then plans; then followers
+warmed), publishing the rows every ``PUBLISH_SECONDS`` meanwhile.
 The watcher's change sets arrive through ``changes`` (any thread) and go first: everything waiting is taken
 at once, the sessions it concerns are read, the rows published at once. With no work and no change the
 thread sleeps on its queue: an idle board costs nothing here.
@@ -15,8 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tokenbox.tui.board.sessions import Row, Sessions
+
+if TYPE_CHECKING:
+    from tokenbox.tui.board.firstlooks import FirstLooks
 
 PUBLISH_SECONDS = 0.1  # while first looks go on, rows are published this often (and when they are done)
 
@@ -34,9 +39,11 @@ class Published:
 class Feed:
     """Runs ``Sessions`` in one thread (``run``); ``changes`` hands it paths from any other."""
 
-    def __init__(self, sessions: Sessions, publish: Callable[[Published], None]) -> None:
+    def __init__(self, sessions: Sessions, publish: Callable[[Published], None], *,
+                 first_looks: FirstLooks | None = None) -> None:
         self.sessions = sessions
         self.publish = publish
+        self.first_looks = first_looks  # the first looks a forked process is making (``tui/board/firstlooks.py``)
         self._inbox: queue.SimpleQueue[set[str] | None] = queue.SimpleQueue()
         self._candidates: tuple[str, ...] = ()  # the places to watch, as last listed (read by the watcher)
 
@@ -57,6 +64,10 @@ class Feed:
         sessions = self.sessions
         sessions.discover()
         self._publish()
+        if self.first_looks is not None:  # the forked process's looks, for the files it saw as they are
+            looks, self.first_looks = self.first_looks.take(), None
+            if sessions.adopt(looks):
+                self._publish()
         last = time.monotonic()
         while not stop.is_set():
             try:

@@ -23,14 +23,19 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from tokenbox.core.commands.thresholds import compact_buffer
+from tokenbox.core.model.errors import ConfigError
 from tokenbox.core.planning.engine import Engine
 from tokenbox.core.sources.discovery import SOURCES, Agent, Found, Scan, scan
 from tokenbox.tui.board.figures import Figures, SessionReader
+from tokenbox.tui.filestamp import Stamp, stamp
 
 KEEP_FOLLOWED = 24  # sessions whose loader is kept (the most recently active)
 WARM_SECONDS = 600  # a session active this recently is read whole in the background: followed before it grows
 DATABASE_SIDES = ("-wal", "-shm", "-journal")  # SQLite's files beside a database
 OWNER_DEPTH = 4  # folders walked up from a changed path to the session it belongs to
+
+Look = tuple[Stamp, Figures]  # a first look made elsewhere: the file's stamp before it was read, and its figures
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,14 +236,9 @@ class Sessions:
             key = self._first.pop()
             if key not in self.found or key in self.figures or self.mtimes[key] < horizon:
                 continue
-            reader = self._reader(key)
-            glance = reader.glance()
+            glance = self._reader(key).glance()
             if glance is not None:
-                self.figures[key] = glance
-                if not glance.planned:
-                    self._plans.append(key)  # a prediction from the tail only: the whole plan follows
-                elif self.mtimes[key] >= int((self.clock() - WARM_SECONDS) * 1e9):
-                    self._warm.append(key)
+                self._glanced(key, glance)
             else:
                 self._read(key, plan=False)
             return True
@@ -262,6 +262,46 @@ class Sessions:
             self._keep_followed()
             return True
         return False
+
+    def _glanced(self, key: str, glance: Figures) -> None:
+        """``glance`` is ``key``'s first look: its figures until its plan or whole read follows."""
+        self.figures[key] = glance
+        if not glance.planned:
+            self._plans.append(key)  # a prediction from the tail only: the whole plan follows
+        elif self.mtimes[key] >= int((self.clock() - WARM_SECONDS) * 1e9):
+            self._warm.append(key)
+
+    def glance_all(self, part: int = 0, parts: int = 1) -> dict[str, Look]:
+        """The first look of every recent session a glance reads (a Claude Code transcript, a Codex rollout),
+        newest first, each with its file's stamp from before it was read (``None`` from a glance is left out):
+        what the board's forked processes work out, for ``adopt`` (``tui/board/firstlooks.py``); share
+        ``part`` of ``parts`` (every ``parts``-th session from the ``part``-th newest)."""
+        looks: dict[str, Look] = {}
+        for key in list(reversed(self._first))[part::parts]:
+            before = stamp(key)
+            glance = self._reader(key).glance()
+            if glance is not None:
+                looks[key] = (before, glance)
+        return looks
+
+    def adopt(self, looks: Mapping[str, Look]) -> int:
+        """Take the first looks ``glance_all`` made in another process, as ``step`` would have made them (in its
+        order), for the recent sessions still waiting for theirs whose file has not changed since (the same
+        stamp); the others wait for their own. How many were taken is returned."""
+        horizon = self._horizon()
+        taken: set[str] = set()
+        for key in reversed(self._first):  # newest first, as ``step`` pops them
+            look = looks.get(key)
+            if look is None or key not in self.found or key in self.figures or self.mtimes[key] < horizon:
+                continue
+            before, glance = look
+            if before is None or stamp(key) != before:
+                continue  # written since: glanced at again here
+            self._reader(key).reads += 1  # that process's glance is this session's read
+            self._glanced(key, glance)
+            taken.add(key)
+        self._first = [key for key in self._first if key not in taken]
+        return len(taken)
 
     def _keep_followed(self) -> None:
         """Only the ``KEEP_FOLLOWED`` most recently active sessions keep what they read."""
@@ -315,3 +355,12 @@ def _database(path: str) -> str | None:
         if path.endswith(side):
             return path[: -len(side)]
     return path if path.endswith(".db") else None
+
+
+def board_buffer(environ: Mapping[str, str]) -> int | None:
+    """The compaction buffer the settings in ``environ`` give (``None``: Claude Code's own rule, also when a
+    setting is bad: ``tokenbox statusline`` reports it)."""
+    try:
+        return compact_buffer(None, environ)
+    except ConfigError:
+        return None

@@ -1,10 +1,19 @@
 """Watch every agent's storage at once (watchfiles, recursively) and hand over the paths that changed.
 
 The places come from the board's sessions (``Sessions.places``: the storage folders that exist, aider's
-histories). One watch covers them all and yields sets of changed paths, with the inspector's step and
+histories). One watch covers them all and yields sets of changed paths, with the inspector's steps and
 debounce (``tui/watcher.py``): nothing is polled file by file. Every ``PLACES_SECONDS`` the list of
 places is asked for again (a few ``stat``s): when an agent's folder appears (its first session) or goes,
 the watch starts again on the new list, and the new place is reported as changed.
+
+The step is most of a write's way to its row: while something under the places is being written the
+watch hands changes over at the inspector's short step (``ACTIVE_STEP_MS``), once nothing has changed for
+``ACTIVE_SECONDS`` at the quiet step (``STEP_MS``: an idle board wakes ≈33 times a second, not 500). The
+step changes without starting the watch again, so no write can land in a gap between two watches: the
+backend (watchfiles' ``RustNotify``, what ``watchfiles.watch`` runs) gathers every change from the
+moment it is made until it is closed, and each ``RustNotify.watch`` call only waits for that gathered set
+at the step it is given. Only a change of the places themselves makes a new backend; the place that
+appeared is then reported whole.
 """
 
 from __future__ import annotations
@@ -12,12 +21,39 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Literal, Protocol
 
-from tokenbox.tui.watcher import DEBOUNCE_MS, STEP_MS
-from watchfiles import watch
+from tokenbox.tui.watcher import ACTIVE_STEP_MS, DEBOUNCE_MS, STEP_MS, step_ms
+from watchfiles import Change, DefaultFilter
+
+# watchfiles' own backend and the defaults its ``watch`` gives it (force polling on WSL or when the
+# environment asks for it, …): ``watch`` fixes its step for the life of its backend, the board needs two
+from watchfiles._rust_notify import RustNotify
+from watchfiles.main import _default_debug, _default_force_polling, _default_ignore_permission_denied, _default_poll_delay_ms
 
 PLACES_SECONDS = 5.0  # how often the list of places is checked for a folder that appeared or went
 WAKE_MS = 1000  # the watch wakes this often with nothing to report (to check the places; stopping is at once)
+POLL_DELAY_MS = 300  # watchfiles' default wait between two polls, when it must poll
+
+
+class Backend(Protocol):
+    """What the watch needs of watchfiles' backend (``RustNotify``)."""
+
+    def watch(self, debounce_ms: int, step_ms: int, timeout_ms: int,
+              stop_event: threading.Event | None) -> set[tuple[int, str]] | Literal["signal", "stop", "timeout"]:
+        """The changes gathered, once ``step_ms`` passed with no newer one (see watchfiles)."""
+        ...
+
+    def close(self) -> None:
+        """Stop gathering."""
+        ...
+
+
+def open_backend(places: list[str], force_polling: bool | None) -> Backend:
+    """watchfiles' backend over ``places`` (recursively), set up as ``watchfiles.watch`` sets it up: it
+    gathers changes from now on."""
+    return RustNotify(list(places), _default_debug(None), _default_force_polling(force_polling),
+                      _default_poll_delay_ms(POLL_DELAY_MS), True, _default_ignore_permission_denied(None))
 
 
 def watch_places(
@@ -27,10 +63,17 @@ def watch_places(
     *,
     every: float = PLACES_SECONDS,
     force_polling: bool | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    idle_step_ms: int = STEP_MS,
+    active_step_ms: int = ACTIVE_STEP_MS,
+    backend: Callable[[list[str], bool | None], Backend] = open_backend,
 ) -> None:
     """Call ``on_changes(paths)`` with each set of paths that changed under ``places()``, until ``stop`` is
-    set. Runs in a worker thread."""
+    set. Runs in a worker thread. The step is ``active_step_ms`` while a change was reported in the last
+    ``ACTIVE_SECONDS`` (``clock`` tells the time), else ``idle_step_ms``; ``backend`` opens the watch."""
+    keep = DefaultFilter()  # what ``watchfiles.watch`` leaves out by default (editors' swap files, .git, …)
     watched = places()
+    changed_at = float("-inf")  # nothing reported yet: the quiet step first
     while not stop.is_set():
         if not watched:
             stop.wait(every)
@@ -39,20 +82,33 @@ def watch_places(
                 on_changes(set(now))
             watched = now
             continue
-        deadline = time.monotonic() + every
+        deadline = clock() + every
         try:
-            for changes in watch(*watched, debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=stop, rust_timeout=WAKE_MS,
-                                 yield_on_timeout=True, raise_interrupt=False, recursive=True,
-                                 force_polling=force_polling):
-                if changes:
-                    on_changes({path for _, path in changes})
-                if time.monotonic() >= deadline:
-                    deadline = time.monotonic() + every
+            notify = backend(watched, force_polling)
+        except (OSError, RuntimeError):  # a place removed while the watch started: list them again
+            stop.wait(every / 10)
+            watched = places()
+            continue
+        try:
+            while not stop.is_set():
+                step = step_ms(clock() - changed_at, idle=idle_step_ms, active=active_step_ms)
+                raw = notify.watch(DEBOUNCE_MS, step, WAKE_MS, stop)
+                if raw == "signal":
+                    break  # (the main thread's only) set up again, as ``watchfiles.watch`` would end
+                if isinstance(raw, set):
+                    paths = {path for code, path in raw if keep(Change(code), path)}
+                    if paths:
+                        changed_at = clock()
+                        on_changes(paths)
+                if clock() >= deadline:
+                    deadline = clock() + every
                     now = places()
                     if now != watched:
                         on_changes(set(now) - set(watched))
                         watched = now
                         break  # a place appeared or went: watch the new list
-        except (OSError, RuntimeError):  # a place removed while the watch started: list them again
+        except (OSError, RuntimeError):  # a place removed under the watch: list them again
             stop.wait(every / 10)
             watched = places()
+        finally:
+            notify.close()
