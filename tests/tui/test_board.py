@@ -22,7 +22,7 @@ from tokenbox.tui.board.feed import Feed, Published
 from tokenbox.tui.board.sessions import Sessions
 from tokenbox.tui.board.state import BoardState, Order
 from tokenbox.tui.board.table import BoardTable
-from tokenbox.tui.board.watch import open_backend, watch_places
+from tokenbox.tui.board.watch import PublicBackend, open_backend, watch_places
 from tokenbox.tui.cli import duration, parse_args
 from tokenbox.tui.serve import app_arguments
 
@@ -373,6 +373,31 @@ def test_a_write_as_the_watch_step_shortens_reaches_its_row(tmp_path):
         if watch is not None:
             watch.join(5)
     assert not worker.is_alive() and (watch is None or not watch.is_alive())
+
+
+def test_the_public_watch_the_board_falls_back_on_still_reports_writes(tmp_path):
+    """The board's backend is watchfiles' internal one; a watchfiles that moved it leaves the board on the
+    public ``watch`` (``PublicBackend``, quiet step only). A write under a place is still reported, and the
+    watch still ends when told to."""
+    place = tmp_path / "projects"
+    place.mkdir()
+    stop = threading.Event()
+    reported: list[set[str]] = []
+    watch = threading.Thread(target=watch_places, args=(lambda: [str(place)], stop, reported.append),
+                             kwargs={"backend": PublicBackend}, daemon=True)
+    watch.start()
+    target = place / "s.jsonl"
+    deadline = time.monotonic() + 20
+    try:
+        while not any(str(target) in paths for paths in reported):  # the watch starts in its own time
+            assert time.monotonic() < deadline, "the write was never reported"
+            with target.open("a", encoding="utf-8") as out:
+                out.write("{}\n")
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        watch.join(5)
+    assert not watch.is_alive()
 
 
 # ------------------------------------------------------------------------------ snapshots

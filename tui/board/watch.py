@@ -24,12 +24,22 @@ from collections.abc import Callable
 from typing import Literal, Protocol
 
 from tokenbox.tui.watcher import ACTIVE_STEP_MS, DEBOUNCE_MS, STEP_MS, step_ms
-from watchfiles import Change, DefaultFilter
+from watchfiles import Change, DefaultFilter, watch
 
 # watchfiles' own backend and the defaults its ``watch`` gives it (force polling on WSL or when the
-# environment asks for it, …): ``watch`` fixes its step for the life of its backend, the board needs two
-from watchfiles._rust_notify import RustNotify
-from watchfiles.main import _default_debug, _default_force_polling, _default_ignore_permission_denied, _default_poll_delay_ms
+# environment asks for it, …): ``watch`` fixes its step for the life of its backend, the board needs two.
+# These names are watchfiles' internals (unchanged from 0.21 to 1.3): a release that moves them leaves
+# the board on the public ``watch`` at the quiet step (``PublicBackend``), slower to show a write, never blind.
+try:
+    from watchfiles._rust_notify import RustNotify
+    from watchfiles.main import (
+        _default_debug,
+        _default_force_polling,
+        _default_ignore_permission_denied,
+        _default_poll_delay_ms,
+    )
+except ImportError:  # pragma: no cover - only with a watchfiles that reorganised its internals
+    RustNotify = None
 
 PLACES_SECONDS = 5.0  # how often the list of places is checked for a folder that appeared or went
 WAKE_MS = 1000  # the watch wakes this often with nothing to report (to check the places; stopping is at once)
@@ -49,11 +59,42 @@ class Backend(Protocol):
         ...
 
 
+class PublicBackend:
+    """The same over watchfiles' public ``watch`` (its step fixed at ``STEP_MS``): what the board falls back
+    on when the backend's internals are not where they were (see the imports)."""
+
+    def __init__(self, places: list[str], force_polling: bool | None) -> None:
+        self._stop = threading.Event()
+        self._changes = watch(*places, debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=self._stop, rust_timeout=WAKE_MS,
+                              yield_on_timeout=True, raise_interrupt=False, recursive=True, force_polling=force_polling,
+                              watch_filter=None)
+
+    def watch(self, debounce_ms: int, step_ms: int, timeout_ms: int,
+              stop_event: threading.Event | None) -> set[tuple[int, str]] | Literal["signal", "stop", "timeout"]:
+        """The next set of changes (``timeout``: none within ``WAKE_MS``; ``stop``: the watch ended)."""
+        if stop_event is not None and stop_event.is_set():
+            self._stop.set()
+        changes = next(self._changes, None)
+        if changes is None:
+            return "stop"
+        return {(int(change), path) for change, path in changes} if changes else "timeout"
+
+    def close(self) -> None:
+        """Stop gathering."""
+        self._stop.set()
+        self._changes.close()
+
+
 def open_backend(places: list[str], force_polling: bool | None) -> Backend:
     """watchfiles' backend over ``places`` (recursively), set up as ``watchfiles.watch`` sets it up: it
     gathers changes from now on."""
-    return RustNotify(list(places), _default_debug(None), _default_force_polling(force_polling),
-                      _default_poll_delay_ms(POLL_DELAY_MS), True, _default_ignore_permission_denied(None))
+    if RustNotify is None:  # pragma: no cover - see the imports
+        return PublicBackend(places, force_polling)
+    try:
+        return RustNotify(list(places), _default_debug(None), _default_force_polling(force_polling),
+                          _default_poll_delay_ms(POLL_DELAY_MS), True, _default_ignore_permission_denied(None))
+    except TypeError:  # a backend whose arguments changed: the public watch
+        return PublicBackend(places, force_polling)
 
 
 def watch_places(
