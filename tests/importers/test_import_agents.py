@@ -247,6 +247,33 @@ def test_gemini_headline_is_the_recorded_context_when_the_heuristic_counts_more(
     assert any("scaled" in w for w in turns[2].warnings) and not any("scaled" in w for w in turns[1].warnings)
 
 
+def test_a_long_gemini_chat_fits_only_the_turn_it_reads(tmp_path, monkeypatch):
+    """The real chat's messages written four times over (every recorded request after its long shell output
+    needs its parts fitted to what it recorded): reading the newest turn fits that one turn, not every
+    earlier one, and the facts the timeline reads without building a turn are the built turn's."""
+    from tokenbox.core.sources.readers import gemini
+
+    raw = json.loads(GEMINI_LONG_OUTPUT.read_text(encoding="utf-8"))
+    messages = [dict(m, id=f"{m['id']}-{copy}") for copy in range(4) for m in raw["messages"]]
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps({**raw, "messages": messages}), encoding="utf-8")
+    fitted = []
+    fit = gemini.fitted_to_recorded
+    monkeypatch.setattr(gemini, "fitted_to_recorded", lambda *args: fitted.append(args[1]) or fit(*args))
+
+    newest = load_session(path)
+    last_recorded = [m["tokens"]["input"] for m in messages if m.get("tokens")][-1]
+    assert newest.recorded.context_tokens == last_recorded == Engine().plan(newest).tokens_after
+    assert fitted == [last_recorded]  # the one turn read (it was every recorded turn: 32 fits)
+
+    turns = load_turns(path)
+    assert len(turns) == 32
+    for index in (0, 5, 17, 31):
+        facts, turn = turns.info(index), turns[index]
+        assert (facts["recorded"], facts["model"], facts["pending"]) == (turn.recorded, turn.model_name, turn.pending)
+        assert (turn.turn, turn.turn_count) == (index + 1, 32)
+
+
 def test_gemini_jsonl_chat_turn_per_reply_with_tool_results():
     turns = load_turns(GEMINI_JSONL)
     assert [t.recorded.context_tokens for t in turns] == [100, 150, 200, 250, 280]

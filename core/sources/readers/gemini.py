@@ -46,6 +46,7 @@ from tokenbox.core.sources.readers.common import (
     with_recorded_headline,
 )
 from tokenbox.core.sources.readers.openai_responses import append_merged
+from tokenbox.core.sources.turns import LazyTurns
 from tokenbox.core.tokens.tokenizers import default_registry
 
 SOURCE = "gemini-cli"
@@ -88,14 +89,14 @@ def detect_lines(nodes: list[Node]) -> bool:
     return False
 
 
-def convert_document(node: Node, path: str) -> list[Session]:
+def convert_document(node: Node, path: str) -> Sequence[Session]:
     """The turns of a JSON chat log."""
     fields = node.value
     records = list(fields["messages"].value)
     return _turns(records, {k: v.value for k, v in fields.items() if k != "messages"}, path, [])
 
 
-def convert_lines(nodes: list[Node], path: str) -> list[Session]:
+def convert_lines(nodes: list[Node], path: str) -> Sequence[Session]:
     """The turns of a JSON-lines chat log (updates applied, re-written messages replaced)."""
     header: dict[str, Any] = {}
     order: list[str] = []
@@ -143,7 +144,7 @@ def convert_lines(nodes: list[Node], path: str) -> list[Session]:
     return _turns([by_id[key] for key in order], header, path, warnings)
 
 
-def _turns(records: list[Node], header: dict[str, Any], path: str, warnings: list[str]) -> list[Session]:
+def _turns(records: list[Node], header: dict[str, Any], path: str, warnings: list[str]) -> Sequence[Session]:
     history: list[Message] = []
     turns: list[tuple[list[Message], RecordedUsage | None, dict[str, Any], str | None]] = []
     notes = 0
@@ -220,7 +221,7 @@ PRIOR_SCALE, PRIOR_WEIGHT = 1.0, 400.0  # the heuristic count against recorded g
 PAIR_RATIO = (0.5, 3.0)  # a pair outside this is a jump the chat does not show, not a scale
 
 
-def predicted(sessions: list[Session], models: list[str | None]) -> list[Session]:
+def predicted(sessions: list[Session], models: list[str | None]) -> LazyTurns:
     """Every turn without a recorded usage (the pending request, a reply whose tokens are all zero) gets
     its headline predicted from the recorded ones (README, "Real agents"): the last recorded context plus
     what was added since at the fitted scale (the growth of the recorded input against that of the
@@ -243,11 +244,12 @@ def predicted(sessions: list[Session], models: list[str | None]) -> list[Session
                 total += sizes[key]
         return total
 
-    out = []
+    out: list[Session] = []
+    fits: dict[int, tuple[int, int]] = {}  # a recorded turn's (recorded, hidden part kept): fitted when built
     pairs: list[tuple[float, float]] = []
     last: tuple[int, int, str | None] | None = None  # (recorded, visible, model) of the newest recorded turn
     hidden_kept = 0  # the hidden part of the newest recorded turn whose visible parts fit what it recorded
-    for session, model in zip(sessions, models, strict=True):
+    for index, (session, model) in enumerate(zip(sessions, models, strict=True)):
         shown = visible(session)
         recorded = session.recorded.context_tokens if session.recorded is not None else None
         if recorded is not None:
@@ -258,7 +260,8 @@ def predicted(sessions: list[Session], models: list[str | None]) -> list[Session
             if recorded >= shown:
                 hidden_kept = recorded - shown
             # else the hidden part the requests before implied is kept (the system prompt and tools do not shrink)
-            out.append(fitted_to_recorded(session, recorded, count, hidden_kept))
+            out.append(session)
+            fits[index] = (recorded, hidden_kept)
             continue
         recent = pairs[-16:]
         scale = (sum(p[0] for p in recent) + PRIOR_SCALE * PRIOR_WEIGHT) / (sum(p[1] for p in recent) + PRIOR_WEIGHT)
@@ -283,7 +286,24 @@ def predicted(sessions: list[Session], models: list[str | None]) -> list[Session
         out.append(replace(session, sections=(inferred_section(0, HIDDEN_LABEL), *session.sections),
                            context_tokens=max(0, target), calibration=Calibration(how, round(scale, 4), hidden),
                            warnings=(*session.warnings, *notes)))
-    return out
+    total = len(out)
+
+    def build(index: int) -> Session:
+        # a recorded turn's parts are fitted to what it recorded only when the turn is read: fitting makes a
+        # section per part, and a long chat's every turn holds every earlier part (O(turns × parts) if eager)
+        session = out[index]
+        fit = fits.get(index)
+        if fit is not None:
+            session = fitted_to_recorded(session, fit[0], count, fit[1])
+        return replace(session, turn=index + 1, turn_count=total)
+
+    def info(index: int) -> dict[str, Any]:
+        session = out[index]  # the facts a turn's fit does not change (``LazyTurns.info``)
+        return {"thread": session.thread, "pending": session.pending, "line": session.line,
+                "request": None if session.pending else index + 1, "recorded": session.recorded,
+                "model": session.model_name}
+
+    return LazyTurns(total, build, info)
 
 
 def fitted_to_recorded(session: Session, recorded: int, count: Callable[[str], int], hidden_before: int = 0) -> Session:
