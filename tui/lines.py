@@ -17,6 +17,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from tokenbox.tui.redraw import same_text
+from tokenbox.tui.textual_seams import grow_in_place
 
 
 class LazyRows(Sequence[Text]):
@@ -102,24 +103,24 @@ class LineView(ScrollView, can_focus=True):
         repainted: a new plan usually changes a few rows of a table, not all of them.
         """
         old_lines, old_strips, old_highlighted = self._lines, self._strips, self.highlighted
-        old_size = self.virtual_size
+        old_count = len(old_lines)
         self._lines_width = self.scrollable_content_region.width or None
         self._lines = lines if isinstance(lines, LazyRows) else list(lines)
         self._strips = {}
         self.cursor = cursor
         self.cursor_height = cursor_height
         width = 0 if self.ELLIPSIS else max((line.cell_len for line in lines), default=0)
-        self.virtual_size = Size(width, len(lines))
+        size = Size(width, len(lines))
+        # a table that grows by a row (a followed session's next request) keeps its width: no layout pass
+        # (the rows on screen that draw as before are not repainted either)
+        in_place = size == self.virtual_size or grow_in_place(self, size)
+        if not in_place:
+            self.virtual_size = size
         if not keep_scroll:
             self.scroll_to(0, 0, animate=False)
         if cursor is not None:
             self.scroll_to_line(cursor + cursor_height - 1)
             self.scroll_to_line(cursor)
-        if self.virtual_size != old_size or self.scrollable_content_region.area == 0:
-            # new geometry (a scroll repaints everything by itself); or not on screen (hidden, or an
-            # ancestor is): what Textual kept of the rows drawn before must go, for when it shows again
-            self.refresh()
-            return
         changed = []
         for index in self._visible_rows():
             cached = old_strips.get(index)
@@ -128,6 +129,15 @@ class LineView(ScrollView, can_focus=True):
                 self._strips[index] = cached  # drawn as before: nothing to repaint
             else:
                 changed.append(index)
+        view = self._visible_rows()
+        # rows the shorter table no longer has, where they were on screen: drawn blank
+        changed.extend(range(max(len(self._lines), view.start), min(old_count, view.start + self.scrollable_content_region.height)))
+        if not in_place or self.scrollable_content_region.area == 0:
+            # new geometry (a scroll repaints everything by itself); or not on screen (hidden, or an
+            # ancestor is): what Textual kept of the rows drawn before must go, for when it shows again
+            # (the strips of rows that draw as before are kept: they are checked when drawn)
+            self.refresh()
+            return
         for start, count in _runs(changed):
             self.refresh_lines(start, count)
 

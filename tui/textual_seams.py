@@ -13,6 +13,10 @@ moves past the version these were checked against, and checks each part is still
   styles; widgets that bake styles into their content remember them until it moves.
 * ``called_by_textual``: whether a call came from Textual's own code (``sys._getframe``), for the
   notifications Textual writes itself with markup.
+* ``grow_in_place``: a scrolled widget's virtual height set without a layout pass, its scrollbars brought
+  up to date by ``Widget._scroll_update`` (what a layout pass would call for it). Setting ``virtual_size``
+  lays out the whole screen (it is a layout reactive): a table one row longer reflowed every widget and
+  repainted the table whole, and its scrollbar in a frame of its own.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ import sys
 
 from textual.app import App
 from textual.driver import Driver
+from textual.geometry import Size
 from textual.message import Message
+from textual.widget import Widget
 
 TEXTUAL_CHECKED = "8.2.8"  # the Textual version every seam below was read against
 
@@ -84,3 +90,20 @@ def called_by_textual(depth: int = 2) -> bool:
     default: its caller)."""
     frame = sys._getframe(depth)
     return str(frame.f_globals.get("__name__", "")).startswith("textual.")
+
+
+def grow_in_place(widget: Widget, size: Size) -> bool:
+    """Give ``widget`` (a ``ScrollView`` on screen) the virtual ``size`` without a layout pass when only its
+    height changes; whether it was done so (False: nothing done, set ``virtual_size`` for a layout).
+
+    What the layout pass did for such a widget is done here: its ``virtual_size`` set, and
+    ``_scroll_update`` (Textual's own, called by ``ScrollView._size_updated`` in a layout pass) shows or
+    hides its scrollbars, sets their thumbs (repainting them) and keeps the scroll offset in range. A
+    scrollbar that appears or goes asks for its layout pass itself (``show_vertical_scrollbar`` is a
+    layout reactive), so the table's width then changes as it did.
+    """
+    if size.width != widget.virtual_size.width or not widget.is_mounted or not widget.scrollable_content_region.area:
+        return False
+    widget.set_reactive(Widget.virtual_size, size)
+    widget._scroll_update(size)
+    return True

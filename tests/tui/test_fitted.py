@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.widgets import Static
 from tokenbox.tui.fitted import FittedStatic
 
 
@@ -32,3 +33,46 @@ async def test_a_text_unchanged_at_this_width_is_still_the_new_one_at_another():
         assert widget.fitted_width == 80
         assert widget.last_text.plain == "new at 80"
         assert "new&#160;at&#160;80" in app.export_screenshot()  # drawn so, not only made
+
+
+def gauge_like(headline: str) -> Text:
+    """Rows as the gauge makes them: styled spans, a base style, a row longer than the widget (cut with
+    "…"), a blank row."""
+    text = Text(no_wrap=True, overflow="ellipsis", end="")
+    text.append("Context ", "bold")
+    text.append(headline, "bold red")
+    text.append("\n██▒▒··", "green")
+    text.append("\nused        ")
+    text.append("█", "blue")
+    text.append(" 12 345 / 200 000 and a long tail that does not fit the widget's width at all")
+    text.append("\n\npolicy      ")
+    text.append("drop", "dim")
+    return text
+
+
+class Both(App[None]):
+    CSS = "FittedStatic, Static { height: auto; width: 40; padding: 0 1; background: $panel; }"
+
+    def compose(self) -> ComposeResult:
+        yield FittedStatic()
+        yield Static(id="plain")
+
+
+async def test_rows_are_drawn_as_a_static_draws_them_and_a_row_that_reads_the_same_is_not_made_again(monkeypatch):
+    from tokenbox.tui import fitted
+
+    made: list[str] = []
+    row_strip = fitted.row_strip
+    monkeypatch.setattr(fitted, "row_strip", lambda row, *args: (made.append(row.plain), row_strip(row, *args))[1])
+    app = Both()
+    async with app.run_test(size=(60, 14)) as pilot:
+        widget, static = app.query_one(FittedStatic), app.query_one("#plain", Static)
+        for headline in ("41%", "42%"):
+            widget.show_fitted(lambda width, headline=headline: gauge_like(headline))
+            static.update(fitted.Fitted(lambda width, headline=headline: gauge_like(headline)))  # Textual draws it
+            await pilot.pause()
+            region = widget.size.region
+            assert widget.size == static.size
+            assert widget.render_lines(region) == static.render_lines(region)  # segments and styles alike
+        assert made[-1:] == ["Context 42%"]  # the second text: only its changed row was made again
+        assert len(made) == 6  # the first text's 5 rows, then 1

@@ -89,6 +89,62 @@ async def test_a_longer_list_redraws_everything():
         assert [row.strip() for row in _drawn(live)] == ["a", "b", "c", "", ""]
 
 
+class Long(App[None]):
+    """A table taller than its view (a scrollbar shown), as a followed session's parts table is."""
+
+    CSS = f"LineView {{ height: {HEIGHT}; }}"
+
+    def compose(self) -> ComposeResult:
+        yield LineView(id="live")
+        yield LineView(id="fresh")
+
+
+def _long(count: int, changed: int | None = None) -> list[Text]:
+    return _rows(*(f"ROW {i}" if i == changed else f"row {i}" for i in range(count)))  # as wide as before
+
+
+async def test_a_table_one_row_longer_is_not_laid_out_again_and_repaints_only_the_changed_row(monkeypatch):
+    """A new request adds a part: the table's height grows, its width and scrollbar stay. No layout
+    pass (it reflowed the whole screen), the scrollbar's thumb follows, the rows that read as before
+    are neither built nor repainted again, and what is drawn is what a fresh table draws."""
+    from textual.screen import Screen
+
+    app = Long()
+    async with app.run_test(size=(40, 12)) as pilot:
+        live, fresh = app.query_one("#live", LineView), app.query_one("#fresh", LineView)
+        live.set_lines(_long(40))
+        await pilot.pause()
+        assert live.show_vertical_scrollbar
+        layouts = []
+        original = Screen._refresh_layout
+        monkeypatch.setattr(Screen, "_refresh_layout", lambda screen, *a, **k: (layouts.append(1), original(screen, *a, **k))[1])
+        RENDERS.clear()
+        live.set_lines(_long(41, changed=2))
+        await pilot.pause()
+        assert layouts == []
+        assert RENDERS == ["ROW 2"]
+        assert live.vertical_scrollbar.window_virtual_size == 41
+        fresh.set_lines(_long(41, changed=2))
+        await pilot.pause()
+        assert _drawn(live) == _drawn(fresh)
+        live.scroll_end(animate=False, immediate=True)
+        fresh.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        assert _drawn(live) == _drawn(fresh)
+        assert _drawn(live)[-1].strip() == "row 40"
+
+
+async def test_rows_a_shorter_table_no_longer_has_are_drawn_blank():
+    app = Rows()
+    async with app.run_test(size=(40, 12)) as pilot:
+        live = app.query_one("#live", LineView)
+        live.set_lines(_rows("a", "b", "c", "d"))
+        await pilot.pause()
+        live.set_lines(_rows("a", "b"))
+        await pilot.pause()
+        assert [row.strip() for row in screen_lines(app)[:HEIGHT]] == ["a", "b", "", "", ""]
+
+
 def test_same_text_compares_what_is_drawn():
     assert same_text(Text("x", "bold"), Text("x", "bold"))
     assert not same_text(Text("x", "bold"), Text("x", "italic"))  # rich's == ignores the base style

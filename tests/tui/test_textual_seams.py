@@ -82,3 +82,18 @@ async def test_one_toast_at_a_time_through_the_public_notify_message():
             app.notify(text)
         await pilot.pause()
         assert [n.message for n in app._notifications] == ["three"]
+
+
+def test_grow_in_place_does_what_a_layout_pass_does_for_a_scroll_view():
+    """A layout pass brings a scroll view's scrollbars up to date through ``_scroll_update`` (its
+    ``_size_updated``), which shows or hides them, sets their thumbs and clamps the scroll; a scrollbar
+    that appears or goes lays the screen out itself."""
+    from textual.scroll_view import ScrollView
+    from textual.widget import Widget
+
+    assert "self._scroll_update(" in inspect.getsource(ScrollView._size_updated)
+    update = inspect.getsource(Widget._scroll_update)
+    for part in ("self._refresh_scrollbars()", "window_virtual_size = virtual_size.height", "validate_scroll_y"):
+        assert part in update, part
+    assert Widget.show_vertical_scrollbar._layout and Widget.show_horizontal_scrollbar._layout
+    assert Widget.virtual_size._layout  # what grow_in_place leaves out
