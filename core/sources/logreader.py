@@ -174,7 +174,9 @@ class LogReader:
                         self._follower = row.line_follower(path)
                         return self._follow()
                     turns = row.convert([entry.node(path) for entry in entries], path)
-                    return with_histories(turns if isinstance(turns, list) else list(turns))
+                    if isinstance(turns, LazyTurns):
+                        return turns  # built when read, numbered by the reader (a list would build them all)
+                    return with_histories(list(turns))
         self._foreign = False
         bare = self._bare
         if not bare:

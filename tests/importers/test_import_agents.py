@@ -247,16 +247,22 @@ def test_gemini_headline_is_the_recorded_context_when_the_heuristic_counts_more(
     assert any("scaled" in w for w in turns[2].warnings) and not any("scaled" in w for w in turns[1].warnings)
 
 
-def test_a_long_gemini_chat_fits_only_the_turn_it_reads(tmp_path, monkeypatch):
+@pytest.mark.parametrize("layout", ["json", "jsonl"])
+def test_a_long_gemini_chat_fits_only_the_turn_it_reads(tmp_path, monkeypatch, layout):
     """The real chat's messages written four times over (every recorded request after its long shell output
-    needs its parts fitted to what it recorded): reading the newest turn fits that one turn, not every
-    earlier one, and the facts the timeline reads without building a turn are the built turn's."""
+    needs its parts fitted to what it recorded), as one JSON document and as Gemini CLI's JSON lines (a
+    header line, then a message a line): reading the newest turn fits that one turn, not every earlier one,
+    and the facts the timeline reads without building a turn are the built turn's."""
     from tokenbox.core.sources.readers import gemini
 
     raw = json.loads(GEMINI_LONG_OUTPUT.read_text(encoding="utf-8"))
     messages = [dict(m, id=f"{m['id']}-{copy}") for copy in range(4) for m in raw["messages"]]
-    path = tmp_path / "long.json"
-    path.write_text(json.dumps({**raw, "messages": messages}), encoding="utf-8")
+    path = tmp_path / f"long.{layout}"
+    header = {key: value for key, value in raw.items() if key != "messages"}
+    if layout == "json":
+        path.write_text(json.dumps({**header, "messages": messages}), encoding="utf-8")
+    else:
+        path.write_text("".join(json.dumps(line) + "\n" for line in [header, *messages]), encoding="utf-8")
     fitted = []
     fit = gemini.fitted_to_recorded
     monkeypatch.setattr(gemini, "fitted_to_recorded", lambda *args: fitted.append(args[1]) or fit(*args))
