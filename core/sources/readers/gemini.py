@@ -12,6 +12,10 @@ One turn per ``gemini`` reply: its context is every earlier user message, reply 
 (thoughts are not sent back); ``Session.recorded`` is its ``tokens`` (context ``input``, cached
 included). User input after the last reply is a pending turn. Gemini's tokenizer is not public: the
 sessions use the ``heuristic`` approximation (``≈``), and the window is the model's.
+
+A chat's turns are kept record by record (``Chat``, with ``ChatLines`` for the JSON-lines form's updates,
+rewinds and messages written again), each built when read: a followed chat (``gemini_follow``) adds an
+appended message's own parts, whatever the chat's length.
 """
 
 from __future__ import annotations
