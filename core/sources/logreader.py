@@ -202,12 +202,15 @@ class LogReader:
     def _follow(self) -> Sequence[Session]:
         """Feed the follower the complete lines it has not seen, and let them go (it keeps what it needs).
 
-        An unterminated last line is left until its newline comes (a capture writes whole lines)."""
+        An unterminated last line is left until its newline comes (a capture writes whole lines), unless the
+        follower reads one ahead (``turns_with``: Gemini CLI's chats, which a cold read reads so)."""
         follower = self._follower
         assert follower is not None
         for entry in self._entries:
             follower.feed(entry.number, entry.text)
         self._entries.clear()
+        if self._partial is not None and hasattr(follower, "turns_with"):
+            return follower.turns_with(self._partial.number, self._partial.text)
         return follower.turns()
 
 

@@ -451,9 +451,10 @@ def forget_messages(cache: SectionCache, messages: list[Message]) -> None:
     """Drop from ``cache`` the sections of ``messages`` and the conversations built from them (a reader that
     no longer keeps them: the entries would keep them alive)."""
     gone = {id(message): message for message in messages}
-    for key in [key for key, entry in cache.items()
-                if isinstance(key, int) and key in gone and entry[0] is gone[key]]:  # type: ignore[index]
-        del cache[key]
+    for key, message in gone.items():  # by the messages, not the whole cache: a follower drops one or two
+        entry = cache.get(key)
+        if entry is not None and entry[0] is message:  # type: ignore[index]
+            del cache[key]
     built_before = cache.get(_BUILT)
     if isinstance(built_before, dict):
         for key in [key for key, built in built_before.items() if built.messages and id(built.messages[0]) in gone]:
