@@ -752,3 +752,119 @@ def _positions(
         result.append((line, col))
         previous = offset
     return result
+
+
+# ---------------------------------------------------------------- a JSON-lines log's line, placed on demand
+
+
+# What a line must hold for the positional parser to refuse a value the scanner read (NaN, Infinity, an
+# integer of more than 20 characters, an exponent that may overflow, a \u escape that may be a lone surrogate):
+# a line without any of these, of fewer values than MAX_NODES and fewer brackets than MAX_DEPTH, is not walked.
+_RISKY = re.compile(r"NaN|Infinity|[0-9]{20}|[0-9][eE]|\\u")
+_STRING_END = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string as written (its escapes not decoded)
+
+
+class LocatedNode(Node):
+    """A value of one JSON line read by the C scanner, seen as positioned nodes: a container's children
+    are made when it is first read, and their places found in the line's text when one of them is asked
+    for its place (one level at a time).
+
+    Values, positions and ``keys`` are those ``parse_json(text, path, line, 1, unit="line")`` gives
+    (``json_line`` hands out such a node only when the fast read can vouch for that): a reader pays for
+    the levels it reads and the places it asks for, not for a node per value.
+    """
+
+    __slots__ = ("_at", "_children", "_keys", "_line", "_parent", "_raw", "_text")
+
+    def __init__(self, raw: Any, text: str, at: int, line: int, parent: LocatedNode | None = None) -> None:
+        self._raw = raw  # Node's fields are properties here
+        self._text = text
+        self._at = at  # offset of the value's first character in the line (-1: not found yet; its parent finds it)
+        self._line = line
+        self._parent = parent
+        self._children: Any = None
+        self._keys: dict[str, tuple[int, int]] | None = None
+
+    @property  # type: ignore[override]
+    def value(self) -> Any:
+        raw = self._raw
+        if self._children is None and type(raw) in (dict, list):
+            text, line = self._text, self._line
+            if type(raw) is dict:
+                self._children = {key: LocatedNode(item, text, -1, line, self) for key, item in raw.items()}
+            else:
+                self._children = [LocatedNode(item, text, -1, line, self) for item in raw]
+        return raw if self._children is None else self._children
+
+    @property  # type: ignore[override]
+    def line(self) -> int:
+        return self._line
+
+    @property  # type: ignore[override]
+    def col(self) -> int:
+        if self._at < 0:
+            self._parent._place_children()  # type: ignore[union-attr]
+        return self._at + 1  # a line holds no newline: the column is the offset, 1-based
+
+    @property  # type: ignore[override]
+    def keys(self) -> dict[str, tuple[int, int]] | None:
+        if type(self._raw) is not dict:
+            return None
+        if self._keys is None:
+            self._place_children()
+        return self._keys
+
+    def plain(self) -> Any:
+        """The plain value (as ``json`` built it; it holds no nodes)."""
+        return self._raw
+
+    def _place_children(self) -> None:
+        """Walk the container's text once: where each member starts (the values are the scanner's)."""
+        children = self.value
+        text, line = self._text, self._line
+        skip = _WS.match
+        pos = skip(text, self.col).end()  # type: ignore[union-attr]  (just past the bracket: col is at + 1)
+        last = len(children) - 1
+        if type(children) is dict:
+            keys: dict[str, tuple[int, int]] = {}
+            for index, (key, child) in enumerate(children.items()):  # in the text's order (no key repeats)
+                keys[key] = (line, pos + 1)
+                pos = skip(text, _STRING_END.match(text, pos).end()).end()  # type: ignore[union-attr]
+                pos = skip(text, pos + 1).end()  # type: ignore[union-attr]  (past the colon)
+                child._at = pos
+                if index < last:
+                    pos = _next_member(text, pos, child._raw)
+            self._keys = keys
+        else:
+            for index, child in enumerate(children):
+                child._at = pos
+                if index < last:
+                    pos = _next_member(text, pos, child._raw)
+
+    def __repr__(self) -> str:
+        return f"LocatedNode({self._raw!r}, line={self._line})"
+
+
+def _next_member(text: str, pos: int, value: Any) -> int:
+    """Where the member after the one written at ``pos`` starts: past the value (a string is matched, not
+    decoded again), the space around the comma and the comma."""
+    end = _STRING_END.match(text, pos).end() if type(value) is str else _SCAN(text, pos)[1]  # type: ignore[union-attr]
+    return _WS.match(text, _WS.match(text, end).end() + 1).end()  # type: ignore[union-attr]
+
+
+def json_line(text: str, path: str, number: int) -> Node:
+    """One line of a JSON-lines log (``number``) as nodes: ``parse_json(text, path, number, 1, unit="line")``
+    in values, positions and errors, read by the C scanner (``LocatedNode``) whenever the positional parser
+    would accept the line and read it to the same values; otherwise by that parser (its error)."""
+    try:
+        pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
+        raw, end = _SCAN(text, pos)
+        if _WS.match(text, end).end() != len(text) or "\n" in text:  # type: ignore[union-attr]
+            raise _Refused("extra data")
+        if _RISKY.search(text) is not None or len(text) > MAX_NODES or text.count("{") + text.count("[") >= MAX_DEPTH:
+            # what the positional parser might refuse may be there: every value checked
+            if _value_size(raw, 0, text.find("\\u") >= 0) > MAX_NODES:
+                raise _Refused("size")
+    except Exception:  # what the C scanner or a check refused: the positional parser decides
+        return parse_json(text, path, number, 1, unit="line")
+    return LocatedNode(raw, text, pos, number)
