@@ -285,6 +285,10 @@ class Rollout:
         self._turns = lazy
         return lazy
 
+    def main_turns_only(self) -> LazyTurns:
+        """``main_turns()`` (a one-shot read's turns: a rollout has no other thread)."""
+        return self.main_turns()
+
     def all_threads(self, max_bytes: int | None = None) -> dict[str, Sequence[Session]]:
         """A rollout has one thread, ``main``."""
         return {THREAD: self.main_turns()}

@@ -84,6 +84,11 @@ class RolloutFollower:
                 self._partial = (number, chunk.partial)
         return self.rollout
 
+    def read_main_only(self) -> Rollout:
+        """``read()`` for a one-shot command (``Loader._transcript_once``, which reads with the cyclic collector
+        paused): a rollout has one thread, read whole either way."""
+        return self.read()
+
     def _feed(self, number: int, line: str) -> None:
         if line.strip():
             self.lines_parsed += 1
