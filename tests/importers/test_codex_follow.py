@@ -167,3 +167,22 @@ def test_a_bad_line_is_named_where_it_is(tmp_path: Path) -> None:
     turns, warnings = Loader().load_turns_skipping(path)
     assert len(turns) == 6 and warnings == (f"{path}:10:35: expected a quoted key (JSON keys are strings in double quotes)"
                                             " — line 10 skipped",)
+
+
+def test_turns_handed_out_before_an_append_stay_as_the_file_was(tmp_path: Path) -> None:
+    path = tmp_path / "rollout-earlier.jsonl"
+    data = TRUTH.read_bytes()
+    path.write_bytes(data)
+    loader = Loader()
+    earlier = loader.load_turns(path)  # nothing built yet
+    cold = _outcome(Loader(), path)
+    with path.open("a", encoding="utf-8") as handle:  # a line every turn's warnings now name
+        handle.write('{"type": "weird", "payload": {}}\n')
+    later = loader.load_turns(path)
+    assert "not a rollout record" in later[0].meta["warnings"][-1]
+    assert _outcome_of(earlier) == cold
+
+
+def _outcome_of(turns: object) -> list:
+    return [(t.turn, t.turn_count, len(t.history), t.sections, t.context_tokens, t.recorded, t.meta, t.warnings, t.window)
+            for t in turns]  # type: ignore[attr-defined]

@@ -269,6 +269,7 @@ class Rollout:
         key = whole.key()
         if key != self._built_key:
             self._built, self._built_key = {}, key
+        whole.built = self._built  # turns handed out earlier keep their own (built from what the file said then)
         count = len(turns)
         lazy: LazyTurns
 
@@ -331,14 +332,15 @@ class Rollout:
         """Turn ``index`` as a whole read builds it (a recorded request is built once per ``_Whole.key``)."""
         turn = whole.turns[index]
         if turn.usage is not None:
-            found = self._built.get(index)
+            built = whole.built
+            found = built.get(index)
             if found is None:
-                found = self._built[index] = whole.build(turn)
-                if len(self._built) > BUILT_KEPT:
-                    self._built.pop(next(k for k in self._built if k not in (0, index)))  # the first stays: a prediction reads it
+                found = built[index] = whole.build(turn)
+                if len(built) > BUILT_KEPT:
+                    built.pop(next(k for k in built if k not in (0, index)))  # the first stays: a prediction reads it
             return found
         session = self._pending(whole, turn)
-        records = self.requests
+        records = whole.turns[:-1]  # the requests recorded before it (the pending turn is the last)
         if not records:
             return session
         last = len(records) - 1
@@ -396,6 +398,7 @@ class _Whole:
         self.tools = list(state.tools)
         self.model = state.model
         self.window = state.window
+        self.built: dict[int, Session] = {}  # its recorded requests' sessions (shared by reads of the same key)
 
     def key(self) -> tuple:
         """What a recorded request's session depends on besides the request itself."""
