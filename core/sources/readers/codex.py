@@ -212,7 +212,11 @@ class Rollout:
             for block in msg.blocks:
                 block.meta["line"] = number
                 block.meta.pop("path", None)
+            history = state.history
+            last = history[-1] if history else None
             _add_item(state, msg, payload.plain())
+            if last is not None and history[-1] is not last and not (self.requests and self.requests[-1].tail is last):
+                forget_changed(self.cache, [last], len(history) - 1)  # merged into a new one: no turn holds it now
         elif kind == "compacted":
             _compacted(state, payload, number)
             # the ledger's record (analysis.compactions), as Claude Code's transcripts give theirs
