@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from tokenbox.core.commands.thresholds import compact_buffer
 from tokenbox.core.model.errors import ConfigError
-from tokenbox.core.sources.formats import FORMATS, SNIFF_LINES, head_values, transcript_format
+from tokenbox.core.sources.formats import FORMATS, SNIFF_LINES, transcript_format
 from tokenbox.core.sources.readers import claude_code, codex
 from tokenbox.core.sources.tail import FileTail
 from tokenbox.tui.board.figures import Figures, SessionReader
@@ -33,6 +33,7 @@ from tokenbox.tui.firstplan import FORK_MAX_BYTES
 GLANCE_FROM_BYTES = FORK_MAX_BYTES
 # the board's agent names (``SessionReader``) of the two logs whose tail holds the newest request
 _AGENTS = {claude_code.SOURCE: "claude", codex.SOURCE: "codex"}
+_ROW_SOURCES = {"claude-code": claude_code.SOURCE, "codex": codex.SOURCE}  # the formats table's rows glanced at
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +72,8 @@ def log_source(path: str) -> str | None:
         return None
     if head is None:
         return None
-    found = transcript_format(FORMATS, head.text)
-    if found is not None:
-        return claude_code.SOURCE if found.name == "claude-code" else None
-    values = head_values(head.text)
-    if values and all(isinstance(v, dict) and "tokenbox" not in v for v in values) and any(
-            v.get("type") in codex.LINE_TYPES and "payload" in v for v in values):
-        return codex.SOURCE
-    return None
+    found = transcript_format(FORMATS, head.text)  # the row that reads the file, decided as the loader decides
+    return _ROW_SOURCES.get(found.name) if found is not None else None
 
 
 def glance(path: str, environ: Mapping[str, str]) -> Glance | None:

@@ -752,3 +752,186 @@ def _positions(
         result.append((line, col))
         previous = offset
     return result
+
+
+# ---------------------------------------------------------------- a JSON-lines log's line, placed on demand
+
+
+# What a line must hold for the positional parser to refuse a value the scanner read (NaN, Infinity, an
+# integer of more than 20 characters, an exponent that may overflow, a \u escape that may be a lone surrogate):
+# a line without any of these, of fewer values than MAX_NODES and fewer brackets than MAX_DEPTH, is not walked.
+_RISKY_NUMBER = re.compile(r"[0-9](?:[eE]|[0-9]{19})")
+
+
+def _risky(text: str) -> bool:
+    return "\\u" in text or "NaN" in text or "Infinity" in text or _RISKY_NUMBER.search(text) is not None
+_STRING_END = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string as written (its escapes not decoded)
+
+
+class LocatedNode(Node):
+    """A value of one JSON line read by the C scanner, seen as positioned nodes: a container's members are
+    made when it is first read, and their places found in the line's text when one of them is asked for its
+    place (one level at a time, ``_Members``).
+
+    Values, positions and ``keys`` are those ``parse_json(text, path, line, 1, unit="line")`` gives
+    (``json_line`` hands out such a node only when the fast read can vouch for that): a reader pays for
+    the levels it reads and the places it asks for, not for a node per value. No node refers back to the
+    container it is in (a line's nodes hold no cycle: they are freed as soon as the line is read).
+    """
+
+    __slots__ = ("_at", "_children", "_index", "_line", "_members", "_own", "_raw", "_text")
+
+    def __init__(self, raw: Any, text: str, line: int, at: int = -1, members: _Members | None = None, index: int = 0) -> None:
+        self._raw = raw  # Node's fields are properties here
+        self._text = text
+        self._line = line
+        self._at = at  # offset of the value's first character in the line (-1: not found yet)
+        self._members = members  # the members of the container it is in, which finds its place
+        self._index = index
+        self._children: Any = None
+        self._own: _Members | None = None  # its members' places
+
+    @property  # type: ignore[override]
+    def value(self) -> Any:
+        children = self._children
+        if children is None:
+            raw, text, line = self._raw, self._text, self._line
+            own = self._own = _Members(text, raw, self._at, self._members, self._index)
+            if type(raw) is dict:
+                children = {key: _located(item, text, line, own, index) for index, (key, item) in enumerate(raw.items())}
+            elif type(raw) is list:
+                children = [_located(item, text, line, own, index) for index, item in enumerate(raw)]
+            else:
+                return raw  # a scalar at the root of a line
+            self._children = children
+        return children
+
+    @property  # type: ignore[override]
+    def line(self) -> int:
+        return self._line
+
+    @property  # type: ignore[override]
+    def col(self) -> int:
+        if self._at < 0:
+            self._at = self._members.offset(self._index)  # type: ignore[union-attr]
+        return self._at + 1  # a line holds no newline: the column is the offset, 1-based
+
+    @property  # type: ignore[override]
+    def keys(self) -> dict[str, tuple[int, int]] | None:
+        if type(self._raw) is not dict:
+            return None
+        self.value  # noqa: B018  (makes its members)
+        return self._own.keys(self._line)  # type: ignore[union-attr]
+
+    def plain(self) -> Any:
+        """The plain value (as ``json`` built it; it holds no nodes)."""
+        return self._raw
+
+    def __repr__(self) -> str:
+        return f"LocatedNode({self._raw!r}, line={self._line})"
+
+
+class _LocatedLeaf(Node):
+    """A scalar member of a container read by ``json_line``: its value as read, its place found when asked."""
+
+    __slots__ = ("_index", "_members")
+
+    def __init__(self, raw: Any, line: int, members: _Members, index: int) -> None:
+        self.value = raw
+        self.line = line
+        self._members = members
+        self._index = index
+
+    @property  # type: ignore[override]
+    def col(self) -> int:
+        return self._members.offset(self._index) + 1
+
+    @property  # type: ignore[override]
+    def keys(self) -> dict[str, tuple[int, int]] | None:
+        return None
+
+    def plain(self) -> Any:
+        """The value (a scalar holds no nodes)."""
+        return self.value
+
+
+class _Members:
+    """Where the members of one container of a line start (and its keys), found by one walk of its text when
+    first asked; the container's own place is asked of the members it is in."""
+
+    __slots__ = ("_at", "_index", "_keys", "_offsets", "_outer", "_raw", "_text")
+
+    def __init__(self, text: str, raw: Any, at: int, outer: _Members | None, index: int) -> None:
+        self._text = text
+        self._raw = raw
+        self._at = at
+        self._outer = outer
+        self._index = index
+        self._offsets: list[int] | None = None
+        self._keys: list[int] | None = None  # each key's offset (a mapping's)
+
+    def offset(self, index: int) -> int:
+        if self._offsets is None:
+            self._walk()
+        return self._offsets[index]  # type: ignore[index]
+
+    def keys(self, line: int) -> dict[str, tuple[int, int]]:
+        if self._offsets is None:
+            self._walk()
+        return {key: (line, at + 1) for key, at in zip(self._raw, self._keys, strict=True)}  # type: ignore[arg-type]
+
+    def _walk(self) -> None:
+        text = self._text
+        at = self._at if self._at >= 0 else self._outer.offset(self._index)  # type: ignore[union-attr]
+        skip = _WS.match
+        pos = skip(text, at + 1).end()  # type: ignore[union-attr]  (just past the bracket)
+        raw = self._raw
+        last = len(raw) - 1
+        offsets = []
+        if type(raw) is dict:
+            keys = []
+            for index, item in enumerate(raw.values()):  # in the text's order (no key repeats)
+                keys.append(pos)
+                pos = skip(text, _STRING_END.match(text, pos).end()).end()  # type: ignore[union-attr]
+                pos = skip(text, pos + 1).end()  # type: ignore[union-attr]  (past the colon)
+                offsets.append(pos)
+                if index < last:
+                    pos = _next_member(text, pos, item)
+            self._keys = keys
+        else:
+            for index, item in enumerate(raw):
+                offsets.append(pos)
+                if index < last:
+                    pos = _next_member(text, pos, item)
+        self._offsets = offsets
+
+
+def _located(raw: Any, text: str, line: int, members: _Members, index: int) -> Node:
+    if type(raw) is dict or type(raw) is list:
+        return LocatedNode(raw, text, line, -1, members, index)
+    return _LocatedLeaf(raw, line, members, index)
+
+
+def _next_member(text: str, pos: int, value: Any) -> int:
+    """Where the member after the one written at ``pos`` starts: past the value (a string is matched, not
+    decoded again), the space around the comma and the comma."""
+    end = _STRING_END.match(text, pos).end() if type(value) is str else _SCAN(text, pos)[1]  # type: ignore[union-attr]
+    return _WS.match(text, _WS.match(text, end).end() + 1).end()  # type: ignore[union-attr]
+
+
+def json_line(text: str, path: str, number: int) -> Node:
+    """One line of a JSON-lines log (``number``) as nodes: ``parse_json(text, path, number, 1, unit="line")``
+    in values, positions and errors, read by the C scanner (``LocatedNode``) whenever the positional parser
+    would accept the line and read it to the same values; otherwise by that parser (its error)."""
+    try:
+        pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
+        raw, end = _SCAN(text, pos)
+        if _WS.match(text, end).end() != len(text) or "\n" in text:  # type: ignore[union-attr]
+            raise _Refused("extra data")
+        if _risky(text) or len(text) > MAX_NODES or text.count("{") + text.count("[") >= MAX_DEPTH:
+            # what the positional parser might refuse may be there: every value checked
+            if _value_size(raw, 0, text.find("\\u") >= 0) > MAX_NODES:
+                raise _Refused("size")
+    except Exception:  # what the C scanner or a check refused: the positional parser decides
+        return parse_json(text, path, number, 1, unit="line")
+    return LocatedNode(raw, text, number, pos)

@@ -381,7 +381,10 @@ class Engine:
             parts_key = _PartsKey.patched(memo[2], parts, changed)
             self._assembled[counter_key] = (session, assembly, parts_key, memo[3])
             return assembly, parts_key, memo[3], (memo[2], changed)
-        assembly = assembler.assemble(session, assembler.replay(session.history))
+        # An agent's turn holds text and inferred parts only (``sources.readers.common.build_session``), which no
+        # cache state concerns: replaying its earlier turns would build every one of them for nothing.
+        history = session.history if session.source_format == NATIVE_FORMAT else ()
+        assembly = assembler.assemble(session, assembler.replay(history))
         notes = _size_inferred(session, assembly, counter)
         parts_key = self._last_key = _PartsKey(assembly.parts, self._last_key)
         self._assembled[counter_key] = (session, assembly, parts_key, notes)

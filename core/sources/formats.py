@@ -53,6 +53,7 @@ from tokenbox.core.sources.readers import (
     opencode,
 )
 from tokenbox.core.sources.readers.capture_follow import CaptureFollower
+from tokenbox.core.sources.readers.codex_follow import RolloutFollower
 from tokenbox.core.sources.readers.gemini_follow import ChatFollower
 
 SNIFF_LINES = 50  # non-blank lines at the start of a log that content detection looks at
@@ -135,7 +136,7 @@ FORMATS: tuple[Format, ...] = (
     Format("aider-llm-history", Shape.SOURCE, aider.detect_llm, aider.convert_llm, aider.follow_llm),
     Format("claude-code", Shape.TRANSCRIPT, _claude_code_head, claude_code.transcript_turns, claude_code.TranscriptFollower),
     Format("copilot", Shape.TRANSCRIPT, copilot.detect, copilot.convert, copilot.follow),
-    Format("codex", Shape.LINES, codex.detect, codex.convert),
+    Format("codex", Shape.TRANSCRIPT, codex.detect, codex.convert, RolloutFollower),
     Format("gemini-lines", Shape.LINES, gemini.detect_lines, gemini.convert_lines, line_follower=ChatFollower,
            threads=gemini.subagent_threads),
     Format("gemini", Shape.DOCUMENT, gemini.detect_document, gemini.convert_document, threads=gemini.subagent_threads),

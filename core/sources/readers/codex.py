@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
 from tokenbox.core.model.llms import lookup_model, resolve_window
 from tokenbox.core.model.names import MAIN_THREAD
-from tokenbox.core.model.session import RecordedUsage, Session
-from tokenbox.core.parse.nodes import Node
+from tokenbox.core.model.session import RecordedUsage, Session, TurnHistory
+from tokenbox.core.parse.nodes import Node, json_line
 from tokenbox.core.sources.readers.common import (
     TEXT,
     THINKING,
@@ -46,12 +46,14 @@ from tokenbox.core.sources.readers.common import (
     ToolDef,
     build_session,
     compact,
+    forget_changed,
     inferred_section,
     link_tool_names,
     tool_text,
     with_recorded_headline,
 )
 from tokenbox.core.sources.readers.openai_responses import OUTPUT_ITEM_TYPES, append_merged, item_message
+from tokenbox.core.sources.turns import LazyTurns, with_history
 from tokenbox.core.tokens.tokenizers import default_registry
 
 SOURCE = "codex-rollout"
@@ -65,17 +67,19 @@ HIDDEN_LABEL = "tool definitions and message framing (not in the rollout)"
 THREAD = MAIN_THREAD
 _USAGE_MAX = 10**12
 USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")  # a request's recorded usage
+HEAD_MESSAGES = 6  # a request's first messages, where Codex repeats the instructions (``_kept_instructions``)
+BUILT_KEPT = 8  # recorded requests' sessions a rollout keeps built (the first one besides)
 
 
-def detect(nodes: list[Node]) -> bool:
-    """Whether a JSON-lines file is a Codex rollout: ``{type, payload}`` lines of the rollout types."""
+def detect(values: list[Any]) -> bool:
+    """Whether a JSON-lines file is a Codex rollout, by the parsed values of its first lines
+    (``formats.head_values``): ``{type, payload}`` lines of the rollout types, and no line of another kind."""
     seen = 0
-    for node in nodes[:50]:
-        value = node.value
+    for value in values[:50]:
         if not isinstance(value, dict) or "tokenbox" in value:
             return False
         kind = value.get("type")
-        if kind is not None and kind.value in LINE_TYPES and "payload" in value:
+        if kind is not None and kind in LINE_TYPES and "payload" in value:
             seen += 1
     return seen > 0
 
@@ -102,24 +106,89 @@ class _State:
     retained: dict[str, Any] = field(default_factory=dict)  # the last compaction's window ids
 
 
-def convert(nodes: list[Node], path: str) -> list[Session]:
-    """One session per model request (plus a pending one when input follows the last request)."""
-    state = _State(path)
-    base_meta: dict[str, Any] = {"source": {"format": SOURCE, "file": os.path.basename(path)}}
-    turns: list[tuple[list[Message], RecordedUsage | None, dict[str, Any]]] = []
-    compactions: list[dict[str, Any]] = []
-    item_count = 0
-    for node in nodes:
+class _Turn(NamedTuple):
+    """One request of the rollout, without a copy of its context: ``history[:cut]`` as it was when the
+    request was closed. Between two compactions the history only grows, and only its last message is
+    ever replaced (a merged item, ``append_merged``): that message is kept as it was (``tail``)."""
+
+    history: list[Message]
+    cut: int
+    tail: Message | None
+    usage: RecordedUsage | None
+    line: int
+    model: str | None
+    window: int | None
+    epoch: int
+
+    def messages(self) -> list[Message]:
+        """The request's context, in order (a new list)."""
+        messages = self.history[: self.cut]
+        if messages:
+            messages[-1] = self.tail  # type: ignore[assignment]
+        return messages
+
+    def head(self) -> list[Message]:
+        """Its first ``HEAD_MESSAGES`` messages (where Codex repeats the instructions as a user message)."""
+        head = self.history[: min(self.cut, HEAD_MESSAGES)]
+        if self.cut <= HEAD_MESSAGES and head:
+            head[-1] = self.tail  # type: ignore[assignment]
+        return head
+
+
+def _turn(state: _State, cut: int, usage: RecordedUsage | None, line: int) -> _Turn:
+    history = state.history
+    return _Turn(history, cut, history[cut - 1] if cut else None, usage, line, state.model, state.window, state.epoch)
+
+
+class Rollout:
+    """A rollout read so far, fed one line at a time (``feed``); ``main_turns()`` gives its turns, each
+    built when asked for. What it keeps is the conversation once (each request refers to the history it
+    had) and, per request, its numbers: a line costs what it adds, whatever the length of the history.
+
+    Every turn carries what the whole file says (its instructions, world state, warnings, compactions),
+    as a read of the whole file gives it: the turns handed out after a line changed one of those are
+    built again (a turn already handed out is never changed).
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.state = _State(path)
+        self.meta: dict[str, Any] = {"source": {"format": SOURCE, "file": os.path.basename(path)}}
+        self.requests: list[_Turn] = []
+        self.compactions: list[dict[str, Any]] = []
+        self.items = 0
+        self.lines_read = 0  # non-blank lines fed
+        self.last_line: int | None = None
+        self.cache: SectionCache = {}
+        # the tool calls' names and arguments met so far (``link_tool_names``, fed request by request), and per
+        # history list the messages linked: how many, and the last one (it may be merged with the next item)
+        self._calls: tuple[dict[str, str], dict[str, str]] = ({}, {})
+        self._linked: dict[int, tuple[int, Message | None]] = {}
+        self._heads: dict[int, Message] = {}  # every request's first messages, once each
+        self._settled = 0  # requests linked and their first messages collected
+        self._turns: LazyTurns | None = None  # the turns last handed out, until a line is fed
+        self._built: dict[int, Session] = {}  # recorded requests built (before their number in the file is set)
+        self._built_key: tuple | None = None
+        self._unsized_built = False  # a pending turn was built while its reasoning had no size yet
+
+    # ------------------------------------------------------------------ reading
+
+    def feed(self, number: int, node: Node) -> None:
+        """Read the parsed line ``number`` (a line that is not blank)."""
+        state = self.state
+        self._turns = None
+        self.lines_read += 1
+        self.last_line = number
         value = node.value
         kind = value.get("type") if isinstance(value, dict) else None
         kind = kind.value if kind is not None else None
         payload = value.get("payload") if isinstance(value, dict) else None
         if kind not in LINE_TYPES or payload is None or not isinstance(payload.value, dict):
-            state.warnings.append(f"line {node.line}: not a rollout record ({_label(kind)}), skipped")
-            continue
+            state.warnings.append(f"line {number}: not a rollout record ({_label(kind)}), skipped")
+            return
         fields = payload.value
         if kind == "session_meta":
-            _session_meta(state, fields, payload, base_meta)
+            _session_meta(state, fields, payload, self.meta)
         elif kind == "turn_context":
             model = _string(fields, "model")
             state.model = model or state.model
@@ -128,34 +197,35 @@ def convert(nodes: list[Node], path: str) -> list[Session]:
             _world_state(state, fields, payload)
         elif kind == "token_usage_record":
             # newer builds record a request's usage on a line of its own (a thread's, by ``thread_id``)
-            turn = _token_count(state, {"info": payload}, node.line, record=True)
-            if turn is not None:
-                turns.append(turn)
+            self._request(_token_count, state, {"info": payload}, number, record=True)
         elif kind == "inter_agent_communication_metadata":
-            continue
+            return
         elif kind == "response_item":
             if _string(fields, "type") in UNSENT_ITEMS:
-                continue
+                return
             try:
-                msg = item_message(payload, path, f"line {node.line}", item_count)
+                msg = item_message(payload, self.path, f"line {number}", self.items)
             except SessionError as exc:
-                state.warnings.append(f"line {node.line}: unreadable item skipped ({exc.problem})")
-                continue
-            item_count += 1
+                state.warnings.append(f"line {number}: unreadable item skipped ({exc.problem})")
+                return
+            self.items += 1
             for block in msg.blocks:
-                block.meta["line"] = node.line
+                block.meta["line"] = number
                 block.meta.pop("path", None)
+            history = state.history
+            last = history[-1] if history else None
             _add_item(state, msg, payload.plain())
+            if last is not None and history[-1] is not last and not (self.requests and self.requests[-1].tail is last):
+                forget_changed(self.cache, [last], len(history) - 1)  # merged into a new one: no turn holds it now
         elif kind == "compacted":
-            _compacted(state, payload, node.line)
+            _compacted(state, payload, number)
             # the ledger's record (analysis.compactions), as Claude Code's transcripts give theirs
-            compactions.append({"line": node.line, "pre_tokens": None, "trigger": None, "after_request": len(turns)})
+            self.compactions.append({"line": number, "pre_tokens": None, "trigger": None,
+                                     "after_request": len(self.requests)})
         else:  # event_msg
             event = _string(fields, "type")
             if event == "token_count":
-                turn = _token_count(state, fields, node.line)
-                if turn is not None:
-                    turns.append(turn)
+                self._request(_token_count, state, fields, number)
             elif event == "task_started":
                 window = _count(fields.get("model_context_window"))
                 state.window = window or state.window
@@ -163,21 +233,238 @@ def convert(nodes: list[Node], path: str) -> list[Session]:
                 settings = fields.get("thread_settings")
                 model = _string(settings.value, "model") if settings is not None and isinstance(settings.value, dict) else None
                 state.model = model or state.model
-    if state.new_input or (not turns and state.history):
-        turns.append((list(state.history), None, {"pending": True, "line": nodes[-1].line if nodes else 1,
-                                                  "_model": state.model, "_window": state.window,
-                                                  "_epoch": state.epoch}))
-    if not turns:
-        raise SessionError(
-            "the Codex rollout has no conversation yet",
-            "import it again once the session has a message, or follow it with tokenbox-tui --codex",
-            path,
-            1,
-            1,
+
+    def _request(self, read: Any, *args: Any, **kwargs: Any) -> None:
+        """A line that may close a request (``read``: ``_token_count``)."""
+        reasoning = self.state.reasoning_since
+        turn = read(*args, **kwargs)
+        if turn is not None:
+            self.requests.append(turn)
+            if self._unsized_built and reasoning:
+                self._sized(reasoning)
+
+    def feed_text(self, number: int, text: str) -> None:
+        """Parse the line ``number`` and read it (a blank line is skipped; a line that does not parse raises
+        the positional parser's ``SessionError``, placed in the file)."""
+        if text.strip():
+            self.feed(number, json_line(text, self.path, number))
+
+    # ------------------------------------------------------------------ the turns
+
+    def main_turns(self) -> LazyTurns:
+        """One turn per model request (plus a pending one when input follows the last request), each built
+        when read; ``SessionError`` when the rollout holds no conversation yet."""
+        if self._turns is not None:
+            return self._turns
+        state = self.state
+        turns = list(self.requests)
+        if state.new_input or (not turns and state.history):
+            turns.append(_turn(state, len(state.history), None, self.last_line or 1))
+        if not turns:
+            raise SessionError(
+                "the Codex rollout has no conversation yet",
+                "import it again once the session has a message, or follow it with tokenbox-tui --codex",
+                self.path,
+                1,
+                1,
+            )
+        self._settle(turns)
+        whole = _Whole(self, turns)
+        key = whole.key()
+        if key != self._built_key:
+            self._built, self._built_key = {}, key
+        whole.built = self._built  # turns handed out earlier keep their own (built from what the file said then)
+        count = len(turns)
+        lazy: LazyTurns
+
+        def build(index: int) -> Session:
+            return with_history(self._session(whole, index), TurnHistory(lazy, index), index + 1, count)  # type: ignore[arg-type]
+
+        def info(index: int) -> dict[str, Any]:
+            turn = turns[index]
+            return {"thread": THREAD, "pending": turn.usage is None, "line": turn.line,
+                    "request": None if turn.usage is None else f"line {turn.line}", "recorded": turn.usage,
+                    "model": turn.model or state.model}
+
+        lazy = LazyTurns(count, build, info)
+        self._turns = lazy
+        return lazy
+
+    def main_turns_only(self) -> LazyTurns:
+        """``main_turns()`` (a one-shot read's turns: a rollout has no other thread)."""
+        return self.main_turns()
+
+    def all_threads(self, max_bytes: int | None = None) -> dict[str, Sequence[Session]]:
+        """A rollout has one thread, ``main``."""
+        return {THREAD: self.main_turns()}
+
+    def release(self) -> None:
+        """Let go of the turns handed out (they refer back to this rollout)."""
+        self._turns = None
+        self._built = {}
+
+    def _settle(self, turns: list[_Turn]) -> None:
+        """Link the tool results of the requests not linked yet to their calls, and collect their first
+        messages (``link_tool_names`` and the instructions' check over every request, in order, as a whole
+        read does them): the recorded requests once, a pending one for this read only."""
+        names, arguments = self._calls
+        for turn in self.requests[self._settled :]:
+            link_tool_names(self._unlinked(turn, advance=True), names, arguments)
+            self._heads.update((id(m), m) for m in turn.head())
+        self._settled = len(self.requests)
+        if len(turns) > len(self.requests):  # the pending turn: its messages may yet go (a compaction)
+            link_tool_names(self._unlinked(turns[-1], advance=False), dict(names), dict(arguments))
+
+    def _unlinked(self, turn: _Turn, *, advance: bool) -> list[Message]:
+        """The messages of ``turn`` no request before it held (a merged message is a new one)."""
+        cut = turn.cut
+        done, last = self._linked.get(id(turn.history), (0, None))
+        if cut < done or cut == 0:
+            return []
+        messages = turn.history
+        new = []
+        if done and (messages[done - 1] if done < cut else turn.tail) is not last:
+            new.append(messages[done - 1] if done < cut else turn.tail)
+        if cut > done:
+            new.extend(messages[done : cut - 1])
+            new.append(turn.tail)  # type: ignore[arg-type]
+        if advance:
+            self._linked[id(turn.history)] = (cut, turn.tail)
+        return new  # type: ignore[return-value]
+
+    def _session(self, whole: _Whole, index: int) -> Session:
+        """Turn ``index`` as a whole read builds it (a recorded request is built once per ``_Whole.key``)."""
+        turn = whole.turns[index]
+        if turn.usage is not None:
+            built = whole.built
+            found = built.get(index)
+            if found is None:
+                found = built[index] = whole.build(turn)
+                if len(built) > BUILT_KEPT:
+                    built.pop(next(k for k in built if k not in (0, index)))  # the first stays: a prediction reads it
+            return found
+        session = self._pending(whole, turn)
+        records = whole.turns[:-1]  # the requests recorded before it (the pending turn is the last)
+        if not records:
+            return session
+        last = len(records) - 1
+        recorded = self._session(whole, last)
+        if records[last].epoch == turn.epoch:
+            return _predicted(session, turn.messages(), records[last].messages(), records[last].usage, recorded)  # type: ignore[arg-type]
+        return _restarted(session, records[0].usage, self._session(whole, 0))  # type: ignore[arg-type]
+
+
+    def _pending(self, whole: _Whole, turn: _Turn) -> Session:
+        """The pending turn's session as the file is now. The reasoning written since the last request is
+        sized in place when the next request is recorded (``_size_reasoning``): what is built of it now is
+        dropped then (``_sized``)."""
+        self._unsized_built = self._unsized_built or bool(self.state.reasoning_since)
+        return whole.build(turn)
+
+    def _sized(self, blocks: list[Block]) -> None:
+        """``blocks`` (reasoning) were just sized in place: drop what was built from the messages holding them
+        while they were not (a pending turn), as a whole read never builds them before."""
+        self._unsized_built = False
+        wanted = {id(block) for block in blocks}
+        history = self.state.history
+        changed = []
+        position = len(history)
+        while wanted and position > 0:  # written since the last request: near the end
+            position -= 1
+            found = {id(block) for block in history[position].blocks} & wanted
+            if found:
+                changed.append(history[position])
+                wanted -= found
+        forget_changed(self.cache, changed, position)
+
+
+class _Whole:
+    """What every turn of a read carries from the whole file: the session's meta, the instructions that
+    are not repeated in the conversation, the world state, the tools, the warnings."""
+
+    def __init__(self, rollout: Rollout, turns: list[_Turn]) -> None:
+        state = rollout.state
+        self.rollout = rollout
+        self.turns = turns
+        heads = dict(rollout._heads)
+        if len(turns) > len(rollout.requests):
+            heads.update((id(m), m) for m in turns[-1].head())
+        self.instructions = _kept_instructions(state.instructions, heads.values())
+        meta = dict(rollout.meta)
+        if rollout.compactions:
+            meta["compactions"] = [dict(record) for record in rollout.compactions]
+        meta["thread"] = THREAD
+        meta["not_recorded"] = NOT_RECORDED if self.instructions else "the instructions and " + NOT_RECORDED
+        self.meta = meta
+        self.name = f"Codex session {meta.get('session_id', os.path.basename(rollout.path))}"
+        self.warnings = list(state.warnings)
+        self.world_block = state.world_block
+        self.tools = list(state.tools)
+        self.model = state.model
+        self.window = state.window
+        self.built: dict[int, Session] = {}  # its recorded requests' sessions (shared by reads of the same key)
+
+    def key(self) -> tuple:
+        """What a recorded request's session depends on besides the request itself."""
+        return (tuple(map(id, self.instructions)), repr(self.meta), len(self.warnings), id(self.world_block),
+                tuple(map(id, self.tools)), self.model, self.window)
+
+    def build(self, turn: _Turn, messages: list[Message] | None = None) -> Session:
+        """The request's session before its number in the file is set (``with_history``); ``messages``: its
+        context when not the request's own."""
+        # The model and window in force when the request was sent (a session can switch models).
+        model = turn.model or self.model
+        window = turn.window or self.window
+        session_model, tokenizer = tokenizer_for(model)
+        turn_meta = dict(self.meta)
+        if model and session_model is None:
+            turn_meta["model"] = model
+        if turn.usage is None:
+            turn_meta["pending"] = True
+        turn_meta["line"] = turn.line
+        turn_meta["pending"] = turn.usage is None
+        turn_meta["warnings"] = list(self.warnings)
+        conv = Conversation(
+            source_format=SOURCE,
+            system=[*self.instructions, *([self.world_block] if self.world_block is not None else [])],
+            tools=list(self.tools),
+            messages=turn.messages() if messages is None else messages,
+            name=self.name,
+            model=session_model,
+            tokenizer=tokenizer,
+            meta=turn_meta,
+            recorded=turn.usage,
+            line=turn.line,
+            window=resolve_window(model, window),
         )
-    if compactions:
-        base_meta["compactions"] = compactions
-    return _sessions(state, turns, base_meta)
+        session = build_session(conv, self.rollout.path, self.rollout.cache)
+        return with_recorded_headline(session, HIDDEN_LABEL, self.warnings)
+
+
+def convert(text: str, path: str) -> LazyTurns:
+    """The turns of a whole rollout's text (a file that is not followed: a pipe, another name): every line
+    read as ``RolloutFollower`` reads it, the unterminated last one only when it parses."""
+    rollout = Rollout(path)
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
+        if number == len(lines):
+            _feed_partial(rollout, number, line)
+        else:
+            rollout.feed_text(number, line)
+    return rollout.main_turns()
+
+
+def _feed_partial(rollout: Rollout, number: int, text: str) -> bool:
+    """Read the unterminated last line when it is complete JSON already (an agent may be writing it);
+    whether it was read."""
+    if not text.strip():
+        return False
+    try:
+        node = json_line(text, rollout.path, number)
+    except SessionError:
+        return False  # still being written
+    rollout.feed(number, node)
+    return True
 
 
 def _label(kind: Any) -> str:
@@ -331,8 +618,7 @@ def _usage(node: Node | None) -> RecordedUsage | None:
     )
 
 
-def _token_count(state: _State, fields: dict[str, Node], line: int, record: bool = False
-                 ) -> tuple[list[Message], RecordedUsage, dict[str, Any]] | None:
+def _token_count(state: _State, fields: dict[str, Node], line: int, record: bool = False) -> _Turn | None:
     """The request a ``token_count`` event (or a ``token_usage_record`` line) closes, or ``None`` (no usage
     yet, or a repeat of the last one: newer rollouts write each token_count twice)."""
     info = fields.get("info")
@@ -368,10 +654,9 @@ def _token_count(state: _State, fields: dict[str, Node], line: int, record: bool
     while outputs > 0 and cut > 0 and state.history[cut - 1].role == "assistant":
         cut -= 1
         outputs = 0  # consecutive output items are merged into one assistant message
-    context = state.history[:cut]
     state.outputs_since = 0
     state.new_input = False
-    return context, usage, {"line": line, "_model": state.model, "_window": state.window, "_epoch": state.epoch}
+    return _turn(state, cut, usage, line)
 
 
 def _size_reasoning(state: _State, recorded: int | None) -> None:
@@ -392,20 +677,21 @@ def _size_reasoning(state: _State, recorded: int | None) -> None:
         block.meta.pop("approximate", None)
 
 
-def _drop_repeated_instructions(state: _State, turns: list[tuple[list[Message], Any, Any]]) -> None:
-    """Leave out ``session_meta.instructions`` when the conversation already holds them.
+def _kept_instructions(instructions: list[Block], heads: Iterable[Message]) -> list[Block]:
+    """``session_meta.instructions`` unless the conversation already holds them (``heads``: the first
+    messages of every request, each once).
 
     Codex writes the user's instructions (AGENTS.md) to ``session_meta.instructions`` and, in newer
     versions, also sends them as a user message (``# AGENTS.md instructions for …``): counted once.
     """
-    texts = [b.text for turn in turns for m in turn[0][:6] for b in m.blocks if b.role == TEXT]
+    texts = [b.text for m in heads for b in m.blocks if b.role == TEXT]
     kept = []
-    for block in state.instructions:
+    for block in instructions:
         probe = block.text.strip()[:400]
         if block.type == "instructions" and probe and any(probe in text for text in texts):
             continue
         kept.append(block)
-    state.instructions = kept
+    return kept
 
 
 def tokenizer_for(model: str | None) -> tuple[str | None, str | None]:
@@ -418,58 +704,6 @@ def tokenizer_for(model: str | None) -> tuple[str | None, str | None]:
         if info.tokenizer:
             return model, None
     return None, EXACT_TOKENIZER
-
-
-def _sessions(
-    state: _State, turns: list[tuple[list[Message], RecordedUsage | None, dict[str, Any]]], base_meta: dict[str, Any]
-) -> list[Session]:
-    path = state.path
-    _drop_repeated_instructions(state, turns)
-    meta = dict(base_meta)
-    meta["thread"] = THREAD
-    meta["not_recorded"] = NOT_RECORDED if state.instructions else "the instructions and " + NOT_RECORDED
-    link_tool_names(list({id(m): m for turn in turns for m in turn[0]}.values()))  # each message once
-    name = f"Codex session {meta.get('session_id', os.path.basename(path))}"
-    cache: SectionCache = {}
-    sessions = []
-    previous: tuple[list[Message], RecordedUsage, Session] | None = None
-    first: tuple[RecordedUsage, Session] | None = None  # the first recorded request: its split is the surest
-    for messages, usage, extra in turns:
-        # The model and window in force when the request was sent (a session can switch models).
-        model = extra.pop("_model", None) or state.model
-        window = extra.pop("_window", None) or state.window
-        epoch = extra.pop("_epoch", 0)
-        session_model, tokenizer = tokenizer_for(model)
-        turn_meta = dict(meta)
-        if model and session_model is None:
-            turn_meta["model"] = model
-        turn_meta.update(extra)
-        turn_meta["pending"] = bool(extra.get("pending"))
-        turn_meta["warnings"] = list(state.warnings)
-        conv = Conversation(
-            source_format=SOURCE,
-            system=[*state.instructions, *([state.world_block] if state.world_block is not None else [])],
-            tools=list(state.tools),
-            messages=messages,
-            name=name,
-            model=session_model,
-            tokenizer=tokenizer,
-            meta=turn_meta,
-            recorded=usage,
-            line=extra.get("line", 1),
-            window=resolve_window(model, window),
-        )
-        session = build_session(conv, path, cache)
-        session = with_recorded_headline(session, HIDDEN_LABEL, state.warnings)
-        if usage is None and previous is not None and previous[2].meta.get("_epoch") == epoch:
-            session = _predicted(session, messages, *previous)
-        elif usage is None and first is not None:
-            session = _restarted(session, *first)
-        if usage is not None:
-            previous = (messages, usage, replace(session, meta={**session.meta, "_epoch": epoch}))
-            first = first or previous[1:]
-        sessions.append(session)
-    return sessions
 
 
 def _predicted(session: Session, messages: list[Message], before: list[Message], usage: RecordedUsage,

@@ -217,10 +217,13 @@ class Conversation:
     window: Window | None = None
 
 
-def link_tool_names(messages: list[Message]) -> None:
-    """Give each tool result the name of the call it answers (matched by ``tool_use_id``)."""
-    names: dict[str, str] = {}
-    arguments: dict[str, str] = {}
+def link_tool_names(messages: list[Message], names: dict[str, str] | None = None,
+                    arguments: dict[str, str] | None = None) -> None:
+    """Give each tool result the name of the call it answers (matched by ``tool_use_id``). ``names`` and
+    ``arguments`` (each call's, by id) carry the calls met before ``messages`` and are added to: a reader
+    that links a growing conversation a request at a time gives the ones of its earlier calls."""
+    names = {} if names is None else names
+    arguments = {} if arguments is None else arguments
     for message in messages:
         for block in message.blocks:
             call_id = block.meta.get("tool_use_id")
@@ -459,6 +462,20 @@ def forget_messages(cache: SectionCache, messages: list[Message]) -> None:
     if isinstance(built_before, dict):
         for key in [key for key, built in built_before.items() if built.messages and id(built.messages[0]) in gone]:
             del built_before[key]
+
+
+def forget_changed(cache: SectionCache, messages: list[Message], position: int) -> None:
+    """Drop from ``cache`` the sections of ``messages``, whose blocks changed in place after they were built
+    (a reader that sizes a block once a later line says its size), and from every conversation built, what
+    it holds from ``position`` on (the place of the first of them)."""
+    for message in messages:
+        entry = cache.get(id(message))
+        if isinstance(entry, tuple) and entry[0] is message:
+            del cache[id(message)]
+    built_before = cache.get(_BUILT)
+    if isinstance(built_before, dict):
+        for built in built_before.values():
+            del built.messages[position:]
 
 
 def _strips_thinking(conv: Conversation) -> bool:
