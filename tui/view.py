@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from tokenbox.core import Plan
 from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
 from tokenbox.core.model.names import NATIVE_FORMAT
-from tokenbox.core.model.plan import HeadlineKind, LayoutState, fingerprint_of, texts_of
+from tokenbox.core.model.plan import HeadlineKind, LayoutState, fingerprint_of, texts_differ
 from tokenbox.tui.figures import Figures, same_places
 
 BAR_COUNT = 9  # sections cycle through the component classes bar--0 .. bar--8 (colours: app.tcss)
@@ -195,7 +195,7 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
         parts.append(turn)
     olds, news = old.sections, new.sections
     start, end = same_places(olds, news)
-    if start < end and texts_of(olds, start, end) != texts_of(news, start, end):
+    if start < end and texts_differ(olds, news, start, end):
         start = end = 0  # a text of the same section changed (not while following): every section is compared
     # the sections both plans hold at the same places (a followed session's next request: all but its first
     # and newest) are neither added, removed, edited nor moved relative to each other: the rest is compared,

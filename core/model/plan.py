@@ -300,6 +300,16 @@ def texts_of(results: Sequence[SectionResult], start: int, end: int) -> list[str
     return [result.text_before for result in results[start:end]]
 
 
+def texts_differ(old: Sequence[SectionResult], new: Sequence[SectionResult], start: int, end: int) -> bool:
+    """Whether ``text_before`` differs between ``old[start:end]`` and ``new[start:end]``, two plans' results whose
+    sections there are equal (``==``, their texts included). An untrimmed result's text is its section's, so two
+    untrimmed results are not read at all (a followed session's every part, at each append); a trimmed one's
+    text may be cut by its lens, and is compared."""
+    if getattr(old, "untrimmed_sections", None) is not None and getattr(new, "untrimmed_sections", None) is not None:
+        return False
+    return texts_of(old, start, end) != texts_of(new, start, end)
+
+
 def allotments_of(results: Sequence[SectionResult], counts: list[int] | None = None) -> list[int]:
     """Each result's ``allotment``; an untrimmed ``SectionResults``' without making its results: its counts
     (``counts``, when its ``counts_of`` is at hand)."""

@@ -17,7 +17,15 @@ from hypothesis import strategies as st
 from tokenbox.core import Engine, load_turns
 from tokenbox.core.analysis.breakdown import context_use
 from tokenbox.core.model.names import ESTIMATE
-from tokenbox.core.model.plan import SectionResult, SectionResults, allotments_of, counts_of, sections_of, texts_of
+from tokenbox.core.model.plan import (
+    SectionResult,
+    SectionResults,
+    allotments_of,
+    counts_of,
+    sections_of,
+    texts_differ,
+    texts_of,
+)
 from tokenbox.core.model.session import Calibration, Section, Session
 from tokenbox.core.planning import engine as engine_module
 from tokenbox.core.sources.readers.common import inferred_section
@@ -63,6 +71,19 @@ def test_every_turn_of_a_chain_is_the_plan_a_full_layout_makes(tmp_path, monkeyp
         fulls.append(full_engine.plan(turns[-1], tokenizer=ESTIMATE))
     for plan, full in zip(plans, fulls, strict=True):
         _same(plan, full)
+    # two plans' texts where their sections are equal (the screen's "what changed" at each append): as the full
+    # layouts' results say, whether trimmed (a lens may cut a text) or not (the text is the section's)
+    differ: list[bool] = []
+    pairs = list(zip(zip(plans[:-1], fulls[:-1], strict=True), zip(plans[1:], fulls[1:], strict=True), strict=True))
+    squeezed = engine.plan(turns[-2], budget=2_000)  # the same turn cut to a small budget: its lenses cut texts
+    pairs.append(((plans[-3], fulls[-3]), (squeezed, squeezed)))
+    for (plan, full), (after, after_full) in pairs:
+        olds, news = [r.section for r in full.sections], [r.section for r in after_full.sections]
+        end = next((i for i, (a, b) in enumerate(zip(olds, news, strict=False)) if a != b), min(len(olds), len(news)))
+        expected = [r.text_before for r in full.sections[:end]] != [r.text_before for r in after_full.sections[:end]]
+        assert texts_differ(plan.sections, after.sections, 0, end) == expected
+        differ.append(isinstance(plan.sections, SectionResults) and isinstance(after.sections, SectionResults))
+    assert any(differ) and not all(differ)  # pairs of untrimmed plans (not read) and pairs with a trimmed one (compared)
     assert any(p.steps for p in plans)  # trimmed turns too (laid out in full)
     assert sum(isinstance(p.sections, SectionResults) for p in plans) > len(plans) // 2  # most are made when read
 
