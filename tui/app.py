@@ -74,7 +74,13 @@ WORKING_AFTER = 0.5  # seconds: a plan running longer says so in the status line
 STALE_AFTER = 0.1  # seconds: a reload running longer marks the plan on screen stale (a quicker one just replaces it)
 NARROW = 120  # columns: below this the sidebar narrows
 WIDE = 180  # columns: from this the sidebar widens (longer trace lines and breakdown labels)
-RELOAD_INTERVAL = 0.2  # seconds: file events closer than this to the last reload coalesce into one more
+# A burst of file events coalesces: a reload starts at least RELOAD_COST_SHARE times the last reload's own
+# time (from its start to its plan drawn) after the one before, so reloads take a third of the time at most
+# however fast an agent writes; between RELOAD_MIN_INTERVAL and RELOAD_INTERVAL seconds (the lines an agent
+# writes for one request, ms apart, are on screen a reload's time after the first, not a fixed 0.2 s)
+RELOAD_INTERVAL = 0.2  # seconds: the longest a file event waits behind the reload before it
+RELOAD_MIN_INTERVAL = 0.05  # the shortest
+RELOAD_COST_SHARE = 3
 ADOPT_AFTER = 2.0  # seconds the worker waits for a handed-over first plan to be drawn before its own load
 # seconds from that draw to the load: the BPE table's load holds the GIL ~100 ms at a time, and the
 # terminal's writer thread must first write the frame out (the plan is on screen, not only composed)
@@ -134,6 +140,8 @@ class TokenboxApp(App[None]):
         self._config_stop = threading.Event()  # the config file's watcher (it outlives a session switch)
         self._reload_timer: Timer | None = None
         self._last_reload = float("-inf")
+        self._timed_reload: tuple[int, float] | None = None  # the last reload's request number and start
+        self._reload_interval = RELOAD_INTERVAL  # until a reload has been timed
         self._last_change = ""
         self._main_screen: Screen | None = None  # the screen composed by ``compose`` (set on mount)
         # the first request's outcome, planned by a forked process (``tui/firstplan.py``); taken once,
@@ -386,10 +394,11 @@ class TokenboxApp(App[None]):
         self.request_plan(f"config file {message.what}")  # the planner sees the new stamp: a new engine
 
     def on_file_changed(self, message: FileChanged) -> None:
-        """Reload at once, unless a reload started less than ``RELOAD_INTERVAL`` ago: then once, later.
+        """Reload at once, unless a reload started less than ``reload_interval`` ago: then once, later.
 
-        A burst of writes (an agent streaming into the file) costs a few plans a second and its
-        last state is always shown; a single edit is never delayed.
+        A burst of writes (an agent streaming into the file) costs a share of the time at most (the
+        interval follows what the last reload took) and its last state is always shown; a single edit
+        is never delayed.
         """
         self._last_change = message.what
         self._dirty = True
@@ -397,7 +406,7 @@ class TokenboxApp(App[None]):
             self._glance_again(self.path)
         if self._reload_timer is not None:
             return  # a reload is already scheduled: it will read the file as it is then
-        wait = self._last_reload + RELOAD_INTERVAL - time.monotonic()
+        wait = self._last_reload + self._reload_interval - time.monotonic()
         if wait <= 0:
             self._reload()
         else:
@@ -408,6 +417,16 @@ class TokenboxApp(App[None]):
         self._reload_timer = None
         self._last_reload = time.monotonic()
         self.request_plan(f"file {self._last_change}", reload=True)
+        self._timed_reload = (self._seq, self._last_reload)
+
+    @property
+    def reload_interval(self) -> float:
+        """Seconds a file event waits, at most, behind the reload before it (see ``RELOAD_COST_SHARE``)."""
+        return self._reload_interval
+
+    def _reload_drawn(self, started: float) -> None:
+        took = time.monotonic() - started
+        self._reload_interval = min(RELOAD_INTERVAL, max(RELOAD_MIN_INTERVAL, RELOAD_COST_SHARE * took))
 
     def accepts(self, outcome: Outcome) -> bool:
         """Whether ``outcome`` belongs on this screen (a plan of a file followed before ``follow_file``)."""
@@ -439,6 +458,10 @@ class TokenboxApp(App[None]):
         try:
             self._plan_computed(message.outcome)
         finally:
+            timed = self._timed_reload
+            if timed is not None and timed[0] == message.outcome.request.seq:
+                self._timed_reload = None
+                self.call_after_refresh(self._reload_drawn, timed[1])
             if message.drawn is not None:
                 self.call_after_refresh(message.drawn.set)
 

@@ -8,6 +8,7 @@ here sleeps and then asserts: every wait polls a condition (``wait_for``).
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import io
 import os
@@ -16,8 +17,9 @@ import threading
 import time
 
 import pytest
-from tokenbox.tui.app import RELOAD_INTERVAL
+from tokenbox.tui.app import RELOAD_COST_SHARE, RELOAD_INTERVAL, RELOAD_MIN_INTERVAL
 from tokenbox.tui.messages import FileChanged, PlanComputed
+from tokenbox.tui.planner import Planner
 
 from tests.tui.helpers import (
     SIZE,
@@ -208,6 +210,7 @@ async def test_burst_of_500_writes_is_coalesced(session):
     async with app.run_test(size=SIZE, message_hook=seen) as pilot:
         await wait_plan(pilot)
         runs_before, events_before = seen.count(PlanComputed), seen.count(FileChanged)
+        handled_before = len(seen.messages)
         done = threading.Event()
 
         def writer() -> None:
@@ -235,10 +238,14 @@ async def test_burst_of_500_writes_is_coalesced(session):
         events = seen.count(FileChanged) - events_before
         print(f"burst: {runs} plans, {events} file events in {elapsed:.1f} s; "
               f"{presses} keys answered mid-burst, the slowest in {slowest * 1000:.0f} ms")
-        # at most one reload per RELOAD_INTERVAL however fast the writes come (about 10 for a 1 s burst;
-        # a loaded machine stretches the burst, so the bound follows the time it took)
-        assert 1 <= runs <= 2 + elapsed / RELOAD_INTERVAL, f"{runs} plans for 500 writes ({events} file events)"
+        # at most one reload per RELOAD_MIN_INTERVAL however fast the writes come (a loaded machine
+        # stretches the burst, so the bound follows the time it took) ...
+        assert 1 <= runs <= 2 + elapsed / RELOAD_MIN_INTERVAL, f"{runs} plans for 500 writes ({events} file events)"
         assert runs < 100, f"{runs} plans for 500 writes"
+        # ... and the reloads took a share of the burst's time at most: each starts RELOAD_COST_SHARE times
+        # the one before's time (from its start to its plan drawn, more than the planner's part) after it
+        planned = [m.outcome.plan_seconds for m in seen.messages[handled_before:] if isinstance(m, PlanComputed)]
+        assert sum(planned) <= elapsed / RELOAD_COST_SHARE + 2 * max(planned), planned
         assert "max_ctx 1 499" in screen_lines(app)[0]
         assert "✗" not in screen(app)
         await assert_responsive(pilot)
@@ -343,3 +350,38 @@ async def test_rewritten_while_planning(session):
         assert any(row.lstrip(" ◀▌").startswith("extra29") for row in rows(app))
         assert "max_ctx 100 000" in screen_lines(app)[0]
         await assert_responsive(pilot)
+
+
+class _SlowPlanner(Planner):
+    """A planner whose every run takes a tenth of a second more."""
+
+    def run(self, request):
+        time.sleep(0.1)
+        return super().run(request)
+
+
+@pytest.mark.parametrize("slow", [False, True])
+async def test_reloads_are_spaced_by_what_a_reload_takes(session, slow: bool):
+    """The coalescing interval follows the last reload's time (start → plan drawn), × RELOAD_COST_SHARE,
+    between RELOAD_MIN_INTERVAL and RELOAD_INTERVAL: a quick reload leaves a burst's next lines waiting
+    less than the longest interval, a slow one the longest."""
+    app = make_app(session, planner_factory=_SlowPlanner if slow else Planner)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        assert app.reload_interval == RELOAD_INTERVAL  # no reload timed yet
+        for n in (700, 701):
+            await pilot.pause(RELOAD_INTERVAL)  # the write is not kept waiting behind a reload before it
+            shown = app.plans_shown
+            written = time.monotonic()
+            with open(session, "w") as handle:
+                handle.write(with_max_ctx(n))
+            while app.plans_shown == shown and time.monotonic() - written < 30:
+                await asyncio.sleep(0.001)
+            await pilot.pause()  # the plan drawn
+            took = time.monotonic() - written  # more than the reload's own time: the watch too
+            assert app.plan.budget.max_ctx == n
+        interval = app.reload_interval
+        if slow:  # over 0.1 s a reload: three times that is past the longest interval
+            assert interval == RELOAD_INTERVAL
+        else:
+            assert RELOAD_MIN_INTERVAL <= interval <= max(RELOAD_MIN_INTERVAL, min(RELOAD_INTERVAL, RELOAD_COST_SHARE * took))
