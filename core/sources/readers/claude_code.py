@@ -155,12 +155,15 @@ class State:
         """The message this state ends with: every block of its run, in order."""
         if self._message is not None:
             return self._message
-        parts = []
-        state: State | None = self
-        while state is not None:
-            parts.append(state.blocks)
-            state = state.run
-        blocks = [block for part in reversed(parts) for block in part]
+        if self.run is None:  # one line's message: its blocks are this state's list (never changed in place)
+            blocks = self.blocks
+        else:
+            parts = []
+            state: State | None = self
+            while state is not None:
+                parts.append(state.blocks)
+                state = state.run
+            blocks = [block for part in reversed(parts) for block in part]
         self._message = Message(self.role, blocks, self.index, {}, self.line, 1)
         return self._message
 
@@ -252,7 +255,7 @@ class _Node:
     parent: int | None  # node index
     lines: list[int] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
-    calls: list[str] = field(default_factory=list)  # tool_use ids, in order (request nodes)
+    calls: tuple[str, ...] = ()  # tool_use ids, in order (request nodes; the other nodes share the empty tuple)
     version: int = 0
     epoch: int = 0  # compactions of its thread before it
     light: bool = False  # another thread's node in a reader of the main thread only: its blocks are not kept
@@ -385,7 +388,6 @@ class TranscriptReader:
         self._results_node: dict[int, int] = {}  # request node -> its results node
         self._sidechains = 0
         self._last_by_kind: dict[bool, int] = {}  # sidechain? -> newest node, for lines without a usable parent
-        self._line_thread: dict[int, str] = {}
         self._subagents: dict[str, TranscriptFollower] = {}  # the sub-agents' files beside it, followed
         self.touched: set[str] = set()  # threads a line was read into since ``all_threads`` last made them
         # what ``all_threads`` made last: (the sub-agents' readers, the readers' shared facts, the threads, each
@@ -559,7 +561,6 @@ class TranscriptReader:
         thread.last_node = node
         thread.last_line = number
         self._last_by_kind[sidechain] = node
-        self._line_thread[node] = thread.name
 
     def _parent_node(self, number: int, value: dict, uuid: str | None, sidechain: bool) -> int | None:
         """The node this line continues (``None``: a root). Only earlier lines can be parents."""
@@ -616,7 +617,8 @@ class TranscriptReader:
             self.history_needed = True  # a late line of a node whose blocks were dropped
         node.lines.append(number)
         if not node.light:
-            node.blocks.extend(blocks)
+            # a new list, not the node's extended: the contexts built from the node share its list (``_contribute``)
+            node.blocks = [*node.blocks, *blocks]
         node.version += 1
         if node.built >= 0:
             # A node whose context was already built grew (a line written after later ones): the
@@ -644,7 +646,7 @@ class TranscriptReader:
         else:
             node = self._new_node("request", thread.name, role, parent, number)
             if not node.light:
-                node.blocks = list(blocks)
+                node.blocks = blocks
             self._request_node[key] = node.index
             context = self.state_of(parent) if parent is not None and not node.light else None
             model = intern(message["model"]) if isinstance(message.get("model"), str) else None  # one copy per model
@@ -668,7 +670,7 @@ class TranscriptReader:
         for block in blocks:
             call = block.meta.get("tool_use_id")
             if block.role == CALL and isinstance(call, str):
-                node.calls.append(call)
+                node.calls += (call,)
                 self._call_request[call] = node.index
         return node.index
 
@@ -700,7 +702,7 @@ class TranscriptReader:
             return existing
         node = self._new_node("results", thread, "user", owner, number)
         if not node.light:
-            node.blocks = list(blocks)
+            node.blocks = blocks
         self._results_node[owner] = node.index
         return node.index
 
@@ -863,8 +865,11 @@ class TranscriptReader:
         if node.kind == "results":
             order = {call: i for i, call in enumerate(self.nodes[node.parent].calls)} if node.parent is not None else {}
             blocks = sorted(node.blocks, key=lambda b: order.get(b.meta.get("tool_use_id"), len(order)))
+            if all(map(operator.is_, blocks, node.blocks)):
+                blocks = node.blocks  # results already in call order (the usual case): the node's list, not a copy
             return _extend(state, "user", blocks, node.lines[0], self.bases, fresh=True)
-        return _extend(state, node.role, node.blocks, node.lines[0], self.bases,
+        # (a node's list is never changed in place, only replaced when it grows: its context keeps it as it is)
+        return _extend(state, node.role, node.blocks, node.lines[0], self.bases, fresh=True,
                        keeps=node.keeps if node.kind == "request" else None)
 
     def request_output(self, request: Request) -> list[Block]:
@@ -909,7 +914,7 @@ class TranscriptReader:
                 for request in thread.requests:
                     request.context = None
         for lookup in (self._uuid_node, self._uuid_line, self._request_node, self._call_request,
-                       self._results_node, self._line_thread, self._texts):
+                       self._results_node, self._texts):
             lookup.clear()
         return turns
 
