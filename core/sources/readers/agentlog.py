@@ -25,8 +25,9 @@ README "Real agents" from them, the same way for every agent:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
 from tokenbox.core.model.errors import NotYetComplete, TokenizerError
@@ -56,11 +57,60 @@ DEFAULT_WINDOW = 16384  # what the engine falls back to: a recorded context abov
 FLOOR_NOTE = "no request of this thread recorded its usage yet: the hidden part is unknown and the context is larger than shown"
 
 
+class HistoryPrefix(Sequence[Message]):
+    """A request's messages: the first ``length`` messages of its thread's history list, shared by every
+    request of that history, not a copy each (a journal of n requests held n² references). A reader only
+    appends to a history list; a compaction, a truncation or a rewrite starts a new list, so what a
+    prefix reads never changes."""
+
+    __slots__ = ("_history", "_length")
+
+    def __init__(self, history: list[Message]) -> None:
+        self._history = history
+        self._length = len(history)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index):  # type: ignore[override]  (an int gives a message, a slice a list)
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._length)
+            if step == 1:  # (a negative step's stop can be -1, which a list's slice reads from its end)
+                return self._history[start:max(start, stop)]
+            history = self._history
+            return [history[i] for i in range(start, stop, step)]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError(index)
+        return self._history[index]
+
+    def __iter__(self) -> Iterator[Message]:
+        return islice(self._history, self._length)
+
+    def extends(self, other: Sequence[Message]) -> bool:
+        """Whether ``other`` is a prefix of the same history list, no longer than this one."""
+        return isinstance(other, HistoryPrefix) and other._history is self._history and other._length <= self._length
+
+    def __eq__(self, other: object) -> bool:
+        # equal to a list or a prefix of the same messages, as the copy it stands for would be
+        if isinstance(other, HistoryPrefix):
+            other = other[:]
+        if not isinstance(other, list):
+            return NotImplemented
+        return self[:] == other
+
+    __hash__ = None  # type: ignore[assignment]  (as the list it stands for)
+
+    def __repr__(self) -> str:
+        return f"HistoryPrefix({self[:]!r})"
+
+
 @dataclass
 class Request:
     """One model request of a session as its reader found it (or the pending one, about to be sent)."""
 
-    messages: list[Message]  # what it sent, oldest first (the same objects across requests)
+    messages: Sequence[Message]  # what it sent, oldest first (the same objects across requests; ``HistoryPrefix``)
     usage: RecordedUsage | None = None  # what the provider recorded
     line: int = 1  # where it is in the storage (a line, a row number)
     model: str | None = None
@@ -146,7 +196,7 @@ def model_window(model: str | None) -> int | None:
         return None
 
 
-def _strip_cut(messages: list[Message]) -> int:
+def _strip_cut(messages: Sequence[Message]) -> int:
     """Index of the latest user message with content other than tool results: earlier assistant
     messages' thinking is not part of the context."""
     for position in range(len(messages) - 1, -1, -1):
@@ -172,11 +222,11 @@ class _Stripped:
         return entry[1]
 
 
-def sent_messages(messages: list[Message], strip: _Stripped) -> list[Message]:
+def sent_messages(messages: Sequence[Message], strip: _Stripped) -> list[Message]:
     """The messages as they count: thinking of assistant messages before the latest user input left out."""
     cut = _strip_cut(messages)
     if not cut:
-        return messages
+        return messages if isinstance(messages, list) else list(messages)
     return [strip(m) if i < cut and m.role == "assistant" else m for i, m in enumerate(messages)]
 
 
@@ -192,7 +242,7 @@ def message_estimate(message: Message, bases: BaseEstimates, memo: dict[int, flo
     return value
 
 
-def _qualifying_cut(messages: list[Message], start: int) -> int | None:
+def _qualifying_cut(messages: Sequence[Message], start: int) -> int | None:
     """``_strip_cut`` looked for in ``messages[start:]`` only (``None``: no such user message there)."""
     for position in range(len(messages) - 1, start - 1, -1):
         message = messages[position]
@@ -211,12 +261,15 @@ def visible_bases(requests: Sequence[Request], strip: _Stripped, bases: BaseEsti
     and only the rest is added: O(messages) for a thread, not O(requests × messages). The sums are made in
     the same order as ``sum`` over each request's messages would make them (the same floats)."""
     out: list[float] = []
-    previous: list[Message] = []
+    previous: Sequence[Message] = []
     previous_cut = 0
     sums = [0.0]  # sums[j]: the estimates of the previous request's first j messages as they count, left to right
     for request in requests:
         messages = request.messages
-        kept = shared_prefix(previous, messages)
+        if isinstance(messages, HistoryPrefix) and messages.extends(previous):
+            kept = len(previous)  # the same history, longer: no need to compare the messages
+        else:
+            kept = shared_prefix(previous, messages)
         found = _qualifying_cut(messages, kept)
         if found is not None:
             cut = found

@@ -32,7 +32,7 @@ from typing import Any
 
 from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.probe import Probe
-from tokenbox.core.sources.readers.agentlog import AgentLog, Request, exact_tokenizer
+from tokenbox.core.sources.readers.agentlog import AgentLog, HistoryPrefix, Request, exact_tokenizer
 from tokenbox.core.sources.readers.common import TEXT, Block, Message
 from tokenbox.core.sources.tail import FileTail
 from tokenbox.core.tokens.tokenizers import default_registry
@@ -199,7 +199,7 @@ def _call(state: _ChatState, number: int, tokens: re.Match[str]) -> None:
     usage = RecordedUsage(sent, max(0, sent - write - hit), write, hit, received)
     reply = _reply_block(state)
     note = (f"aider prints this figure rounded: the request cost between {low} and {high} tokens" if high > low else None)
-    state.requests.append(Request(list(state.history), usage, number, state.model, state.epoch,
+    state.requests.append(Request(HistoryPrefix(state.history), usage, number, state.model, state.epoch,
                                   reply=[reply] if reply is not None else [], key=f"line {number}",
                                   notes=(note,) if note else (), meta={"sent_as_printed": tokens.group("sent")}))
     if reply is not None:

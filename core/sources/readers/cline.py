@@ -37,7 +37,7 @@ from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.files import decode_text, read_bytes
 from tokenbox.core.sources.probe import Probe
 from tokenbox.core.sources.readers import anthropic, images
-from tokenbox.core.sources.readers.agentlog import AgentLog, Request, message_estimate
+from tokenbox.core.sources.readers.agentlog import AgentLog, HistoryPrefix, Request, message_estimate
 from tokenbox.core.sources.readers.common import MEDIA, TEXT, Block, Message, link_tool_names
 from tokenbox.core.tokens.charclass import BaseEstimates
 
@@ -283,7 +283,7 @@ class _Task:
                     history.append(message)
                 unanswered, typed = message, []
                 pending = not done and order[index] == len(started) - 1
-                requests.append(Request(list(history), usage, index + 1, _model(value), pending=pending,
+                requests.append(Request(HistoryPrefix(history), usage, index + 1, _model(value), pending=pending,
                                         key=f"ui {index + 1}", meta={"messages_sent": len(history)}))
             elif message is not None and requests:
                 history.append(message)

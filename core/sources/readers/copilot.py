@@ -31,7 +31,7 @@ from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import MAIN_THREAD
 from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.database import query
-from tokenbox.core.sources.readers.agentlog import AgentLog, Request
+from tokenbox.core.sources.readers.agentlog import AgentLog, HistoryPrefix, Request
 from tokenbox.core.sources.readers.anthropic import call_text
 from tokenbox.core.sources.readers.common import CALL, RESULT, TEXT, THINKING, Block, Message
 from tokenbox.core.sources.tail import FileTail
@@ -280,7 +280,7 @@ class _Journal:
             blocks.append(Block("tool_call", CALL, call_text("tool_use", tool, arguments), tool, meta, line=number))
         model = _str(data.get("model")) or (None if name != MAIN_THREAD else self.model)
         key = _str(data.get("apiCallId")) or _str(data.get("messageId")) or f"line {number}"
-        thread.requests.append(Request(list(thread.history), None, number, model, thread.epoch, reply=blocks,
+        thread.requests.append(Request(HistoryPrefix(thread.history), None, number, model, thread.epoch, reply=blocks,
                                        key=key, window=self.window, meta={"message_id": _str(data.get("messageId"))}))
         self.order.append((name, len(thread.requests) - 1))
         if blocks:
@@ -357,7 +357,7 @@ class _Journal:
         for name, thread in self.threads.items():
             requests = [Request(**{**r.__dict__, "usage": paired.get((name, i))}) for i, r in enumerate(thread.requests)]
             if thread.waiting and thread.history:
-                requests.append(Request(list(thread.history), None, thread.history[-1].line, self.model, thread.epoch,
+                requests.append(Request(HistoryPrefix(thread.history), None, thread.history[-1].line, self.model, thread.epoch,
                                         pending=True))
             for request in requests:
                 request.model = request.model or self.thread_model.get(name) or self.model

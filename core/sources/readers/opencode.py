@@ -39,7 +39,7 @@ from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.database import query, tables
 from tokenbox.core.sources.probe import Probe
 from tokenbox.core.sources.readers import images
-from tokenbox.core.sources.readers.agentlog import AgentLog, Request
+from tokenbox.core.sources.readers.agentlog import AgentLog, HistoryPrefix, Request
 from tokenbox.core.sources.readers.anthropic import call_text
 from tokenbox.core.sources.readers.common import CALL, MEDIA, RESULT, TEXT, THINKING, Block, Message, compact
 
@@ -340,7 +340,7 @@ class SessionFollower:
                     usage = _usage(data.get("tokens"))  # older versions: the reply's usage, no step parts
                 running = finish is None and not done
                 reply = [b for m in made if m.role == "assistant" for b in m.blocks]
-                requests.append(Request(list(history), usage, len(requests) + 1, model, epoch, reply=reply,
+                requests.append(Request(HistoryPrefix(history), usage, len(requests) + 1, model, epoch, reply=reply,
                                         pending=running, key=None if running else f"{ident}#{number + 1}",
                                         meta={"message_id": ident, "step": number + 1}))
                 history.extend(made)
@@ -351,7 +351,7 @@ class SessionFollower:
                 history = [m for m in history if m.meta.get("compaction") or m.meta.get("message_id") == ident][-2:]
         if waiting and history and not (requests and requests[-1].pending):
             model = asked or (requests[-1].model if requests else None)
-            requests.append(Request(list(history), None, len(requests) + 1, model, epoch, pending=True))
+            requests.append(Request(HistoryPrefix(history), None, len(requests) + 1, model, epoch, pending=True))
         return requests
 
     def _made(self, key: tuple[str, int], source: Any, make) -> list[Message]:
