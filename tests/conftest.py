@@ -150,16 +150,21 @@ def pytest_configure(config: pytest.Config) -> None:
             compileall.compile_dir(folder, quiet=2)
 
 
+EXTRA_WORKERS = 1  # workers beyond the usable cores (see ``pytest_xdist_auto_num_workers``)
 MAX_WORKERS = 8  # past this, starting and collecting in each worker costs more than the tests it would take
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto`` (the default in pyproject.toml): two workers more than the usable cores, at most ``MAX_WORKERS``.
+    """``-n auto`` (the default in pyproject.toml): one worker more than the usable cores, at most ``MAX_WORKERS``.
 
     Many TUI tests spend their time waiting for a file event or a worker thread, and the benchmark
-    smoke runs mostly wait for processes they started, so extra workers keep the cores busy meanwhile
-    (on 2 cores: 95 s with 3 workers, 90 s with 4). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides
-    when it is set.
+    smoke runs mostly wait for processes they started, so one extra worker keeps the cores busy
+    meanwhile. Not two: each worker collects the whole suite again (~2 s of CPU), and a TUI test polls
+    its app while it waits, so the longer every test takes on cores shared by more workers, the more
+    CPU it spends. On 2 cores shared with other runs (stop 38, runs interleaved, seeds 1 and 2, CPU
+    user+sys incl. children): 4 workers 210 / 222 s CPU, 230 / 309 s wall; 3 workers 207 / 199 s CPU,
+    231 / 251 s wall (2 workers: 210 s CPU, 326 s wall). Stop 36, on an idle box: 95 s with 3, 90 s with 4.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when it is set.
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None  # xdist's own hook reads it
@@ -167,7 +172,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    return max(1, min(cores + 2, MAX_WORKERS))
+    return max(1, min(cores + EXTRA_WORKERS, MAX_WORKERS))
 
 
 # The longest tests start first, so that no worker is left running one of them at the end of the run

@@ -32,3 +32,20 @@ def test_each_test_has_a_fresh_config_folder_and_the_runs_shared_rank_cache(tmp_
     assert os.environ["TOKENBOX_CACHE"] == "1"
     cache = Path(os.environ["XDG_CACHE_HOME"])
     assert cache.parent in (base, base.parent)  # the worker's own folder's parent under xdist: one for the run
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(1, 2), (2, 3), (4, 5), (16, 8)])
+def test_auto_workers_are_one_more_than_the_cores_at_most_eight(monkeypatch, request, cores, workers):
+    """``-n auto`` on this project's 2 cores starts 3 workers (4 spent ~15 % more CPU on the same tests)."""
+    from tests.conftest import pytest_xdist_auto_num_workers
+
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    assert pytest_xdist_auto_num_workers(request.config) == workers
+
+
+def test_auto_workers_leave_an_explicit_count_to_xdist(monkeypatch, request):
+    from tests.conftest import pytest_xdist_auto_num_workers
+
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "5")
+    assert pytest_xdist_auto_num_workers(request.config) is None
