@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
-from tokenbox.core.model.session import Section, Session
+from tokenbox.core.model.session import HeldInput, Section, Session, tool_input
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.sources import yamlwrite
 
@@ -153,6 +153,8 @@ def section_document(section: Section) -> dict[str, Any]:
         doc["summary"] = section.summary
     if section.meta:
         doc["meta"] = section.meta
+        if isinstance(section.meta.get("tool_input"), HeldInput):  # a followed transcript's call: its input as read
+            doc["meta"] = {**section.meta, "tool_input": tool_input(section.meta)}
     if section.tokens is not None:
         doc["tokens"] = section.tokens
     kind = section.kind

@@ -27,7 +27,7 @@ from tokenbox.core.model.llms import Window, keeps_prior_thinking, lookup_model,
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.records import dataclass, field, replace
-from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session, Trimming
+from tokenbox.core.model.session import BudgetSpec, HeldInput, RecordedUsage, Section, Session, Trimming
 
 TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
 if TYPE_CHECKING:
@@ -231,7 +231,7 @@ def link_tool_names(messages: list[Message], names: dict[str, str] | None = None
                 continue
             if block.role == CALL and block.tool:
                 names[call_id] = block.tool
-                arguments[call_id] = call_argument(block.tool, block.meta.get("tool_input"))
+                arguments[call_id] = input_argument(block.tool, block.meta)
             elif block.role == RESULT and call_id in names:
                 if block.tool is None:
                     block.tool = names[call_id]
@@ -615,11 +615,18 @@ def call_argument(tool: str | None, arguments: Any) -> str:
     return _first_line(first, 48)
 
 
+def input_argument(tool: str | None, meta: dict[str, Any]) -> str:
+    """``call_argument`` of a call block's input, held (``HeldInput``: worked out when it was read, the
+    input not parsed again) or as parsed."""
+    value = meta.get("tool_input")
+    return value.argument if isinstance(value, HeldInput) else call_argument(tool, value)
+
+
 def block_label(role: str, block: Block) -> str:
     """A label a person recognises: ``user: /init …``, ``assistant → Bash(git status)``,
     ``tool result · Read app.py (42 lines)``, ``thinking``, ``image 1024×768``."""
     if block.role == CALL:
-        return f"{role} → {block.tool or block.type}({call_argument(block.tool, block.meta.get('tool_input'))})"
+        return f"{role} → {block.tool or block.type}({input_argument(block.tool, block.meta)})"
     if block.role == RESULT:
         lines = block.text.count("\n") + 1 if block.text else 0
         argument = block.meta.get("call_argument") or ""
