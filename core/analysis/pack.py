@@ -26,7 +26,7 @@ from typing import Any
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import NATIVE_FORMAT
 from tokenbox.core.model.plan import Plan, SectionResult
-from tokenbox.core.model.session import tool_input
+from tokenbox.core.sources.readers.common import tool_input
 
 FORMATS = ("anthropic", "openai")
 MAX_CACHE_MARKS = 4

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
 
@@ -27,43 +26,6 @@ class Trimming(StrEnum):
 TRIMMING_POLICIES: tuple[str, ...] = tuple(policy.value for policy in Trimming)  # plain strings: flag choices, messages
 KEEP_ENDS = ("head", "tail")
 BEHAVIOR_KINDS = ("constraint", "directive", "procedure", "preference")
-
-
-class HeldInput:
-    """A tool call's input as a reader that follows a file keeps it: the UTF-8 bytes of its compact JSON
-    and the argument its labels show (``argument``, worked out by the reader when the call was read).
-
-    A session that never compacts keeps every call it read; its input as parsed (a dict of strings, each
-    an object of its own) took about twice its JSON's bytes, and every string in it is also in the call's
-    text. Its value is parsed again only when it is read whole (``tool_input``: a pack, an export), never
-    to label or link a part. ``json.loads`` of ``json.dumps`` gives back an equal value, keys in order.
-    """
-
-    __slots__ = ("argument", "data")
-
-    def __init__(self, value: Any, argument: str) -> None:
-        # a lone surrogate (a line read as text) is kept as written: ``json.loads`` decodes bytes with
-        # ``surrogatepass``
-        self.data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-        self.argument = argument
-
-    def value(self) -> Any:
-        """The input as the line held it (a new value at each call)."""
-        return json.loads(self.data)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, HeldInput) and other.data == self.data
-
-    __hash__ = None  # type: ignore[assignment]  # as the dict it stands for
-
-    def __repr__(self) -> str:
-        return f"HeldInput({self.value()!r})"
-
-
-def tool_input(meta: dict[str, Any]) -> Any:
-    """A block's or section's ``tool_input`` as its call gave it (``None``: not a call with an input)."""
-    value = meta.get("tool_input")
-    return value.value() if isinstance(value, HeldInput) else value
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,10 @@ from typing import Any
 
 import yaml
 from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
-from tokenbox.core.model.session import HeldInput, Section, Session, tool_input
+from tokenbox.core.model.session import Section, Session
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.sources import yamlwrite
+from tokenbox.core.sources.readers.common import HeldInput, tool_input
 
 FORMAT_LABELS = {
     "claude-code": "Claude Code transcript",

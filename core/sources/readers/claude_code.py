@@ -41,7 +41,7 @@ from tokenbox.core.model.errors import NotYetComplete, SessionError
 from tokenbox.core.model.llms import Window, WindowSource, keeps_prior_thinking
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.records import dataclass, field, replace
-from tokenbox.core.model.session import HeldInput, RecordedUsage, Session
+from tokenbox.core.model.session import RecordedUsage, Session
 from tokenbox.core.parse.fastjson import MISSED, loads, loads_utf8
 from tokenbox.core.sources.readers.anthropic import TYPICAL_TOOL_DEFINITION, plain_block, result_images
 from tokenbox.core.sources.readers.claude_truth import (
@@ -63,6 +63,7 @@ from tokenbox.core.sources.readers.common import (
     THINKING,
     Block,
     Conversation,
+    HeldInput,
     Message,
     SectionCache,
     build_session,
@@ -998,7 +999,8 @@ def _hold_inputs(blocks: list[Block]) -> None:
         if block.role == CALL and "tool_input" in block.meta:
             value = block.meta["tool_input"]
             if not isinstance(value, HeldInput):
-                block.meta["tool_input"] = HeldInput(value, call_argument(block.tool, value))
+                block.meta["tool_input"] = HeldInput(value, block.text, f"[{block.type} {block.tool}]",
+                                                     call_argument(block.tool, value))
 
 
 def _call_block(request: _Node, call: Any) -> Block | None:

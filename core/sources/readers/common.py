@@ -27,7 +27,7 @@ from tokenbox.core.model.llms import Window, keeps_prior_thinking, lookup_model,
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.records import dataclass, field, replace
-from tokenbox.core.model.session import BudgetSpec, HeldInput, RecordedUsage, Section, Session, Trimming
+from tokenbox.core.model.session import BudgetSpec, RecordedUsage, Section, Session, Trimming
 
 TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
 if TYPE_CHECKING:
@@ -147,6 +147,78 @@ def opt_int(fields: dict[str, Node], key: str) -> int | None:
 def compact(value: Any) -> str:
     """Compact JSON in the file's own key order (what was sent, deterministically)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def call_text(btype: str, name: str, arguments: Any) -> str:
+    """A tool call as text: a ``[tool_use NAME]`` line, then each argument as ``key: value`` with string
+    values as written (a command reads as the command), other values as compact JSON (``HeldInput`` reads
+    an input back from this text)."""
+    lines = [f"[{btype} {name}]"]
+    if isinstance(arguments, dict):
+        for key, item in arguments.items():
+            lines.append(f"{key}: {item if isinstance(item, str) else compact(item)}")
+    else:
+        lines.append(compact(arguments))
+    return "\n".join(lines)
+
+
+class HeldInput:
+    """A tool call's input as a reader that follows a file keeps it, with the argument its labels show
+    (``argument``, worked out when the call was read).
+
+    A session that never compacts keeps every call it read, and its call's text (``call_text``) already
+    holds the input: each key and each string value as written, each other value as compact JSON. An
+    input that is an object is kept as that text (the block's own string, shared) and the lengths of its
+    keys and values (``spans``: a value's negative when it is JSON); any other input as its compact JSON
+    (``spans`` is ``None``). Its value is made again only when it is read whole (``tool_input``: a pack,
+    an export), never to label or link a part, and equals the input the line held, keys in order.
+    """
+
+    __slots__ = ("argument", "spans", "text")
+
+    def __init__(self, value: Any, text: str, header: str, argument: str) -> None:
+        self.argument = argument
+        spans: list[int] = []
+        if isinstance(value, dict):
+            size = len(header)
+            for key, item in value.items():
+                spans.append(len(key))
+                spans.append(len(item) if isinstance(item, str) else -len(compact(item)))
+                size += len(key) + 2 + abs(spans[-1]) + 1  # "\n" "key" ": " "value"
+            if size == len(text) and text.startswith(header):
+                self.text, self.spans = text, tuple(spans)
+                return
+        self.text, self.spans = compact(value), None  # (a text laid out otherwise: the JSON, as a fallback)
+
+    def value(self) -> Any:
+        """The input as the line held it (a new value at each call)."""
+        if self.spans is None:
+            return json.loads(self.text)
+        text, out = self.text, {}
+        place = text.find("\n") + 1  # after the header line (no line at all: an empty input)
+        for index in range(0, len(self.spans), 2):
+            end = place + self.spans[index]
+            key = text[place:end]
+            length = self.spans[index + 1]
+            place = end + 2 + abs(length)
+            item = text[end + 2:place]
+            out[key] = item if length >= 0 else json.loads(item)
+            place += 1
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HeldInput) and other.value() == self.value()
+
+    __hash__ = None  # type: ignore[assignment]  # as the dict it stands for
+
+    def __repr__(self) -> str:
+        return f"HeldInput({self.value()!r})"
+
+
+def tool_input(meta: dict[str, Any]) -> Any:
+    """A block's or section's ``tool_input`` as its call gave it (``None``: not a call with an input)."""
+    value = meta.get("tool_input")
+    return value.value() if isinstance(value, HeldInput) else value
 
 
 def is_mapping_with(node: Any, *keys: str) -> bool:
