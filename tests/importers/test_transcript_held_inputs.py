@@ -110,3 +110,4 @@ def test_an_input_held_is_given_back_as_written() -> None:
         # compared as JSON: a value and its type (1.5 is not "1.5", -0.0 keeps its sign), keys in order
         assert json.dumps(held.value()) == json.dumps(value), value
         assert held == HeldInput(json.loads(json.dumps(value)), block.text, "[tool_use Tool]", "")
+        assert held == json.loads(json.dumps(value)) and json.loads(json.dumps(value)) == held  # a meta read back

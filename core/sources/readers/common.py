@@ -207,7 +207,8 @@ class HeldInput:
         return out
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, HeldInput) and other.value() == self.value()
+        # equal to the input it stands for, as a section's meta read back from an export holds it
+        return self.value() == (other.value() if isinstance(other, HeldInput) else other)
 
     __hash__ = None  # type: ignore[assignment]  # as the dict it stands for
 
