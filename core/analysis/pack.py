@@ -26,6 +26,7 @@ from typing import Any
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import NATIVE_FORMAT
 from tokenbox.core.model.plan import Plan, SectionResult
+from tokenbox.core.sources.readers.common import tool_input
 
 FORMATS = ("anthropic", "openai")
 MAX_CACHE_MARKS = 4
@@ -107,7 +108,7 @@ def _block(result: SectionResult, path: str) -> dict[str, Any] | None:
     if kind in ("thinking", "redacted_thinking"):
         return None
     if kind in ("tool_use", "tool_call", "function_call") or (kind or "").endswith("_tool_use"):
-        arguments = meta.get("tool_input")
+        arguments = tool_input(meta)
         if arguments is None and isinstance(meta.get("arguments"), str):
             try:
                 arguments = json.loads(meta["arguments"])

@@ -16,6 +16,7 @@ from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
 from tokenbox.core.model.session import Section, Session
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.sources import yamlwrite
+from tokenbox.core.sources.readers.common import HeldInput, tool_input
 
 FORMAT_LABELS = {
     "claude-code": "Claude Code transcript",
@@ -153,6 +154,8 @@ def section_document(section: Section) -> dict[str, Any]:
         doc["summary"] = section.summary
     if section.meta:
         doc["meta"] = section.meta
+        if isinstance(section.meta.get("tool_input"), HeldInput):  # a followed transcript's call: its input as read
+            doc["meta"] = {**section.meta, "tool_input": tool_input(section.meta)}
     if section.tokens is not None:
         doc["tokens"] = section.tokens
     kind = section.kind

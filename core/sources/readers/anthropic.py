@@ -38,6 +38,7 @@ from tokenbox.core.sources.readers.common import (
     as_list,
     as_str,
     build_session,
+    call_text,
     compact,
     content_parts,
     fail,
@@ -376,18 +377,6 @@ def tool_references(content: Any) -> list[str]:
         return []
     return [item["tool_name"] if isinstance(item.get("tool_name"), str) else "?"
             for item in content if isinstance(item, dict) and item.get("type") == "tool_reference"]
-
-
-def call_text(btype: str, name: str, arguments: Any) -> str:
-    """A tool call as text: a ``[tool_use NAME]`` line, then each argument as ``key: value`` with string
-    values as written (a command reads as the command), other values as compact JSON."""
-    lines = [f"[{btype} {name}]"]
-    if isinstance(arguments, dict):
-        for key, item in arguments.items():
-            lines.append(f"{key}: {item if isinstance(item, str) else compact(item)}")
-    else:
-        lines.append(compact(arguments))
-    return "\n".join(lines)
 
 
 def result_text(content: Any, with_images: bool = True) -> str:

@@ -63,11 +63,13 @@ from tokenbox.core.sources.readers.common import (
     THINKING,
     Block,
     Conversation,
+    HeldInput,
     Message,
     SectionCache,
     build_session,
     call_argument,
     forget_messages,
+    input_argument,
     one_hour_writes,
     pick_model,
     reply_sections,
@@ -530,6 +532,8 @@ class TranscriptReader:
             for block in blocks:
                 if block.role == CALL and block.tool in ("ExitPlanMode", "TodoWrite"):
                     thread.files.note_call(block.tool, block.meta.get("tool_input"), self.bases)
+        if not (self.main_only and thread_name != MAIN):  # (another thread's blocks are not kept)
+            _hold_inputs(blocks)
         self._touch(thread, node_index, number, sidechain)
 
     def _share_texts(self, blocks: list[Block]) -> None:
@@ -691,7 +695,7 @@ class TranscriptReader:
             call = _call_block(request, block.meta.get("tool_use_id"))
             if call is not None:
                 block.tool = block.tool or call.tool
-                argument = call_argument(call.tool, call.meta.get("tool_input"))
+                argument = input_argument(call.tool, call.meta)
                 if argument:
                     block.meta["call_argument"] = argument
             if block.tool:
@@ -985,6 +989,18 @@ def _find(thread: Thread, key: str) -> Request | None:
         if request.key == key:
             return request
     return None
+
+
+def _hold_inputs(blocks: list[Block]) -> None:
+    """Each call's input, once its line is read (its results linked, its plan or todos noted), kept as a
+    ``HeldInput``: the reader keeps every call of a session it follows, and the input's strings are its
+    text's too. The argument the labels and the results show is worked out now, while it is parsed."""
+    for block in blocks:
+        if block.role == CALL and "tool_input" in block.meta:
+            value = block.meta["tool_input"]
+            if not isinstance(value, HeldInput):
+                block.meta["tool_input"] = HeldInput(value, block.text, f"[{block.type} {block.tool}]",
+                                                     call_argument(block.tool, value))
 
 
 def _call_block(request: _Node, call: Any) -> Block | None:

@@ -149,6 +149,79 @@ def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def call_text(btype: str, name: str, arguments: Any) -> str:
+    """A tool call as text: a ``[tool_use NAME]`` line, then each argument as ``key: value`` with string
+    values as written (a command reads as the command), other values as compact JSON (``HeldInput`` reads
+    an input back from this text)."""
+    lines = [f"[{btype} {name}]"]
+    if isinstance(arguments, dict):
+        for key, item in arguments.items():
+            lines.append(f"{key}: {item if isinstance(item, str) else compact(item)}")
+    else:
+        lines.append(compact(arguments))
+    return "\n".join(lines)
+
+
+class HeldInput:
+    """A tool call's input as a reader that follows a file keeps it, with the argument its labels show
+    (``argument``, worked out when the call was read).
+
+    A session that never compacts keeps every call it read, and its call's text (``call_text``) already
+    holds the input: each key and each string value as written, each other value as compact JSON. An
+    input that is an object is kept as that text (the block's own string, shared) and the lengths of its
+    keys and values (``spans``: a value's negative when it is JSON); any other input as its compact JSON
+    (``spans`` is ``None``). Its value is made again only when it is read whole (``tool_input``: a pack,
+    an export), never to label or link a part, and equals the input the line held, keys in order.
+    """
+
+    __slots__ = ("argument", "spans", "text")
+
+    def __init__(self, value: Any, text: str, header: str, argument: str) -> None:
+        self.argument = argument
+        spans: list[int] = []
+        if isinstance(value, dict):
+            size = len(header)
+            for key, item in value.items():
+                spans.append(len(key))
+                spans.append(len(item) if isinstance(item, str) else -len(compact(item)))
+                size += len(key) + 2 + abs(spans[-1]) + 1  # "\n" "key" ": " "value"
+            if size == len(text) and text.startswith(header):
+                self.text, self.spans = text, tuple(spans)
+                return
+        self.text, self.spans = compact(value), None  # (a text laid out otherwise: the JSON, as a fallback)
+
+    def value(self) -> Any:
+        """The input as the line held it (a new value at each call)."""
+        if self.spans is None:
+            return json.loads(self.text)
+        text, out = self.text, {}
+        place = text.find("\n") + 1  # after the header line (no line at all: an empty input)
+        for index in range(0, len(self.spans), 2):
+            end = place + self.spans[index]
+            key = text[place:end]
+            length = self.spans[index + 1]
+            place = end + 2 + abs(length)
+            item = text[end + 2:place]
+            out[key] = item if length >= 0 else json.loads(item)
+            place += 1
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        # equal to the input it stands for, as a section's meta read back from an export holds it
+        return self.value() == (other.value() if isinstance(other, HeldInput) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # as the dict it stands for
+
+    def __repr__(self) -> str:
+        return f"HeldInput({self.value()!r})"
+
+
+def tool_input(meta: dict[str, Any]) -> Any:
+    """A block's or section's ``tool_input`` as its call gave it (``None``: not a call with an input)."""
+    value = meta.get("tool_input")
+    return value.value() if isinstance(value, HeldInput) else value
+
+
 def is_mapping_with(node: Any, *keys: str) -> bool:
     from tokenbox.core.parse.nodes import Node  # start-up: the document parser only for a document (not the status line)
 
@@ -231,7 +304,7 @@ def link_tool_names(messages: list[Message], names: dict[str, str] | None = None
                 continue
             if block.role == CALL and block.tool:
                 names[call_id] = block.tool
-                arguments[call_id] = call_argument(block.tool, block.meta.get("tool_input"))
+                arguments[call_id] = input_argument(block.tool, block.meta)
             elif block.role == RESULT and call_id in names:
                 if block.tool is None:
                     block.tool = names[call_id]
@@ -615,11 +688,18 @@ def call_argument(tool: str | None, arguments: Any) -> str:
     return _first_line(first, 48)
 
 
+def input_argument(tool: str | None, meta: dict[str, Any]) -> str:
+    """``call_argument`` of a call block's input, held (``HeldInput``: worked out when it was read, the
+    input not parsed again) or as parsed."""
+    value = meta.get("tool_input")
+    return value.argument if isinstance(value, HeldInput) else call_argument(tool, value)
+
+
 def block_label(role: str, block: Block) -> str:
     """A label a person recognises: ``user: /init …``, ``assistant → Bash(git status)``,
     ``tool result · Read app.py (42 lines)``, ``thinking``, ``image 1024×768``."""
     if block.role == CALL:
-        return f"{role} → {block.tool or block.type}({call_argument(block.tool, block.meta.get('tool_input'))})"
+        return f"{role} → {block.tool or block.type}({input_argument(block.tool, block.meta)})"
     if block.role == RESULT:
         lines = block.text.count("\n") + 1 if block.text else 0
         argument = block.meta.get("call_argument") or ""
