@@ -14,7 +14,7 @@ import sys
 
 from tokenbox.core.sources.readers.anthropic import plain_block
 from tokenbox.core.sources.readers.claude_code import TranscriptFollower
-from tokenbox.core.sources.readers.common import HeldInput, tool_input
+from tokenbox.core.sources.readers.common import hold_input, tool_input
 
 from benchmarks.transcripts import write_chain
 
@@ -106,8 +106,23 @@ ODD_INPUTS = [
 def test_an_input_held_is_given_back_as_written() -> None:
     for value in ODD_INPUTS:
         block = plain_block({"type": "tool_use", "id": "t1", "name": "Tool", "input": value})
-        held = HeldInput(value, block.text, "[tool_use Tool]", "")
+        held = hold_input(value, block.text, "[tool_use Tool]", "")
+        if not isinstance(value, dict):
+            assert held is None, value  # kept as it is
+            continue
+        assert held is not None
         # compared as JSON: a value and its type (1.5 is not "1.5", -0.0 keeps its sign), keys in order
         assert json.dumps(held.value()) == json.dumps(value), value
-        assert held == HeldInput(json.loads(json.dumps(value)), block.text, "[tool_use Tool]", "")
+        assert held == hold_input(json.loads(json.dumps(value)), block.text, "[tool_use Tool]", "")
         assert held == json.loads(json.dumps(value)) and json.loads(json.dumps(value)) == held  # a meta read back
+        # read as the dict it stands for (a caller of the API)
+        assert len(held) == len(value) and list(held) == list(value)
+        assert json.dumps({key: held[key] for key in held}) == json.dumps(value)
+        assert dict(held.items()) == value
+
+
+def test_an_input_laid_out_otherwise_is_kept_as_it_is() -> None:
+    value = {"command": "ls"}
+    assert hold_input(value, "[tool_use Tool]\ncommand: ls -la", "[tool_use Tool]", "") is None
+    assert hold_input(value, "[tool_use Other]\ncommand: ls", "[tool_use Tool]", "") is None
+    assert hold_input(value, "[tool_use Tool]\ncommand: ls", "[tool_use Tool]", "ls") is not None

@@ -69,6 +69,7 @@ from tokenbox.core.sources.readers.common import (
     build_session,
     call_argument,
     forget_messages,
+    hold_input,
     input_argument,
     one_hour_writes,
     pick_model,
@@ -999,8 +1000,9 @@ def _hold_inputs(blocks: list[Block]) -> None:
         if block.role == CALL and "tool_input" in block.meta:
             value = block.meta["tool_input"]
             if not isinstance(value, HeldInput):
-                block.meta["tool_input"] = HeldInput(value, block.text, f"[{block.type} {block.tool}]",
-                                                     call_argument(block.tool, value))
+                held = hold_input(value, block.text, f"[{block.type} {block.tool}]", call_argument(block.tool, value))
+                if held is not None:
+                    block.meta["tool_input"] = held
 
 
 def _call_block(request: _Node, call: Any) -> Block | None:

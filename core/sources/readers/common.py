@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
 from tokenbox.core.model.llms import Window, keeps_prior_thinking, lookup_model, resolve_window
@@ -162,38 +162,25 @@ def call_text(btype: str, name: str, arguments: Any) -> str:
     return "\n".join(lines)
 
 
-class HeldInput:
-    """A tool call's input as a reader that follows a file keeps it, with the argument its labels show
-    (``argument``, worked out when the call was read).
+class HeldInput(Mapping):  # (str → the values: typing is not imported at run time here)
+    """A tool call's input object as a reader that follows a file keeps it, with the argument its labels
+    show (``argument``, worked out when the call was read).
 
     A session that never compacts keeps every call it read, and its call's text (``call_text``) already
-    holds the input: each key and each string value as written, each other value as compact JSON. An
-    input that is an object is kept as that text (the block's own string, shared) and the lengths of its
-    keys and values (``spans``: a value's negative when it is JSON); any other input as its compact JSON
-    (``spans`` is ``None``). Its value is made again only when it is read whole (``tool_input``: a pack,
-    an export), never to label or link a part, and equals the input the line held, keys in order.
+    holds the input: each key and each string value as written, each other value as compact JSON. The
+    input is kept as that text (the block's own string, shared) and the lengths of its keys and values
+    (``spans``: a value's negative when it is JSON). It reads as the dict it stands for (a ``Mapping``,
+    equal to it; ``value()`` makes the dict, keys in order), made again only when read: a pack, an export,
+    a caller of the API; never to label or link a part. ``hold_input`` makes one.
     """
 
     __slots__ = ("argument", "spans", "text")
 
-    def __init__(self, value: Any, text: str, header: str, argument: str) -> None:
-        self.argument = argument
-        spans: list[int] = []
-        if isinstance(value, dict):
-            size = len(header)
-            for key, item in value.items():
-                spans.append(len(key))
-                spans.append(len(item) if isinstance(item, str) else -len(compact(item)))
-                size += len(key) + 2 + abs(spans[-1]) + 1  # "\n" "key" ": " "value"
-            if size == len(text) and text.startswith(header):
-                self.text, self.spans = text, tuple(spans)
-                return
-        self.text, self.spans = compact(value), None  # (a text laid out otherwise: the JSON, as a fallback)
+    def __init__(self, text: str, spans: tuple[int, ...], argument: str) -> None:
+        self.text, self.spans, self.argument = text, spans, argument
 
-    def value(self) -> Any:
-        """The input as the line held it (a new value at each call)."""
-        if self.spans is None:
-            return json.loads(self.text)
+    def value(self) -> dict[str, Any]:
+        """The input as the line held it (a new dict at each call)."""
         text, out = self.text, {}
         place = text.find("\n") + 1  # after the header line (no line at all: an empty input)
         for index in range(0, len(self.spans), 2):
@@ -206,6 +193,15 @@ class HeldInput:
             place += 1
         return out
 
+    def __getitem__(self, key: str) -> Any:
+        return self.value()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.value())
+
+    def __len__(self) -> int:
+        return len(self.spans) // 2
+
     def __eq__(self, other: object) -> bool:
         # equal to the input it stands for, as a section's meta read back from an export holds it
         return self.value() == (other.value() if isinstance(other, HeldInput) else other)
@@ -214,6 +210,22 @@ class HeldInput:
 
     def __repr__(self) -> str:
         return f"HeldInput({self.value()!r})"
+
+
+def hold_input(value: Any, text: str, header: str, argument: str) -> HeldInput | None:
+    """``value`` (a call's input) held by its call's ``text`` (``call_text``, first line ``header``), or
+    ``None`` when it is not an object or the text is laid out otherwise (it is then kept as it is)."""
+    if not isinstance(value, dict):
+        return None
+    spans: list[int] = []
+    size = len(header)
+    for key, item in value.items():
+        spans.append(len(key))
+        spans.append(len(item) if isinstance(item, str) else -len(compact(item)))
+        size += len(key) + 2 + abs(spans[-1]) + 1  # "\n" "key" ": " "value"
+    if size != len(text) or not text.startswith(header):
+        return None
+    return HeldInput(text, tuple(spans), argument)
 
 
 def tool_input(meta: dict[str, Any]) -> Any:
