@@ -714,11 +714,12 @@ class TokenboxApp(App[None]):
         the default; the trace only once a what-if budget trims it). ``timeline``: whether there is one
         (its points are not read here: the fill's progress does not redraw the breakdown)."""
         view = self._view(plan, step, levels)
-        self.query_one(TraceView).show(view)
         imported = is_imported(view)
         breakdown = sidebar == "breakdown" if sidebar else imported
         if agent and not trimming:
             breakdown = True
+        if not breakdown:  # a hidden trace is not worked out: shown, this part is drawn again (``sidebar``)
+            self.query_one(TraceView).show(view)
         for selector in ("#trace-title", "#trace"):
             self.query_one(selector).display = not breakdown
         for selector in ("#breakdown-title", "#breakdown"):

@@ -12,20 +12,24 @@ A ``FittedStatic`` draws its rows with Textual's line API (``render_line``), as 
 them (the same segments, styles and crop), each row's strip made once and kept while the row reads the
 same: a new plan changes a few rows of the gauge or one field of the status line, and the ``Static``
 pipeline (Rich's whole render of the text, then its lines cut apart) cost 0.5–1 ms per widget each time.
+A new text as tall as the one drawn repaints only its rows that read differently: the others keep what
+Textual drew of them (its styles cache), and the screen's update covers those rows only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Self
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import Static
-from tokenbox.tui.redraw import row_count, same_text
+from tokenbox.tui.redraw import row_count, runs, same_text
 
 KEPT_WIDTHS = 4  # texts kept per ``Fitted``: the widths of one layout pass and a resize or two
 
@@ -87,7 +91,8 @@ class FittedStatic(Static):
     _fitted: Fitted | None = None
     # the rows drawn: the text they were made from, the width and base style they were made for, and each
     # row with its strip (a row that reads as before keeps its strip when the next text comes)
-    _drawn: tuple[Text, int, Style, list[tuple[Text, Strip]]] | None = None
+    _drawn: tuple[Text, int, Style, list[tuple[Text, Strip | None]]] | None = None
+    _only_rows: list[int] | None = None  # the rows the next refresh repaints (None: the whole widget)
 
     @property
     def fitted_width(self) -> int:
@@ -101,7 +106,8 @@ class FittedStatic(Static):
 
     def show_fitted(self, make: Callable[[int], Text]) -> bool:
         """Show the text ``make`` makes for the widget's width, unless it draws as the one shown
-        (an edit elsewhere often leaves it as it was); whether it was replaced."""
+        (an edit elsewhere often leaves it as it was); whether it was replaced. Of a text as tall as the
+        one drawn, only the rows that read differently are repainted (``_changed_rows``)."""
         fitted, old = Fitted(make), self._fitted
         width = self.fitted_width
         layout = True
@@ -111,10 +117,44 @@ class FittedStatic(Static):
                 old.take_maker(fitted, width)  # nothing to redraw now; another width draws the new text
                 return False
             layout = row_count(before) != row_count(after)  # the same height: no layout pass
+            if not layout:
+                self._only_rows = self._changed_rows(before, after, width)
         self._fitted = fitted
         self.update(fitted, layout=layout)
         return True
 
+    def _changed_rows(self, before: Text, after: Text, width: int) -> list[int] | None:
+        """The rows of ``after`` that draw differently from those of ``before`` drawn now (None: all of
+        them, when ``before``'s rows were not drawn at this width and style or the two wrap to different
+        heights). ``after``'s rows are kept for drawing, with the strips of the rows that read the same."""
+        drawn, base = self._drawn, self.visual_style.rich_style
+        if (drawn is None or drawn[0] is not before or drawn[1] != width or drawn[2] != base
+                or width != self.size.width or self.text_selection is not None):
+            return None
+        rows = self._rows_of(after, width, base, drawn[3])
+        if len(rows) != len(drawn[3]):
+            return None
+        self._drawn = (after, width, base, rows)
+        return [index for index, (row, strip) in enumerate(rows) if strip is None]
+
+    def _rows_of(self, text: Text, width: int, base: Style, before: list[tuple[Text, Strip | None]]) -> list[tuple[Text, Strip | None]]:
+        """``text``'s rows at ``width``, each with the strip of the row of ``before`` at its place if that
+        reads the same (None: made when drawn)."""
+        rows: list[tuple[Text, Strip | None]] = []
+        for index, row in enumerate(text_rows(text, width, self.app.console)):
+            kept = before[index] if index < len(before) else None
+            rows.append((row, kept[1]) if kept is not None and kept[1] is not None and same_text(kept[0], row) else (row, None))
+        return rows
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Self:
+        """Textual's ``refresh``; the one ``show_fitted``'s ``update`` asks for repaints only the rows that changed."""
+        rows, self._only_rows = self._only_rows, None
+        if rows is not None and not regions and repaint and not layout and not recompose:
+            if not rows:
+                return self  # the new text draws as the old one (its spans differ, not its rows)
+            width = self.size.width
+            regions = tuple(Region(0, start, width, count) for start, count in runs(rows))
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def render_line(self, y: int) -> Strip:
         """Row ``y`` of the text at the widget's width, made once per row (see the module's docstring)."""
@@ -125,17 +165,13 @@ class FittedStatic(Static):
         text = self._fitted.at(width)
         drawn = self._drawn
         if drawn is None or drawn[0] is not text or drawn[1] != width or drawn[2] != base:
-            console = self.app.console
             before = drawn[3] if drawn is not None and drawn[1] == width and drawn[2] == base else []
-            rows = []
-            for index, row in enumerate(text_rows(text, width, console)):
-                kept = before[index] if index < len(before) else None
-                if kept is not None and same_text(kept[0], row):
-                    rows.append((row, kept[1]))
-                else:
-                    rows.append((row, row_strip(row, width, base, console)))
-            drawn = self._drawn = (text, width, base, rows)
+            drawn = self._drawn = (text, width, base, self._rows_of(text, width, base, before))
         rows = drawn[3]
-        if y < len(rows):
-            return rows[y][1]
-        return Strip.blank(width, base)
+        if y >= len(rows):
+            return Strip.blank(width, base)
+        row, strip = rows[y]
+        if strip is None:
+            strip = row_strip(row, width, base, self.app.console)
+            rows[y] = (row, strip)
+        return strip

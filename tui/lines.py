@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from tokenbox.tui.redraw import same_text
+from tokenbox.tui.redraw import runs, same_text
 from tokenbox.tui.textual_seams import grow_in_place
 
 
@@ -53,17 +53,6 @@ def _built(lines: Sequence[Text], index: int) -> Text | None:
     if isinstance(lines, LazyRows):
         return lines.built(index)
     return lines[index] if index < len(lines) else None
-
-
-def _runs(indexes: list[int]) -> list[tuple[int, int]]:
-    """Ascending ``indexes`` as ``(start, count)`` runs of consecutive rows."""
-    runs: list[tuple[int, int]] = []
-    for index in indexes:
-        if runs and runs[-1][0] + runs[-1][1] == index:
-            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
-        else:
-            runs.append((index, 1))
-    return runs
 
 
 class LineView(ScrollView, can_focus=True):
@@ -138,7 +127,7 @@ class LineView(ScrollView, can_focus=True):
             # (the strips of rows that draw as before are kept: they are checked when drawn)
             self.refresh()
             return
-        for start, count in _runs(changed):
+        for start, count in runs(changed):
             self.refresh_lines(start, count)
 
     def _visible_rows(self) -> range:

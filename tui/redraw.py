@@ -40,3 +40,14 @@ def show_text(widget: Static, text: Text, *, layout: bool = True) -> bool:
 def row_count(text: Text) -> int:
     """How many rows ``text`` draws (its lines, unwrapped)."""
     return text.plain.count("\n") + 1
+
+
+def runs(indexes: list[int]) -> list[tuple[int, int]]:
+    """Ascending ``indexes`` as ``(start, count)`` runs of consecutive rows."""
+    found: list[tuple[int, int]] = []
+    for index in indexes:
+        if found and found[-1][0] + found[-1][1] == index:
+            found[-1] = (found[-1][0], found[-1][1] + 1)
+        else:
+            found.append((index, 1))
+    return found

@@ -16,18 +16,22 @@ moves past the version these were checked against, and checks each part is still
 * ``grow_in_place``: a scrolled widget's virtual height set without a layout pass, its scrollbars brought
   up to date by ``Widget._scroll_update`` (what a layout pass would call for it). Setting ``virtual_size``
   lays out the whole screen (it is a layout reactive): a table one row longer reflowed every widget and
-  repainted the table whole, and its scrollbar in a frame of its own.
+  repainted the table whole, and its scrollbar in a frame of its own. A vertical scrollbar that draws as it
+  did (a table of hundreds of rows grows by a few: its thumb is one cell at the same place) takes the new
+  height without a repaint: its ``render_bar`` (``ScrollBarRender``, the segments it draws) is compared.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from math import ceil
 
 from textual.app import App
 from textual.driver import Driver
 from textual.geometry import Size
 from textual.message import Message
+from textual.scrollbar import ScrollBar
 from textual.widget import Widget
 
 TEXTUAL_CHECKED = "8.2.8"  # the Textual version every seam below was read against
@@ -104,6 +108,24 @@ def grow_in_place(widget: Widget, size: Size) -> bool:
     """
     if size.width != widget.virtual_size.width or not widget.is_mounted or not widget.scrollable_content_region.area:
         return False
+    bar = widget.vertical_scrollbar if widget.show_vertical_scrollbar else None
+    before = _bar_drawn(bar, widget.virtual_size.height) if bar is not None and size.height > widget.virtual_size.height else None
     widget.set_reactive(Widget.virtual_size, size)
+    if before is not None and before == _bar_drawn(bar, size.height):
+        # longer, so the scrollbar stays shown (and the horizontal one as it was: the width is the same),
+        # the scroll offset stays in range: only the bar's virtual size moves, drawn as it was
+        bar.set_reactive(ScrollBar.window_virtual_size, size.height)
+        return True
     widget._scroll_update(size)
     return True
+
+
+def _bar_drawn(bar: ScrollBar, virtual_height: int) -> list | None:
+    """The segments vertical scrollbar ``bar`` draws for a virtual height (``ScrollBar._render_bar``'s
+    arguments, without its colours: the same for both heights); None while it has no size or a window."""
+    window, height = bar.window_size, bar.size.height
+    if not window or not height:
+        return None
+    return list(bar.renderer.render_bar(size=height, virtual_size=ceil(virtual_height),
+                                        window_size=ceil(window if window < virtual_height else 0),
+                                        position=bar.position, thickness=bar.thickness, vertical=True).segments)

@@ -16,6 +16,7 @@ from dataclasses import replace
 from tokenbox.core import Engine, load_session
 from tokenbox.core.analysis import breakdown
 from tokenbox.core.model import plan as plan_module
+from tokenbox.tui import trace
 from tokenbox.tui.gauge import agent_cells
 from tokenbox.tui.messages import FileChanged
 from tokenbox.tui.planner import Planner, PlanRequest
@@ -41,9 +42,10 @@ def _spy_everywhere(monkeypatch, name: str, original, calls: list) -> None:
             monkeypatch.setattr(module, name, spy)
 
 
-async def _work_per_append(tmp_path, monkeypatch, size: int) -> tuple[int, int, int]:
-    """Parts, and the parts looked at (``part_kind``) and layout states made on the screen's thread while the
-    app draws one more request of a chain of about ``size`` bytes (the planner's worker is not counted)."""
+async def _work_per_append(tmp_path, monkeypatch, size: int) -> tuple[int, int, int, int]:
+    """Parts, and the parts looked at (``part_kind``), layout states made and trim traces laid out
+    (``trace_lines``: the categories hide it) on the screen's thread while the app draws one more request of a
+    chain of about ``size`` bytes (the planner's worker is not counted)."""
     path = tmp_path / f"chain-{size}.jsonl"
     (text,) = write_chain(path, size, seed=5, appended=1)
     app = make_app(path, watch=False)
@@ -53,7 +55,9 @@ async def _work_per_append(tmp_path, monkeypatch, size: int) -> tuple[int, int, 
         await pilot.pause()
         kinds: list[int] = []
         states: list[int] = []
+        traces: list[int] = []
         _spy_everywhere(monkeypatch, "part_kind", breakdown.part_kind, kinds)
+        _spy_everywhere(monkeypatch, "trace_lines", trace.trace_lines, traces)
         _spy_everywhere(monkeypatch, "SectionState", plan_module.SectionState, states)
         shown = app.plans_shown
         with path.open("a", encoding="utf-8") as handle:
@@ -63,7 +67,8 @@ async def _work_per_append(tmp_path, monkeypatch, size: int) -> tuple[int, int, 
         await wait_idle(pilot)
         await pilot.pause()
         monkeypatch.undo()
-        return len(app.plan.sections), len(kinds), len(states)
+        assert not app.query_one(trace.TraceView).display
+        return len(app.plan.sections), len(kinds), len(states), len(traces)
 
 
 async def test_one_more_request_costs_the_screen_its_new_parts_not_the_chain(tmp_path, monkeypatch):
@@ -72,10 +77,11 @@ async def test_one_more_request_costs_the_screen_its_new_parts_not_the_chain(tmp
     assert big[0] > 5 * small[0] > 50  # ten times the file: several times the parts
     # the parts looked at: the new request's and the hidden part's, not every part of the chain (the
     # widgets looked at each part three or four times a draw); the states: the rows on screen
-    for parts, looked_at, made in (small, big):
+    for parts, looked_at, made, _ in (small, big):
         assert looked_at <= 40, (parts, looked_at)
         assert made <= 60, (parts, made)
     assert big[1] <= small[1] + 10 and big[2] <= small[2] + 10, (small, big)
+    assert small[3] == big[3] == 0  # the trace is hidden behind the categories: not laid out
 
 
 def _cells(view: View, width: int, compact_at: int | None) -> list[tuple[str, str]]:

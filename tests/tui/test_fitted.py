@@ -76,3 +76,26 @@ async def test_rows_are_drawn_as_a_static_draws_them_and_a_row_that_reads_the_sa
             assert widget.render_lines(region) == static.render_lines(region)  # segments and styles alike
         assert made[-1:] == ["Context 42%"]  # the second text: only its changed row was made again
         assert len(made) == 6  # the first text's 5 rows, then 1
+
+
+async def test_a_text_as_tall_as_the_one_drawn_repaints_only_its_changed_rows(monkeypatch):
+    """The gauge's next text changes its headline: Textual draws that row again, and keeps the others (its
+    styles cache); what is on screen is what a ``Static`` given the new text draws."""
+    from tokenbox.tui import fitted
+
+    app = Both()
+    async with app.run_test(size=(60, 14)) as pilot:
+        widget, static = app.query_one(FittedStatic), app.query_one("#plain", Static)
+        widget.show_fitted(lambda width: gauge_like("41%"))
+        await pilot.pause(0.1)  # (drawn: the screen's refresh runs on a timer)
+        asked: list[int] = []
+        render_line = fitted.FittedStatic.render_line
+        monkeypatch.setattr(fitted.FittedStatic, "render_line", lambda self, y: (asked.append(y), render_line(self, y))[1])
+        widget.show_fitted(lambda width: gauge_like("42%"))
+        static.update(fitted.Fitted(lambda width: gauge_like("42%")))
+        await pilot.pause(0.1)
+        assert asked == [0]
+        monkeypatch.setattr(fitted.FittedStatic, "render_line", render_line)
+        region = widget.size.region
+        assert widget.render_lines(region) == static.render_lines(region)
+        assert [strip.text.strip() for strip in widget.render_lines(region)][:1] == ["Context 42%"]

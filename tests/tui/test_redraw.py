@@ -134,6 +134,44 @@ async def test_a_table_one_row_longer_is_not_laid_out_again_and_repaints_only_th
         assert _drawn(live)[-1].strip() == "row 40"
 
 
+async def test_a_scrollbar_that_draws_as_before_is_not_repainted_and_one_whose_thumb_moves_is(monkeypatch):
+    """A table of hundreds of rows one row longer: its thumb is one cell at the top, as it was, so the
+    scrollbar is not drawn again (it cost as much as the table's rows); a table twice as long scrolled
+    halfway has its thumb elsewhere: drawn again. Either way the screen reads as a fresh table's."""
+    from textual.geometry import Region
+    from textual.scrollbar import ScrollBar
+
+    drawn: list[ScrollBar] = []  # each scrollbar whose rows were made again (not taken from Textual's cache)
+    render, original = ScrollBar.render, ScrollBar.render_lines
+
+    def bar(view: LineView) -> list[list]:  # what its scrollbar draws now (the segments, styles too)
+        return [list(strip) for strip in original(view.vertical_scrollbar, Region(0, 0, 1, HEIGHT))]
+
+    monkeypatch.setattr(ScrollBar, "render", lambda bar: (drawn.append(bar), render(bar))[1])
+    app = Long()
+    async with app.run_test(size=(40, 12)) as pilot:
+        live, fresh = app.query_one("#live", LineView), app.query_one("#fresh", LineView)
+        live.set_lines(_long(400))
+        fresh.set_lines(_long(401))
+        await pilot.pause(0.1)  # (drawn: the screen's refresh runs on a timer)
+        drawn.clear()
+        live.set_lines(_long(401, changed=2))
+        await pilot.pause()
+        assert drawn == []
+        assert live.vertical_scrollbar.window_virtual_size == 401
+        assert bar(live) == bar(fresh)
+        for view in (live, fresh):
+            view.scroll_to(y=200, animate=False, immediate=True)
+        await pilot.pause(0.1)
+        drawn.clear()
+        live.set_lines(_long(800))
+        await pilot.pause()
+        assert drawn == [live.vertical_scrollbar]  # the thumb moved up
+        fresh.set_lines(_long(800))
+        await pilot.pause()
+        assert bar(live) == bar(fresh)
+
+
 async def test_rows_a_shorter_table_no_longer_has_are_drawn_blank():
     app = Rows()
     async with app.run_test(size=(40, 12)) as pilot:
