@@ -163,7 +163,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     its app while it waits, so the longer every test takes on cores shared by more workers, the more
     CPU it spends. On 2 cores shared with other runs (stop 38, runs interleaved, seeds 1 and 2, CPU
     user+sys incl. children): 4 workers 210 / 222 s CPU, 230 / 309 s wall; 3 workers 207 / 199 s CPU,
-    231 / 251 s wall (2 workers: 210 s CPU, 326 s wall). Stop 36, on an idle box: 95 s with 3, 90 s with 4.
+    231 / 251 s wall (2 workers: 210 s CPU, 326 s wall). On the idle box at the end of stop 38: 3 workers
+    122.7 s wall, 200 s CPU; 4 workers 123.9 s, 216 s (stop 36: 95 s with 3, 90 s with 4).
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when it is set.
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
