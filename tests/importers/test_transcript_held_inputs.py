@@ -124,5 +124,5 @@ def test_an_input_held_is_given_back_as_written() -> None:
 def test_an_input_laid_out_otherwise_is_kept_as_it_is() -> None:
     value = {"command": "ls"}
     assert hold_input(value, "[tool_use Tool]\ncommand: ls -la", "[tool_use Tool]", "") is None
-    assert hold_input(value, "[tool_use Other]\ncommand: ls", "[tool_use Tool]", "") is None
+    assert hold_input(value, "[tool_use Toal]\ncommand: ls", "[tool_use Tool]", "") is None  # as long, another header
     assert hold_input(value, "[tool_use Tool]\ncommand: ls", "[tool_use Tool]", "ls") is not None
