@@ -92,6 +92,17 @@ class BareFollower:
         return self.when - started
 
 
+
+def end_server(server: str) -> None:
+    """Kill the tmux server ``-L server`` and remove its socket (tmux 3.3 leaves the file behind: one per run)."""
+    found = subprocess.run(["tmux", "-L", server, "display-message", "-p", "#{socket_path}"],
+                           capture_output=True, text=True, check=False)
+    subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
+    socket = found.stdout.strip()
+    if found.returncode == 0 and socket:
+        with contextlib.suppress(OSError):
+            os.remove(socket)
+
 def pauses(spacing: float, count: int, step_ms: int, seed: int = 8) -> list[float]:
     """``count`` waits before writes: ``spacing`` plus a seeded part of one watch step (see above)."""
     rng = random.Random(seed)
@@ -190,7 +201,7 @@ def tmux_run(path: str, edits: list[tuple[bytes, str]], waits: list[float], env:
             latencies.append(output.wait(lambda screen, marker=marker: marker in screen) - started)
         return first, latencies
     finally:
-        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
+        end_server(server)
         with contextlib.suppress(OSError):
             os.remove(output.path)
 
@@ -269,7 +280,7 @@ def tmux_start_append(path: str, append: str, env: dict[str, str], later: tuple[
             raise TimeoutError(f"{stage} never shown; the screen's top line: {top!r}; {exc}") from None
         return first, shown, latencies
     finally:
-        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
+        end_server(server)
         with contextlib.suppress(OSError):
             os.remove(output.path)
 
@@ -377,6 +388,6 @@ def tmux_follow(path: str, requests: list[str], rate: float, env: dict[str, str]
                 "requests": written, "seconds": ended - started, "max_gap": widest[0], "max_gap_at": widest[1],
                 "last_drawn_after": drawn_at[-1] - ended, "samples": samples}
     finally:
-        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
+        end_server(server)
         with contextlib.suppress(OSError):
             os.remove(output.path)

@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"key {name}: {_percentiles([s for n, s in keys if n == name])}")
         return 0
     finally:
-        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, check=False)
+        follower.end_server(server)
 
 
 if __name__ == "__main__":

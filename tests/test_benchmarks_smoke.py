@@ -27,12 +27,17 @@ GROUPS = {
 def test_benchmarks_print_every_figure(only: str):
     env = dict(os.environ)
     env.pop("TOKENBOX_CACHE", None)
-    done = subprocess.run(
+    with subprocess.Popen(
         [sys.executable, "-m", "benchmarks", "--quick", "--tiny", "--only", only],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )
-    out = done.stdout
-    assert done.returncode == 0, done.stderr[-2000:] + out[-2000:]
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    ) as process:
+        out, err = process.communicate(timeout=600)
+    assert process.returncode == 0, err[-2000:] + out[-2000:]
+    # every tmux server the run started is gone, its socket file too (tmux 3.3 leaves it after kill-server)
+    sockets = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}")
+    left = [name for name in (os.listdir(sockets) if os.path.isdir(sockets) else [])
+            if name.startswith(f"tokenbox-bench-{process.pid}-")]
+    assert not left, left
     assert "machine: nproc" in out
     assert HEADER in out
     table = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| #")]
