@@ -58,8 +58,9 @@ FLOOR_NOTE = "no request of this thread recorded its usage yet: the hidden part 
 
 
 class HistoryPrefix(Sequence[Message]):
-    """A request's messages: the first ``length`` messages of its thread's history list, shared by every
-    request of that history, not a copy each (a journal of n requests held n² references). A reader only
+    """A request's messages: the messages its thread's history list held when the request was made (its
+    first ``len(prefix)``), the list shared by every request of that history, not a copy each (a journal of
+    n requests held n² references). A reader only
     appends to a history list; a compaction, a truncation or a rewrite starts a new list, so what a
     prefix reads never changes."""
 

@@ -163,10 +163,10 @@ def call_text(btype: str, name: str, arguments: Any) -> str:
 
 
 class HeldInput(Mapping):  # (str → the values: typing is not imported at run time here)
-    """A tool call's input object as a reader that follows a file keeps it, with the argument its labels
-    show (``argument``, worked out when the call was read).
+    """A tool call's input object as the Claude Code transcript reader keeps it, with the argument its
+    labels show (``argument``, worked out when the call was read).
 
-    A session that never compacts keeps every call it read, and its call's text (``call_text``) already
+    A followed session that never compacts keeps every call it read, and its call's text (``call_text``) already
     holds the input: each key and each string value as written, each other value as compact JSON. The
     input is kept as that text (the block's own string, shared) and the lengths of its keys and values
     (``spans``: a value's negative when it is JSON). It reads as the dict it stands for (a ``Mapping``,
