@@ -153,7 +153,7 @@ def section_document(section: Section) -> dict[str, Any]:
     if section.summary is not None:
         doc["summary"] = section.summary
     if section.meta:
-        doc["meta"] = section.meta
+        doc["meta"] = dict(section.meta)  # (a transcript's section keeps a ``SectionMeta``: written as the dict it is)
         if isinstance(section.meta.get("tool_input"), HeldInput):  # a followed transcript's call: its input as read
             doc["meta"] = {**section.meta, "tool_input": tool_input(section.meta)}
     if section.tokens is not None:

@@ -228,6 +228,67 @@ def hold_input(value: Any, text: str, header: str, argument: str) -> HeldInput |
     return HeldInput(text, tuple(spans), argument)
 
 
+# the key tuples of sections' metas, each with its keys' places: one per set of keys in their order (a block
+# type, a tool call or result, a cache mark…), shared by every section whose meta has them. Bounded: a reader
+# whose blocks carried keys of their own past it makes a section's places for that section alone.
+_META_SHAPES: dict[tuple[str, ...], dict[str, int]] = {}
+_META_SHAPES_MAX = 4096
+
+
+class SectionMeta(Mapping):  # (str → the values: typing is not imported at run time here)
+    """A section's ``meta`` as ``build_session`` keeps it for a message's block: its values, and the places
+    of its keys in a dict shared by every section whose meta has the same keys in the same order.
+
+    A followed session that never compacts keeps every message's sections, each with a meta of about a
+    dozen keys: as a dict, ≈470 bytes of hash table a section, the same keys over and over. It reads as the
+    dict it was made from (a read-only ``Mapping``, equal to it, keys in order); ``dict(meta)`` makes that
+    dict. ``section_meta`` makes one.
+    """
+
+    __slots__ = ("_places", "_values")
+
+    def __init__(self, places: dict[str, int], values: tuple[Any, ...]) -> None:
+        self._places, self._values = places, values
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[self._places[key]]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        # (``Mapping.get`` goes through a raised KeyError for each key a meta lacks: the screen asks often)
+        place = self._places.get(key)
+        return default if place is None else self._values[place]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._places
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._places)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SectionMeta):
+            return self._values == other._values if self._places is other._places else dict(self) == dict(other)
+        return dict(self) == other if isinstance(other, Mapping) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as the dict it stands for
+
+    def __repr__(self) -> str:
+        return f"SectionMeta({dict(self)!r})"
+
+
+def section_meta(meta: dict[str, Any]) -> SectionMeta:
+    """``meta`` kept as a ``SectionMeta`` (its keys' places shared with every meta of the same keys)."""
+    keys = tuple(meta)
+    places = _META_SHAPES.get(keys)
+    if places is None:
+        places = {key: place for place, key in enumerate(keys)}
+        if len(_META_SHAPES) < _META_SHAPES_MAX:
+            places = _META_SHAPES.setdefault(keys, places)
+    return SectionMeta(places, tuple(meta.values()))
+
+
 def tool_input(meta: dict[str, Any]) -> Any:
     """A block's or section's ``tool_input`` as its call gave it (``None``: not a call with an input)."""
     value = meta.get("tool_input")
@@ -610,7 +671,7 @@ def reply_sections(conv: Conversation, blocks: list[Block], index: int) -> list[
             # ``m<index>`` becomes ``reply``; the rest of the id (unique within the message) is kept, and
             # may be empty when a block has neither a type nor a tool name
             Section(id="reply" + section.id.removeprefix(f"m{index:02d}"), kind="text", priority=0, shrink=0, tokens=0,
-                    text=section.text, meta=meta, line=section.line, col=section.col)
+                    text=section.text, meta=section_meta(meta), line=section.line, col=section.col)
         )
     return out
 
@@ -641,6 +702,7 @@ def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Bl
     meta["part"] = block.role  # what the block is in the request: text, call, result, thinking, media, other
     meta["label"] = block_label(message.role, block)
     _with_cache(meta, block.cache_control)
+    kept = section_meta(meta)  # (kept with every message's sections for as long as a session is followed)
     if block.role in (TEXT,):
         word = message.role
     elif block.role == MEDIA:
@@ -654,19 +716,19 @@ def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Bl
     if isinstance(fixed, int):
         # an image costs what the provider's size rule says, not what its placeholder text would; encrypted
         # reasoning what its request recorded (or its length implies), not its summary's text
-        return Section(id=sid, kind="text", priority=priority, text="", meta=meta, line=block.line, col=block.col,
+        return Section(id=sid, kind="text", priority=priority, text="", meta=kept, line=block.line, col=block.col,
                        shrink=0 if is_latest else 1, tokens=fixed)
     if is_latest:
-        return Section(id=sid, kind="text", priority=priority, text=block.text, meta=meta, line=block.line, col=block.col,
+        return Section(id=sid, kind="text", priority=priority, text=block.text, meta=kept, line=block.line, col=block.col,
                        shrink=0)
     if block.role == RESULT:
         strategy, keep = result_lenses(block)
-        return Section(id=sid, kind="text", priority=priority, text=block.text, meta=meta, line=block.line, col=block.col,
+        return Section(id=sid, kind="text", priority=priority, text=block.text, meta=kept, line=block.line, col=block.col,
                        shrink=1, strategy=strategy, keep=keep)
     if block.role == THINKING:
-        return Section(id=sid, kind="text", priority=priority, text=block.text, meta=meta, line=block.line, col=block.col,
+        return Section(id=sid, kind="text", priority=priority, text=block.text, meta=kept, line=block.line, col=block.col,
                        shrink=1, strategy=("drop",))
-    return Section(id=sid, kind="text", priority=priority, text=block.text, meta=meta, line=block.line, col=block.col,
+    return Section(id=sid, kind="text", priority=priority, text=block.text, meta=kept, line=block.line, col=block.col,
                    shrink=1)
 
 
