@@ -256,7 +256,9 @@ class _Node:
     thread: str
     role: str
     parent: int | None  # node index
-    lines: list[int] = field(default_factory=list)
+    # its lines' numbers: a tuple (one more line makes a new one), not a list and the array beside it: one node
+    # per line or request of a session followed, most of one line
+    lines: tuple[int, ...] = ()
     blocks: list[Block] = field(default_factory=list)
     calls: tuple[str, ...] = ()  # tool_use ids, in order (request nodes; the other nodes share the empty tuple)
     version: int = 0
@@ -277,7 +279,7 @@ class Request:
     key: str  # message.id
     thread: str
     first_line: int
-    lines: list[int]
+    lines: tuple[int, ...]  # its node's tuple while the two have the same lines
     model: str | None
     usage: RecordedUsage | None
     context: State | None
@@ -612,7 +614,7 @@ class TranscriptReader:
         return thread.epoch if thread is not None else 0
 
     def _new_node(self, kind: str, thread: str, role: str, parent: int | None, number: int) -> _Node:
-        node = _Node(len(self.nodes), kind, thread, role, parent, [number], epoch=self._thread_epoch(thread),
+        node = _Node(len(self.nodes), kind, thread, role, parent, (number,), epoch=self._thread_epoch(thread),
                      light=self.main_only and thread != MAIN)
         self.nodes.append(node)
         return node
@@ -620,7 +622,7 @@ class TranscriptReader:
     def _grow(self, node: _Node, number: int, blocks: list[Block]) -> None:
         if self.dropped(node.index):
             self.history_needed = True  # a late line of a node whose blocks were dropped
-        node.lines.append(number)
+        node.lines = (*node.lines, number)
         if not node.light:
             # a new list, not the node's extended: the contexts built from the node share its list (``_contribute``)
             node.blocks = [*node.blocks, *blocks]
@@ -645,7 +647,8 @@ class TranscriptReader:
             self._grow(node, number, blocks)
             request = thread.requests[-1] if thread.requests and thread.requests[-1].key == key else _find(thread, key)
             if request is not None:
-                request.lines.append(number)
+                grown = (*request.lines, number)
+                request.lines = node.lines if grown == node.lines else grown  # (one tuple for both)
                 if usage is not None:
                     request.usage = usage  # the last line has the final output count
         else:
@@ -661,7 +664,7 @@ class TranscriptReader:
                 key=key,
                 thread=thread.name,
                 first_line=number,
-                lines=[number],
+                lines=node.lines,
                 model=model,
                 usage=usage,
                 context=context,

@@ -647,13 +647,15 @@ def _thinking_cut(conv: Conversation) -> int:
 
 def _message_sections(
     conv: Conversation, message: Message, is_latest: bool, strip_thinking: bool = False
-) -> tuple[list[Section], list[str]]:
+) -> tuple[tuple[Section, ...], tuple[str, ...]]:
     """A message's sections and the ids of those with a cache mark. Ids start with ``m<index>.``, so
-    they are unique across messages and need deduplicating only within one message."""
+    they are unique across messages and need deduplicating only within one message. Tuples: a section
+    cache keeps them for every message of a session followed (most have no cache mark: the empty tuple,
+    not an empty list each)."""
     ids = IdMaker()
     blocks = [b for b in message.blocks if not (strip_thinking and b.role == THINKING)]
-    sections = [_block_section(conv, ids, message, block, is_latest) for block in blocks]
-    return sections, [s.id for s in sections if s.meta.get("cache_breakpoint")]
+    sections = tuple([_block_section(conv, ids, message, block, is_latest) for block in blocks])
+    return sections, tuple([s.id for s in sections if s.meta.get("cache_breakpoint")])
 
 
 def reply_sections(conv: Conversation, blocks: list[Block], index: int) -> list[Section]:
