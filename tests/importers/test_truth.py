@@ -228,6 +228,26 @@ def test_a_repeated_uuid_is_a_warning_and_names_its_newest_line(tmp_path):
     assert "second prompt" not in _texts(turns[0])
 
 
+# uuids as Claude Code writes them (the reader keys a lookup by their numbers: one string, one key)
+U1, A1, U2 = "3f2a9c4e-1b7d-4e8a-9c0f-5d6e7f8a9b0c", "0b1c2d3e-4f50-4617-a829-3a4b5c6d7e8f", "9e8d7c6b-5a49-4838-b726-1605f4e3d2c1"
+
+
+def test_written_uuids_link_their_lines_and_only_the_same_string_is_the_same_uuid(tmp_path):
+    t = Transcript()
+    t.user(U1, None, "first prompt")
+    t.assistant(A1, U1, "m1", {"type": "text", "text": "first reply"}, 10_000)
+    t.user(U2, A1.upper(), "second prompt")  # the reply's uuid in capitals: another string, no line has it
+    t.assistant(U1, U2, "m2", {"type": "text", "text": "second reply"}, 10_100)  # the first prompt's uuid again
+    t.user(U2.replace("-", ""), U1, "third prompt")  # without its hyphens: another uuid, continuing the newest line
+    t.assistant("a3", U2.replace("-", ""), "m3", {"type": "text", "text": "third reply"}, 10_200)
+    turns = load_turns(t.write(tmp_path / "e.jsonl"))
+    assert any(f"e.jsonl:3: parentUuid {A1.upper()} is on no earlier line" in w for w in turns[1].warnings)
+    assert any(f"e.jsonl:4: uuid {U1} was already used by line 1" in w for w in turns[1].warnings)
+    third = _texts(turns[2])
+    assert "third prompt" in third and "second reply" in third and "first prompt" in third
+    assert not any("e.jsonl:5:" in w or "e.jsonl:6:" in w for w in turns[2].warnings)
+
+
 def test_synthetic_messages_and_tool_use_results_stay_out(tmp_path):
     t = Transcript()
     t.user("u1", None, "hello")

@@ -94,6 +94,14 @@ _WARNINGS_KEPT = 200  # warnings past this are counted, not listed
 BLOCK_FRAMING = {CALL: 12.0, RESULT: 12.0}
 MESSAGE_FRAMING = 3.0
 _ROOT = -1  # the node of a line that is not a message and starts a chain (a hook's progress line)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # as Claude Code writes one
+
+
+def _uuid_key(uuid: str) -> int | str:
+    """``uuid`` as a key of the reader's lookup by uuid: one as Claude Code writes it (36 characters, lowercase)
+    as its 128-bit number (44 bytes, not 85: one for every line of a session followed), any other as it is (no
+    number equals a string: two uuids are one key only when they are the same string)."""
+    return int(uuid.replace("-", ""), 16) if len(uuid) == 36 and _UUID.fullmatch(uuid) else uuid
 SHARED_TEXT_CHARS = 128  # a block's text this long is kept once when said again (``TranscriptReader._share_texts``)
 
 
@@ -386,8 +394,12 @@ class TranscriptReader:
         self.bases = BaseEstimates()  # base estimates by text, shared by the contexts and the turns
         self.section_cache: SectionCache = {}  # each message's sections, shared by every turn that holds it
         self._texts: dict[str, str] = {}  # the blocks' longer texts, each kept once (``_share_texts``)
-        self._uuid_node: dict[str, int] = {}  # uuid -> node of its newest line
-        self._uuid_line: dict[str, int] = {}
+        # uuid (``_uuid_key``) -> its newest line, and by line (from ``_first_named``, the first line that named
+        # one) the node the lines below it continue from (``None``: the line named no uuid): one lookup by uuid, not
+        # two, and a list's slot for the node of each line
+        self._uuid_line: dict[str | int, int] = {}
+        self._line_node: list[int | None] = []
+        self._first_named = 0
         self._request_node: dict[str, int] = {}  # message.id -> node
         self._call_request: dict[str, int] = {}  # tool_use id -> request node
         self._results_node: dict[int, int] = {}  # request node -> its results node
@@ -464,8 +476,7 @@ class TranscriptReader:
                 # other lines (system notes, hook progress, …) can sit in the chain: lines below them
                 # continue from their parent, as if they were not there
                 parent = self._parent_node(number, value, uuid, value.get("isSidechain") is True)
-                self._uuid_node[uuid] = _ROOT if parent is None else parent
-                self._uuid_line[uuid] = number
+                self._name(uuid, number, _ROOT if parent is None else parent)
 
     def _boundary(self, number: int, value: dict) -> None:
         sidechain = value.get("isSidechain") is True
@@ -484,8 +495,7 @@ class TranscriptReader:
         thread.epoch += 1
         uuid = _str(value.get("uuid"))
         if uuid is not None:
-            self._uuid_node[uuid] = node.index
-            self._uuid_line[uuid] = number
+            self._name(uuid, number, node.index)
         self._touch(thread, node.index, number, sidechain)
         if thread_name == MAIN and self.drop_history and not self.history_needed:
             self._drop_before(node.index)
@@ -496,8 +506,9 @@ class TranscriptReader:
         role = intern(message["role"]) if isinstance(message.get("role"), str) else kind
         sidechain = value.get("isSidechain") is True
         uuid = _str(value.get("uuid"))
-        if uuid is not None and uuid in self._uuid_line:
-            self.warn(number, f"uuid {uuid} was already used by line {self._uuid_line[uuid]}; it now names this line")
+        used = self._uuid_line.get(_uuid_key(uuid)) if uuid is not None else None
+        if used is not None:
+            self.warn(number, f"uuid {uuid} was already used by line {used}; it now names this line")
         parent = self._parent_node(number, value, uuid, sidechain)
         if parent is not None and self.dropped(parent):
             self.history_needed = True  # a message continues from before the main thread's last compaction
@@ -525,8 +536,7 @@ class TranscriptReader:
                 node.blocks = blocks
             node_index = node.index
         if uuid is not None:
-            self._uuid_node[uuid] = node_index
-            self._uuid_line[uuid] = number
+            self._name(uuid, number, node_index)
         if self.main_only and thread_name != MAIN:
             pass  # another thread's files (what its compactions restore): not read for the main thread's turns
         elif kind == "user" and isinstance(value.get("toolUseResult"), dict):
@@ -582,13 +592,28 @@ class TranscriptReader:
         if parent == uuid:
             self.warn(number, "parentUuid names the line itself; it continues from the line before it")
             return self._last_by_kind.get(sidechain)
-        found = self._uuid_node.get(parent)
+        line = self._uuid_line.get(_uuid_key(parent))
+        found = None if line is None else self._line_node[line - self._first_named]
         if found == _ROOT:
             return None  # a chain of lines that are not messages, from a root
         if found is None:
             self.warn(number, f"parentUuid {parent} is on no earlier line (dangling or a cycle); it continues from the line before it")
             return self._last_by_kind.get(sidechain)
         return found
+
+    def _name(self, uuid: str, number: int, node: int) -> None:
+        """``uuid`` names line ``number``, and the lines below it continue from ``node``."""
+        self._uuid_line[_uuid_key(uuid)] = number
+        nodes = self._line_node
+        if not nodes:
+            self._first_named = number
+        elif number < self._first_named:  # (lines come in order: never seen)
+            nodes[:0] = [None] * (self._first_named - number)
+            self._first_named = number
+        place = number - self._first_named
+        if place >= len(nodes):
+            nodes.extend([None] * (place + 1 - len(nodes)))
+        nodes[place] = node
 
     def _thread_for(self, number: int, value: dict, sidechain: bool, parent: int | None) -> str:
         if not sidechain:
@@ -921,7 +946,7 @@ class TranscriptReader:
             if thread.name != name:
                 for request in thread.requests:
                     request.context = None
-        for lookup in (self._uuid_node, self._uuid_line, self._request_node, self._call_request,
+        for lookup in (self._uuid_line, self._line_node, self._request_node, self._call_request,
                        self._results_node, self._texts):
             lookup.clear()
         return turns
