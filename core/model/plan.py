@@ -21,6 +21,7 @@ from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Ses
 PLAN_SCHEMA = "tokenbox.plan/1"
 # Request bodies whose headline is counted by the provider's rules (framing included), not recorded.
 COUNTED_FORMATS = ("openai-chat", "openai-responses")
+_NO_LABEL = object()  # a section meta without a label (``SectionResult.to_dict``)
 
 
 class HeadlineKind(StrEnum):
@@ -151,6 +152,7 @@ class SectionResult:
 
     def to_dict(self) -> dict[str, Any]:
         s = self.section
+        label = s.meta.get("label", _NO_LABEL)  # (one look: a transcript's meta is a ``Mapping`` whose reads are Python calls)
         return {
             "id": s.id,
             "kind": s.kind,
@@ -164,7 +166,7 @@ class SectionResult:
             "allotment": self.allotment,
             "action": self.action,
             "lenses": list(self.lenses),
-            **({"label": s.meta["label"]} if "label" in s.meta else {}),
+            **({"label": label} if label is not _NO_LABEL else {}),
         }
 
 

@@ -476,7 +476,7 @@ class TranscriptReader:
                 # other lines (system notes, hook progress, …) can sit in the chain: lines below them
                 # continue from their parent, as if they were not there
                 parent = self._parent_node(number, value, uuid, value.get("isSidechain") is True)
-                self._name(uuid, number, _ROOT if parent is None else parent)
+                self._name(_uuid_key(uuid), number, _ROOT if parent is None else parent)
 
     def _boundary(self, number: int, value: dict) -> None:
         sidechain = value.get("isSidechain") is True
@@ -495,7 +495,7 @@ class TranscriptReader:
         thread.epoch += 1
         uuid = _str(value.get("uuid"))
         if uuid is not None:
-            self._name(uuid, number, node.index)
+            self._name(_uuid_key(uuid), number, node.index)
         self._touch(thread, node.index, number, sidechain)
         if thread_name == MAIN and self.drop_history and not self.history_needed:
             self._drop_before(node.index)
@@ -506,7 +506,8 @@ class TranscriptReader:
         role = intern(message["role"]) if isinstance(message.get("role"), str) else kind
         sidechain = value.get("isSidechain") is True
         uuid = _str(value.get("uuid"))
-        used = self._uuid_line.get(_uuid_key(uuid)) if uuid is not None else None
+        named = _uuid_key(uuid) if uuid is not None else None  # (``key`` below is the request's)
+        used = self._uuid_line.get(named) if named is not None else None
         if used is not None:
             self.warn(number, f"uuid {uuid} was already used by line {used}; it now names this line")
         parent = self._parent_node(number, value, uuid, sidechain)
@@ -535,8 +536,8 @@ class TranscriptReader:
             if not unsent and not node.light:
                 node.blocks = blocks
             node_index = node.index
-        if uuid is not None:
-            self._name(uuid, number, node_index)
+        if named is not None:
+            self._name(named, number, node_index)
         if self.main_only and thread_name != MAIN:
             pass  # another thread's files (what its compactions restore): not read for the main thread's turns
         elif kind == "user" and isinstance(value.get("toolUseResult"), dict):
@@ -601,9 +602,9 @@ class TranscriptReader:
             return self._last_by_kind.get(sidechain)
         return found
 
-    def _name(self, uuid: str, number: int, node: int) -> None:
-        """``uuid`` names line ``number``, and the lines below it continue from ``node``."""
-        self._uuid_line[_uuid_key(uuid)] = number
+    def _name(self, key: int | str, number: int, node: int) -> None:
+        """The uuid of ``key`` (``_uuid_key``) names line ``number``, and the lines below it continue from ``node``."""
+        self._uuid_line[key] = number
         nodes = self._line_node
         if not nodes:
             self._first_named = number
@@ -611,9 +612,12 @@ class TranscriptReader:
             nodes[:0] = [None] * (self._first_named - number)
             self._first_named = number
         place = number - self._first_named
-        if place >= len(nodes):
-            nodes.extend([None] * (place + 1 - len(nodes)))
-        nodes[place] = node
+        if place < len(nodes):
+            nodes[place] = node
+        else:  # (the line after the last named, most often: every message line names one)
+            if place > len(nodes):
+                nodes.extend([None] * (place - len(nodes)))
+            nodes.append(node)
 
     def _thread_for(self, number: int, value: dict, sidechain: bool, parent: int | None) -> str:
         if not sidechain:
