@@ -19,6 +19,11 @@ moves past the version these were checked against, and checks each part is still
   repainted the table whole, and its scrollbar in a frame of its own. A vertical scrollbar that draws as it
   did (a table of hundreds of rows grows by a few: its thumb is one cell at the same place) takes the new
   height without a repaint: its ``render_bar`` (``ScrollBarRender``, the segments it draws) is compared.
+* ``SettledModal``: a ``ModalScreen`` whose first ``Resize`` at the size it and the screens behind it are
+  laid out at already lays nothing out again. Textual sends a pushed screen a ``Resize`` once it is shown,
+  and ``Screen._on_resize`` then laid the screen out a second time and every screen behind it
+  (``App._background_screens``, compared by ``Widget._size``: the whole main screen behind the help)
+  at the size it had; each layout of the modal also draws the screen behind it again, tinted.
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ from math import ceil
 
 from textual.app import App
 from textual.driver import Driver
+from textual.events import Resize
 from textual.geometry import Size
 from textual.message import Message
+from textual.screen import ModalScreen, ScreenResultType
 from textual.scrollbar import ScrollBar
 from textual.widget import Widget
 
@@ -129,3 +136,12 @@ def _bar_drawn(bar: ScrollBar, virtual_height: int) -> list | None:
     return list(bar.renderer.render_bar(size=height, virtual_size=ceil(virtual_height),
                                         window_size=ceil(window if window < virtual_height else 0),
                                         position=bar.position, thickness=bar.thickness, vertical=True).segments)
+
+
+class SettledModal(ModalScreen[ScreenResultType]):
+    """A modal screen that takes a ``Resize`` to the size everything is laid out at already as done."""
+
+    def _on_resize(self, event: Resize) -> None:
+        # Textual calls every class's ``_on_resize`` down the MRO: preventing the default skips ``Screen``'s
+        if self._size == event.size and all(screen._size == event.size for screen in self.app._background_screens):
+            event.prevent_default()

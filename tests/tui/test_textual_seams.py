@@ -97,3 +97,23 @@ def test_grow_in_place_does_what_a_layout_pass_does_for_a_scroll_view():
         assert part in update, part
     assert Widget.show_vertical_scrollbar._layout and Widget.show_horizontal_scrollbar._layout
     assert Widget.virtual_size._layout  # what grow_in_place leaves out
+
+
+def test_settled_modal_skips_what_screen_on_resize_does_for_the_screens_behind():
+    """``Screen._on_resize`` lays out the screen and every background screen (``_screen_resized``), which
+    ``SettledModal`` skips by preventing the default when each is laid out at the size (``Widget._size``);
+    Textual calls every class's ``_on_resize`` down the MRO until the default is prevented."""
+    from textual.message_pump import MessagePump
+    from textual.screen import Screen
+    from textual.widget import Widget
+
+    seam = inspect.getsource(textual_seams.SettledModal._on_resize)
+    for part in ("self._size == event.size", "self.app._background_screens", "event.prevent_default()"):
+        assert part in seam, part
+    resize = inspect.getsource(Screen._on_resize)
+    for part in ("self._screen_resized(event.size)", "for screen in self.app._background_screens:",
+                 "screen._screen_resized(event.size)"):
+        assert part in resize, part
+    assert "self._refresh_layout(size)" in inspect.getsource(Screen._screen_resized)
+    assert "self._size = size" in inspect.getsource(Widget._size_updated)
+    assert "if message._no_default_action:" in inspect.getsource(MessagePump._get_dispatch_methods)
