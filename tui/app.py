@@ -234,7 +234,7 @@ class TokenboxApp(App[None]):
                 yield Static(Text("Detail"), id="detail-title", classes="title")
                 yield DetailView(id="detail")
         yield StatusLine(id="status")
-        yield KeysFooter(compact=True)
+        yield KeysFooter(compact=True, possible=self.BINDINGS)
 
     def on_mount(self) -> None:
         self._main_screen = self.screen

@@ -117,3 +117,20 @@ def test_settled_modal_skips_what_screen_on_resize_does_for_the_screens_behind()
     assert "self._refresh_layout(size)" in inspect.getsource(Screen._screen_resized)
     assert "self._size = size" in inspect.getsource(Widget._size_updated)
     assert "if message._no_default_action:" in inspect.getsource(MessagePump._get_dispatch_methods)
+
+
+# sha256 (first 16 hex digits) of ``Footer.compose``'s source in the version checked
+FOOTER_COMPOSE_DIGEST = "8514ae6622cb1844"
+
+
+def test_footer_items_follow_the_footer_compose_of_this_version():
+    """``footer_items`` and ``footer_palette_key`` copy ``Footer.compose`` (its widgets, grouping and
+    palette key); Textual's compose is the one that was read."""
+    from textual.widgets import Footer
+
+    source = inspect.getsource(Footer.compose)
+    assert hashlib.sha256(source.encode()).hexdigest()[:16] == FOOTER_COMPOSE_DIGEST, "Footer.compose changed: read it again"
+    for part in ("groupby(", "len(multi_bindings) > 1", 'classes="-grouped"', "FooterLabel(group.description)",
+                 "self.app.COMMAND_PALETTE_BINDING", 'classes="-command-palette"'):
+        assert part in source, part
+    assert callable(textual_seams.footer_items) and callable(textual_seams.footer_palette_key)
