@@ -64,7 +64,7 @@ class KeysFooter(Footer):
             items = list(footer_items(self, active))
         self._items = items
         self._shown = keys_shown(self.screen)
-        self.styles.grid_size_columns = len(wanted)  # as Textual's compose (unused by the horizontal layout)
+        self.styles.grid_size_columns = _actions(active)  # as Textual's compose (unused by the horizontal layout)
         for _, _, widgets in items:
             yield from widgets
         palette = footer_palette_key(self)
@@ -97,7 +97,8 @@ class KeysFooter(Footer):
         (the same keys in the same order, and the palette's key as it was); whether it was done."""
         if not self._shown or self._shown[-1:] != shown[-1:] or shown[-1][0] != self.app.COMMAND_PALETTE_BINDING:
             return False  # the palette's key (last) must be the same: it is not switched
-        wanted = [item[0] for item in footer_items(self, self._active(), build=False)]
+        active = self._active()
+        wanted = [item[0] for item in footer_items(self, active, build=False)]
         show = []
         found = iter(wanted)
         want = next(found, None)
@@ -112,7 +113,7 @@ class KeysFooter(Footer):
                 widget.display = visible
         self._items = [(what, visible, widgets) for (what, _, widgets), visible in zip(self._items, show, strict=True)]
         self._shown = shown
-        self.styles.grid_size_columns = len(wanted)
+        self.styles.grid_size_columns = _actions(active)
         return True
 
     def _active(self) -> list[FooterEntry]:
@@ -137,3 +138,8 @@ class KeysFooter(Footer):
         merged.extend((binding, True, binding.tooltip, False) for binding in self._possible[next_possible:]
                       if (binding.key, binding.action) not in present)
         return merged
+
+
+def _actions(entries: list[FooterEntry]) -> int:
+    """How many actions the footer shows (Textual's compose sets its grid's columns to it)."""
+    return len({binding.action for binding, *_ in entries if binding.show})
