@@ -85,7 +85,8 @@ ADOPT_AFTER = 2.0  # seconds the worker waits for a handed-over first plan to be
 # seconds from that draw to the load: the BPE table's load holds the GIL ~100 ms at a time, and the
 # terminal's writer thread must first write the frame out (the plan is on screen, not only composed)
 ADOPT_SETTLE = 0.15
-FROZEN_ENV = "TOKENBOX_TUI_FROZEN"  # set to 1: no clock or timings on screen (tests, demos)
+FROZEN_ENV = "TOKENBOX_TUI_FROZEN"
+HELP = "help"  # the name the help screen is installed under  # set to 1: no clock or timings on screen (tests, demos)
 
 
 class TokenboxApp(App[None]):
@@ -148,6 +149,7 @@ class TokenboxApp(App[None]):
         # closed when the app ends (the child never outlives it)
         self._first_plan = first_plan
         self._following = follow  # False: nothing is followed until ``follow_file`` (the board picks a session)
+        self._help_made_for: tuple[Levels, str] | None = None  # the installed help's warning levels and theme
 
     # ------------------------------------------------------------------ the state, read-only
 
@@ -232,7 +234,7 @@ class TokenboxApp(App[None]):
                 yield Static(Text("Detail"), id="detail-title", classes="title")
                 yield DetailView(id="detail")
         yield StatusLine(id="status")
-        yield KeysFooter(compact=True)
+        yield KeysFooter(compact=True, possible=self.BINDINGS)
 
     def on_mount(self) -> None:
         self._main_screen = self.screen
@@ -911,8 +913,20 @@ class TokenboxApp(App[None]):
             self.push_screen(WarningsScreen(self.state.warnings, self.display_name))
 
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.state.warn_levels))
+        """The help, made on the first ``?`` and kept (installed): a later ``?`` shows it again as it was laid
+        out, and closing it removes nothing (a removed screen laid out the screen behind it again). Made again
+        for other warning levels or another theme (a hidden screen's styles do not follow a theme switch)."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        made_for = (self.state.warn_levels, self.theme)
+        if self.is_screen_installed(HELP) and self._help_made_for != made_for:
+            old = self.get_screen(HELP)
+            self.uninstall_screen(HELP)
+            old.remove()
+        if not self.is_screen_installed(HELP):
+            self.install_screen(HelpScreen(made_for[0]), HELP)
+            self._help_made_for = made_for
+        self.push_screen(HELP)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -1,18 +1,30 @@
-"""The key footer: Textual's ``Footer``, rebuilt only when the keys it shows change.
+"""The key footer: Textual's ``Footer``, rebuilt only when the keys it shows change, and keys that come and
+go shown and hidden in place.
 
 Textual's footer recomposes itself (a new ``FooterKey`` widget per key, each styled and laid out
 again) on every bindings refresh: three times while the app starts (focus set, screen resumed,
 first idle), and again whenever the help or the command palette closes, although the keys are
 the same. This one compares what it would show with what it shows and rebuilds at most once per
 frame, only when they differ (the detail's Esc key, the turn keys of a log, a plan's keys).
+
+The keys that apply only to some states (``possible``: the app's, which ``check_action`` hides while they
+do not apply) are composed from the start, hidden, each where Textual would place it: a state that shows
+or hides only those sets their ``display``. The first plan shows eight more keys than the frame before it,
+and composing them then (their widgets made, styled, mounted and laid out) took the interpreter for
+tens of milliseconds just as an agent's next request came (``tmux_start_append``). What is shown is
+Textual's own footer for the keys that apply (``textual_seams.footer_items``): where the keys shown
+cannot be had by hiding composed ones (another key, a key enabled otherwise), the footer is composed again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer
+from tokenbox.tui.textual_seams import FooterEntry, FooterItem, footer_items, footer_palette_key
 
 KeysShown = tuple[tuple[Any, ...], ...]
 
@@ -31,18 +43,33 @@ def keys_shown(screen: Screen) -> KeysShown:
 
 
 class KeysFooter(Footer):
-    """A compact ``Footer`` that skips rebuilds showing the same keys."""
+    """A compact ``Footer`` that skips rebuilds showing the same keys and shows or hides the ``possible``
+    keys (bindings of the app that come and go) without a rebuild."""
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, *, possible: Iterable[BindingType] = (), **options: Any) -> None:
         super().__init__(**options)
-        self._shown: KeysShown | None = None  # the keys of the last compose (None: none yet)
+        self._possible = tuple(b for b in Binding.make_bindings(possible) if b.show)
+        self._shown: KeysShown | None = None  # the keys of the last compose or switch (None: none yet)
+        self._items: list[FooterItem] = []  # every key composed, shown or hidden
         self._rebuild_pending = False
 
     def compose(self):
-        """Textual's footer keys, remembering which they are."""
-        if self._bindings_ready:
-            self._shown = keys_shown(self.screen)
-        yield from super().compose()
+        """Textual's footer keys, with the possible keys that do not apply now hidden among them."""
+        if not self._bindings_ready:
+            return  # as Textual's footer: nothing before the bindings are known
+        active = self._active()
+        wanted = [item[0] for item in footer_items(self, active, build=False)]
+        items = list(footer_items(self, self._with_possible(active)))
+        if [what for what, shown, _ in items if shown] != wanted:  # a group shown in part: Textual's own keys
+            items = list(footer_items(self, active))
+        self._items = items
+        self._shown = keys_shown(self.screen)
+        self.styles.grid_size_columns = _actions(active)  # as Textual's compose (unused by the horizontal layout)
+        for _, _, widgets in items:
+            yield from widgets
+        palette = footer_palette_key(self)
+        if palette is not None:
+            yield palette
 
     def bindings_changed(self, screen: Screen) -> None:
         """A bindings refresh: rebuild after the next frame, once, if the keys differ."""
@@ -56,5 +83,63 @@ class KeysFooter(Footer):
 
     async def _rebuild(self) -> None:
         self._rebuild_pending = False
-        if self.is_attached and keys_shown(self.screen) != self._shown:
-            await self.recompose()
+        if not self.is_attached:
+            return
+        shown = keys_shown(self.screen)
+        if shown == self._shown:
+            return
+        if self._switched(shown):
+            return
+        await self.recompose()
+
+    def _switched(self, shown: KeysShown) -> bool:
+        """Show the composed keys that apply now and hide the others, when that is what Textual would show
+        (the same keys in the same order, and the palette's key as it was); whether it was done."""
+        if not self._shown or self._shown[-1:] != shown[-1:] or shown[-1][0] != self.app.COMMAND_PALETTE_BINDING:
+            return False  # the palette's key (last) must be the same: it is not switched
+        active = self._active()
+        wanted = [item[0] for item in footer_items(self, active, build=False)]
+        show = []
+        found = iter(wanted)
+        want = next(found, None)
+        for what, _, _ in self._items:
+            show.append(what == want)
+            if what == want:
+                want = next(found, None)
+        if want is not None:
+            return False  # a key not composed, or not in Textual's order
+        for (_what, _, widgets), visible in zip(self._items, show, strict=True):
+            for widget in widgets:
+                widget.display = visible
+        self._items = [(what, visible, widgets) for (what, _, widgets), visible in zip(self._items, show, strict=True)]
+        self._shown = shown
+        self.styles.grid_size_columns = _actions(active)
+        return True
+
+    def _active(self) -> list[FooterEntry]:
+        """The screen's active bindings as footer entries (all shown), in Textual's order."""
+        return [(binding, enabled, tooltip, True) for _n, binding, enabled, tooltip in self.screen.active_bindings.values()]
+
+    def _with_possible(self, active: list[FooterEntry]) -> list[FooterEntry]:
+        """``active`` with every possible binding that is not among them, hidden, before the first active one
+        that comes after it in ``possible`` (the app's bindings are active in that order)."""
+        present = {(binding.key, binding.action) for binding, *_ in active}
+        place = {(binding.key, binding.action): index for index, binding in enumerate(self._possible)}
+        merged: list[FooterEntry] = []
+        next_possible = 0
+        for entry in active:
+            index = place.get((entry[0].key, entry[0].action))
+            if index is not None:
+                for binding in self._possible[next_possible:index]:
+                    if (binding.key, binding.action) not in present:
+                        merged.append((binding, True, binding.tooltip, False))
+                next_possible = max(next_possible, index + 1)
+            merged.append(entry)
+        merged.extend((binding, True, binding.tooltip, False) for binding in self._possible[next_possible:]
+                      if (binding.key, binding.action) not in present)
+        return merged
+
+
+def _actions(entries: list[FooterEntry]) -> int:
+    """How many actions the footer shows (Textual's compose sets its grid's columns to it)."""
+    return len({binding.action for binding, *_ in entries if binding.show})

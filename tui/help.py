@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import io
+from functools import lru_cache
 from typing import ClassVar
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
+from rich.segment import Segment
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 from tokenbox.core.commands.thresholds import DEFAULT_WARN_LEVELS
 from tokenbox.tui.keys import KEYS
 from tokenbox.tui.styles import PLAIN, Styles, styles_of
+from tokenbox.tui.textual_seams import SettledModal
 from tokenbox.tui.view import Levels
 
 # the legend: a term and its paragraph (Rich wraps each paragraph at words, under the paragraph's start)
@@ -69,6 +72,37 @@ def help_text(styles: Styles = PLAIN, levels: Levels = DEFAULT_WARN_LEVELS) -> G
     return Group(Text("tokenbox-tui — keys", Style(bold=True)), Text(INTRO), Text(""), keys, Text(""), legend)
 
 
+class RenderedOnce:
+    """``renderable`` (the help's tables) rendered once per width it is drawn at, its segments kept and given
+    again: Textual renders a widget's content to measure its height and again to draw it, and rich lays
+    a table out anew each time (every cell measured and wrapped) — most of what ``?`` cost."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+        self._segments: dict[tuple, list[Segment]] = {}
+        self._measures: dict[int, Measurement] = {}
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # what the help's layout reads of the options (the height too: a renderable may fill it)
+        key = (options.max_width, options.height, options.justify, options.overflow, options.no_wrap)
+        segments = self._segments.get(key)
+        if segments is None:
+            segments = self._segments[key] = list(console.render(self.renderable, options))
+        return segments
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        measured = self._measures.get(options.max_width)
+        if measured is None:
+            measured = self._measures[options.max_width] = Measurement.get(console, options, self.renderable)
+        return measured
+
+
+@lru_cache(maxsize=4)  # a theme's key style and the warning levels: one help per app, a few per theme switch
+def _help_once(key_style: Style, levels: Levels) -> RenderedOnce:
+    """The help in the key style ``key_style``, built once and laid out once per width (``RenderedOnce``)."""
+    return RenderedOnce(help_text(Styles({"help--key": key_style}), levels))
+
+
 def help_plain(width: int = 100, levels: Levels = DEFAULT_WARN_LEVELS) -> str:
     """The help as plain text at ``width`` columns (what a test or a pipe reads)."""
     console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
@@ -76,8 +110,8 @@ def help_plain(width: int = 100, levels: Levels = DEFAULT_WARN_LEVELS) -> str:
     return console.export_text()
 
 
-class HelpScreen(ModalScreen[None]):
-    """Modal help; any of Esc, q or ? closes it."""
+class HelpScreen(SettledModal[None]):
+    """Modal help; any of Esc, q or ? closes it (pushed without laying out the screen behind it again)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark", "close", "Close help"),
@@ -96,16 +130,25 @@ class HelpScreen(ModalScreen[None]):
         self.levels = levels  # the warning levels the legend names
 
     def compose(self) -> ComposeResult:
+        # the screen's styles are in place when it composes: the text is made once, in the theme's key style
+        # (an unstyled text made here and replaced on mount was built and laid out twice)
         with VerticalScroll():
-            yield Static(help_text(levels=self.levels), id="help-text")
+            yield Static(self._help(), id="help-text")
 
     def on_mount(self) -> None:
-        self.restyle()
+        self.restyle()  # in case the key style was not in place at compose
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.restyle())
 
+    def _help(self) -> RenderedOnce:
+        return _help_once(styles_of(self, self.COMPONENT_CLASSES)[0]["help--key"], self.levels)
+
     def restyle(self) -> None:
-        """The text again with the current theme's key style (a theme can be picked while help is open)."""
-        self.query_one("#help-text", Static).update(help_text(styles_of(self, self.COMPONENT_CLASSES)[0], self.levels))
+        """The text again with the current theme's key style (a theme can be picked while help is open);
+        nothing is done when the style has not changed."""
+        text = self.query_one("#help-text", Static)
+        help_now = self._help()
+        if text.content is not help_now:
+            text.update(help_now)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -19,20 +19,35 @@ moves past the version these were checked against, and checks each part is still
   repainted the table whole, and its scrollbar in a frame of its own. A vertical scrollbar that draws as it
   did (a table of hundreds of rows grows by a few: its thumb is one cell at the same place) takes the new
   height without a repaint: its ``render_bar`` (``ScrollBarRender``, the segments it draws) is compared.
+* ``SettledModal``: a ``ModalScreen`` whose first ``Resize`` at the size it and the screens behind it are
+  laid out at already lays nothing out again. Textual sends a pushed screen a ``Resize`` once it is shown,
+  and ``Screen._on_resize`` then laid the screen out a second time and every screen behind it
+  (``App._background_screens``, compared by ``Widget._size``: the whole main screen behind the help)
+  at the size it had; each layout of the modal also draws the screen behind it again, tinted.
+* ``footer_items``: ``Footer.compose`` (its widgets from ``textual.widgets._footer``, its grouping by
+  action and by consecutive group), over bindings given with whether each is shown, so that keys which
+  come and go are composed once, hidden, and shown by ``display`` (``tui/footer.py``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from itertools import groupby
 from math import ceil
 
 from textual.app import App
+from textual.binding import Binding
 from textual.driver import Driver
+from textual.events import Resize
 from textual.geometry import Size
 from textual.message import Message
+from textual.screen import ModalScreen, ScreenResultType
 from textual.scrollbar import ScrollBar
 from textual.widget import Widget
+from textual.widgets import Footer
 
 TEXTUAL_CHECKED = "8.2.8"  # the Textual version every seam below was read against
 
@@ -129,3 +144,76 @@ def _bar_drawn(bar: ScrollBar, virtual_height: int) -> list | None:
     return list(bar.renderer.render_bar(size=height, virtual_size=ceil(virtual_height),
                                         window_size=ceil(window if window < virtual_height else 0),
                                         position=bar.position, thickness=bar.thickness, vertical=True).segments)
+
+
+class SettledModal(ModalScreen[ScreenResultType]):
+    """A modal screen that takes a ``Resize`` to the size everything is laid out at already as done."""
+
+    def _on_resize(self, event: Resize) -> None:
+        # Textual calls every class's ``_on_resize`` down the MRO: preventing the default skips ``Screen``'s
+        if self._size == event.size and all(screen._size == event.size for screen in self.app._background_screens):
+            event.prevent_default()
+
+
+FooterEntry = tuple[Binding, bool, str, bool]  # a binding, enabled, its tooltip (``ActiveBinding``'s), shown
+FooterItem = tuple[tuple, bool, tuple[Widget, ...]]  # what an item shows (``tui/footer.py`` compares it), shown, widgets
+
+
+def footer_items(footer: Footer, entries: Sequence[FooterEntry], build: bool = True) -> Iterator[FooterItem]:
+    """``Footer.compose``'s key widgets (Textual 8.2.8) for ``entries`` (``footer.screen.active_bindings``'s
+    values, in its order, with keys not shown among them), each item as what it shows and its widgets, hidden
+    (``display`` False) where its entry is not shown. Items are a group's keys and label (a group of more than
+    one action), or one key; with ``build`` False, what each shows only (no widgets). The command palette's
+    key is not among them (``footer_palette_key``)."""
+    from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
+
+    app = footer.app
+    by_action: defaultdict[str, list[FooterEntry]] = defaultdict(list)
+    for entry in entries:
+        if entry[0].show:
+            by_action[entry[0].action].append(entry)
+    for group, grouped in groupby(by_action.values(), lambda same: same[0][0].group):
+        actions = list(grouped)
+        if group is not None and len(actions) > 1:
+            keys = [(b.key, app.get_key_display(b), b.action, not enabled, tooltip or b.description, shown)
+                    for b, enabled, tooltip, shown in (same[0] for same in actions)]
+            shown = any(key[-1] for key in keys)
+            what = ("group", group.description, group.compact, tuple(key[:-1] for key in keys))
+            if not build:
+                yield what, shown, ()
+                continue
+            # the keys as children (what Textual's ``with KeyGroup(): yield FooterKey(...)`` adds them as)
+            box = KeyGroup(*(FooterKey(key, display, "", action, disabled=disabled, tooltip=tooltip,
+                                       classes="-grouped").data_bind(compact=Footer.compact)
+                             for key, display, action, disabled, tooltip, _ in keys),
+                           classes="-compact" if group.compact else "")
+            box.display = shown
+            label = FooterLabel(group.description)
+            label.display = shown
+            yield what, shown, (box, label)
+        else:
+            for binding, enabled, tooltip, shown in (same[0] for same in actions):
+                display = app.get_key_display(binding)
+                what = ("key", binding.key, display, binding.description, binding.action, not enabled, tooltip)
+                if not build:
+                    yield what, shown, ()
+                    continue
+                widget = FooterKey(binding.key, display, binding.description, binding.action, disabled=not enabled,
+                                   tooltip=tooltip).data_bind(compact=Footer.compact)
+                widget.display = shown
+                yield what, shown, (widget,)
+
+
+def footer_palette_key(footer: Footer) -> Widget | None:
+    """The command palette's key, as ``Footer.compose`` adds it last (docked right); ``None`` without it."""
+    from textual.widgets._footer import FooterKey
+
+    app = footer.app
+    if not (footer.show_command_palette and app.ENABLE_COMMAND_PALETTE):
+        return None
+    found = footer.screen.active_bindings.get(app.COMMAND_PALETTE_BINDING)
+    if found is None:
+        return None
+    _node, binding, enabled, _tooltip = found
+    return FooterKey(binding.key, app.get_key_display(binding), binding.description, binding.action,
+                     classes="-command-palette", disabled=not enabled, tooltip=binding.tooltip or binding.description)

@@ -10,7 +10,10 @@ time from a write to the screen. A file being written is watched with a short st
 an agent's next line is on screen a few milliseconds after it lands), a quiet one with a longer step
 (``STEP_MS``): each step wakes the watch thread, and a short one costs idle CPU (measured: ≈0.2 % of a
 core at 30 ms, ≈1.2 % at 2 ms). The first write after a quiet spell is seen at the quiet step, and the
-watch then starts again at the short one until the file has been quiet for ``ACTIVE_SECONDS``.
+watch then starts again at the short one until the file has been quiet for ``ACTIVE_SECONDS``. A file
+last written less than ``ACTIVE_SECONDS`` before the watch starts (its mtime: an agent at work when the
+app is opened on its session) is being written from the start: seen at the quiet step, the first write
+took 30–60 ms more to reach the screen than any later one.
 """
 
 from __future__ import annotations
@@ -35,6 +38,14 @@ def step_ms(quiet_seconds: float, *, idle: int = STEP_MS, active: int = ACTIVE_S
     """The watch step for a file whose last change was ``quiet_seconds`` ago (see the module docstring)."""
     return active if quiet_seconds < ACTIVE_SECONDS else idle
 
+
+def _written_at(found: Stamp, clock: Callable[[], float] = time.monotonic) -> float:
+    """When the file of stamp ``found`` was last written, on ``clock``'s scale (its mtime's age taken from
+    it; a future mtime is now); ``-inf`` for a missing file (quiet: the long step)."""
+    if found is None:
+        return float("-inf")
+    age = max(0.0, time.time() - found[3] / 1e9)
+    return clock() - age
 
 
 def _dir_identity(directory: str) -> tuple[int, int] | None:
@@ -76,7 +87,7 @@ def follow(
     path = os.path.abspath(path)
     directory, name = os.path.split(path)
     last = stamp(path)
-    changed_at = float("-inf")  # not written to yet: the quiet step first
+    changed_at = _written_at(last, clock)  # written a moment ago: the short step from the start
 
     def check(force: bool) -> None:
         nonlocal last, changed_at

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import threading
 
+from rich.table import Table
 from tokenbox.core import Engine, TokenizerError
 from tokenbox.core.tokens.tokenizers import TokenizerEntry, TokenizerRegistry
 from tokenbox.tui.detail import DetailView
@@ -319,6 +320,50 @@ async def test_help_wraps_each_paragraph_under_itself_at_80_columns(tmp_path):
         await pilot.press("q")  # ...then quits
         await wait_for(pilot, lambda: app.return_code is not None, what="quit")
     assert app.return_code == 0
+
+
+async def test_the_help_lays_out_neither_the_screen_behind_it_nor_its_tables_again(tmp_path, monkeypatch):
+    """``?`` pushes the help at the size everything is laid out at already: the main screen is not laid out
+    again, neither as the help opens (Textual did for the pushed screen's first ``Resize``) nor as it
+    closes (the help is kept, not removed: a removal laid out the screen under it), and the help's tables
+    are laid out once for every push at one width (rich laid them out anew each time Textual measured or
+    drew them).
+    A real resize still lays out the screen behind, and the help closes onto it. Layouts are counted by
+    the screen's public ``screen_layout_refresh_signal``, the tables' layouts by rich's ``__rich_console__``."""
+    keys_row = KEYS[0].help
+    laid_out_tables: list[Table] = []
+    render_table = Table.__rich_console__
+
+    def counted(table: Table, console, options):
+        if any(keys_row in str(cell) for column in table.columns for cell in column.cells):
+            laid_out_tables.append(table)  # the help's keys table
+        return render_table(table, console, options)
+
+    monkeypatch.setattr(Table, "__rich_console__", counted)
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_plan(pilot)
+        main = app.screen
+        layouts: list[object] = []
+        main.screen_layout_refresh_signal.subscribe(main, layouts.append)
+        for _ in range(2):
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen)
+            assert keys_row in " ".join(screen_lines(app))
+            await pilot.press("escape")
+            await pilot.pause()
+        assert layouts == []
+        first_push = len(laid_out_tables)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert len(laid_out_tables) == first_push  # the same width: nothing laid out again
+        await pilot.resize_terminal(90, 28)
+        await pilot.pause()
+        assert layouts and keys_row[:20] in " ".join(screen_lines(app))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen) and app.screen.size == (90, 28)
 
 
 class SlowPlanner(Planner):

@@ -97,3 +97,40 @@ def test_grow_in_place_does_what_a_layout_pass_does_for_a_scroll_view():
         assert part in update, part
     assert Widget.show_vertical_scrollbar._layout and Widget.show_horizontal_scrollbar._layout
     assert Widget.virtual_size._layout  # what grow_in_place leaves out
+
+
+def test_settled_modal_skips_what_screen_on_resize_does_for_the_screens_behind():
+    """``Screen._on_resize`` lays out the screen and every background screen (``_screen_resized``), which
+    ``SettledModal`` skips by preventing the default when each is laid out at the size (``Widget._size``);
+    Textual calls every class's ``_on_resize`` down the MRO until the default is prevented."""
+    from textual.message_pump import MessagePump
+    from textual.screen import Screen
+    from textual.widget import Widget
+
+    seam = inspect.getsource(textual_seams.SettledModal._on_resize)
+    for part in ("self._size == event.size", "self.app._background_screens", "event.prevent_default()"):
+        assert part in seam, part
+    resize = inspect.getsource(Screen._on_resize)
+    for part in ("self._screen_resized(event.size)", "for screen in self.app._background_screens:",
+                 "screen._screen_resized(event.size)"):
+        assert part in resize, part
+    assert "self._refresh_layout(size)" in inspect.getsource(Screen._screen_resized)
+    assert "self._size = size" in inspect.getsource(Widget._size_updated)
+    assert "if message._no_default_action:" in inspect.getsource(MessagePump._get_dispatch_methods)
+
+
+# sha256 (first 16 hex digits) of ``Footer.compose``'s source in the version checked
+FOOTER_COMPOSE_DIGEST = "8514ae6622cb1844"
+
+
+def test_footer_items_follow_the_footer_compose_of_this_version():
+    """``footer_items`` and ``footer_palette_key`` copy ``Footer.compose`` (its widgets, grouping and
+    palette key); Textual's compose is the one that was read."""
+    from textual.widgets import Footer
+
+    source = inspect.getsource(Footer.compose)
+    assert hashlib.sha256(source.encode()).hexdigest()[:16] == FOOTER_COMPOSE_DIGEST, "Footer.compose changed: read it again"
+    for part in ("groupby(", "len(multi_bindings) > 1", 'classes="-grouped"', "FooterLabel(group.description)",
+                 "self.app.COMMAND_PALETTE_BINDING", 'classes="-command-palette"'):
+        assert part in source, part
+    assert callable(textual_seams.footer_items) and callable(textual_seams.footer_palette_key)

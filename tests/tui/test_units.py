@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import unicodedata
@@ -236,6 +237,8 @@ def test_a_file_being_written_is_watched_at_the_short_step_and_a_quiet_one_at_th
     what it yields; the clock is the test's."""
     path = tmp_path / "s.jsonl"
     path.write_text("one\n")
+    quiet_since = time.time() - 2 * watcher.ACTIVE_SECONDS  # last written long before the watch starts
+    os.utime(path, (quiet_since, quiet_since))
     now = [1000.0]
     steps: list[int] = []
     seen: list[str] = []
@@ -272,6 +275,32 @@ def test_a_file_being_written_is_watched_at_the_short_step_and_a_quiet_one_at_th
     assert steps == [watcher.STEP_MS, watcher.ACTIVE_STEP_MS, watcher.STEP_MS]
     assert watcher.ACTIVE_STEP_MS < watcher.STEP_MS
     assert seen == ["modified", "modified"]
+
+
+def test_a_file_written_a_moment_before_the_watch_starts_is_watched_at_the_short_step(tmp_path, monkeypatch):
+    """An agent at work when the app opens its session: the file's mtime is recent, so the first append is
+    seen at the short step like every later one (at the long step it reached the screen 30-60 ms later).
+    A file quiet for longer than ``ACTIVE_SECONDS``, or missing, starts at the long step. watchfiles is
+    replaced by a stand-in that records the step it is started with and stops the follower."""
+    now = time.time()
+    ages = {"live.jsonl": 0.0, "paused.jsonl": watcher.ACTIVE_SECONDS / 3, "quiet.jsonl": 2 * watcher.ACTIVE_SECONDS,
+            "later.jsonl": -60.0}  # a clock set back after the write: written now
+    for name, age in ages.items():
+        (tmp_path / name).write_text("one\n")
+        os.utime(tmp_path / name, (now - age, now - age))
+    steps: dict[str, int] = {}
+
+    def first_step(*paths, step, stop_event, **options):
+        steps[name] = step
+        stop_event.set()
+        yield set()
+
+    monkeypatch.setattr(watcher, "watch", first_step)
+    for name in [*ages, "missing.jsonl"]:
+        watcher.follow(str(tmp_path / name), threading.Event(), lambda what: None)
+    short, long = watcher.ACTIVE_STEP_MS, watcher.STEP_MS
+    assert steps == {"live.jsonl": short, "paused.jsonl": short, "quiet.jsonl": long, "later.jsonl": short,
+                     "missing.jsonl": long}
 
 
 def test_a_layout_that_fits_has_no_over_cell(tmp_path):
