@@ -10,7 +10,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from tokenbox.core.analysis.threads import ThreadSummary
@@ -18,6 +17,7 @@ from tokenbox.tui.agentview import COMPACTION_WORD, MIN_THREAD, thread_word, usd
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import GAP
+from tokenbox.tui.textual_seams import SettledModal
 from tokenbox.tui.view import fmt
 
 COLUMNS = {"requests": 10, "context now": 13, "peak": 11, "cost": 10}  # titles and widths of the number columns
@@ -72,7 +72,7 @@ def session_line(facts: AgentFacts) -> Text:
     return t
 
 
-class ThreadsScreen(ModalScreen[str | None]):
+class ThreadsScreen(SettledModal[str | None]):
     """The threads of the session; Enter shows the one highlighted, Esc (or ``a``) closes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,a,q", "close", "Close")]

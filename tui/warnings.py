@@ -9,9 +9,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 from tokenbox.tui.safe import FIELD_LIMIT, plain
+from tokenbox.tui.textual_seams import SettledModal
 
 
 def warnings_text(warnings: Sequence[str], name: str) -> Text:
@@ -29,7 +29,7 @@ def warnings_text(warnings: Sequence[str], name: str) -> Text:
     return t
 
 
-class WarningsScreen(ModalScreen[None]):
+class WarningsScreen(SettledModal[None]):
     """Every warning, scrolled when long; Esc, ``w`` or ``q`` closes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,w,q", "close", "Close")]

@@ -301,3 +301,31 @@ async def test_the_threads_panel_fits_an_80_column_terminal():
         assert " 1 req " in compaction
         lines = screen_lines(app)
         assert sum(bool(re.search(r"\d req +[\d–]", line)) for line in lines) == 2  # one screen row per thread
+
+
+@pytest.mark.parametrize(("fixture", "key", "screen"), [
+    ("claude-code_fixture_compact-after-rewind.jsonl", "w", WarningsScreen),
+    ("corpus/spotter-4d5611e5.jsonl", "a", ThreadsScreen),
+])
+async def test_the_warnings_and_threads_panels_open_without_laying_out_the_screen_behind(fixture, key, screen):
+    """Keys ``w`` and ``a`` open their panel over the screen as it is: the screen behind is not laid out again
+    (Textual did, for the pushed screen's first ``Resize`` at the size everything already had: the whole
+    inspector laid out and drawn again before the panel showed). Counted by the screen's public
+    ``screen_layout_refresh_signal``; a real resize while the panel is open still lays the screen out."""
+    app = make_app(REAL / fixture, watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_plan(pilot)
+        await wait_idle(pilot)
+        main = app.screen
+        layouts: list[object] = []
+        main.screen_layout_refresh_signal.subscribe(main, layouts.append)
+        await pilot.press(key)
+        await wait_for(pilot, lambda: isinstance(app.screen, screen), what="the panel")
+        await pilot.pause()
+        assert layouts == []
+        await pilot.resize_terminal(90, 28)
+        await pilot.pause()
+        assert layouts  # the seam holds back a Resize to the same size only
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is main and main.size == (90, 28)
