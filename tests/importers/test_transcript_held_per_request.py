@@ -15,15 +15,16 @@ from itertools import pairwise
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tokenbox.core.sources.readers.claude_code import TranscriptFollower, TranscriptReader
+from tokenbox.core.sources.readers.claude_code import TranscriptFollower, TranscriptReader, read_transcript
 
 from benchmarks.transcripts import write_chain
 
 APPENDS = 6  # main-thread requests appended while followed
 
 
-def _followed_messages(tmp_path):
-    """The messages of the newest main-thread request's context, the chain followed as it was appended to."""
+def _followed_messages(tmp_path, *, cold: list | None = None):
+    """The messages of the newest main-thread request's context, the chain followed as it was appended to
+    (and into ``cold``, the same read whole once appended to)."""
     path = tmp_path / "chain.jsonl"
     texts = write_chain(path, 80_000, seed=15, appended=APPENDS)
     follower = TranscriptFollower(str(path), None)
@@ -34,7 +35,48 @@ def _followed_messages(tmp_path):
         reader = follower.read()
     context = reader.threads["main"].requests[-1].context
     assert context is not None
+    if cold is not None:
+        whole = read_transcript(str(path), path.read_text(encoding="utf-8")).threads["main"].requests[-1].context
+        assert whole is not None
+        cold.extend(whole.messages())
     return context.messages()
+
+
+def _bytes_beside_values(meta: object, seen: set[int]) -> int:
+    """The bytes of ``meta`` and of the containers it keeps its keys and values in (each counted once in
+    ``seen``: what several metas share is paid once), not of the keys and values themselves."""
+    if id(meta) in seen:
+        return 0
+    seen.add(id(meta))
+    total = sys.getsizeof(meta)
+    for name in getattr(type(meta), "__slots__", ()):
+        part = getattr(meta, name)
+        if isinstance(part, (tuple, dict)) and id(part) not in seen:
+            seen.add(id(part))
+            total += sys.getsizeof(part)
+    return total
+
+
+def test_a_followed_blocks_meta_holds_little_beside_its_values(tmp_path) -> None:
+    blocks = [block for message in _followed_messages(tmp_path) for block in message.blocks]
+    assert len(blocks) >= 30
+    seen: set[int] = set()
+    held = sum(_bytes_beside_values(block.meta, seen) for block in blocks) / len(blocks)
+    # a dict each before (184 bytes for up to five keys on CPython 3.11, 272 for six): 189 bytes a block on this
+    # chain; now its values' tuple and a small object (120-136 bytes), the keys' places shared: 148 with them
+    assert held < 165, held
+
+
+def test_a_followed_blocks_meta_reads_as_a_cold_reads(tmp_path) -> None:
+    cold: list = []
+    followed = _followed_messages(tmp_path, cold=cold)
+    assert [m.role for m in followed] == [m.role for m in cold]
+    for message, whole in zip(followed, cold, strict=True):
+        assert len(message.blocks) == len(whole.blocks)
+        for block, other in zip(message.blocks, whole.blocks, strict=True):
+            assert block.meta == other.meta and other.meta == block.meta
+            assert list(block.meta.items()) == list(other.meta.items())  # keys in their order
+            assert block.meta.get("no such key", 3) == 3 and ("estimate" in block.meta) == ("estimate" in other.meta)
 
 
 def test_a_followed_contexts_messages_share_their_empty_meta(tmp_path) -> None:

@@ -75,6 +75,7 @@ from tokenbox.core.sources.readers.common import (
     one_hour_writes,
     pick_model,
     reply_sections,
+    section_meta,
 )
 from tokenbox.core.sources.turns import LazyTurns
 from tokenbox.core.tokens.charclass import BaseEstimates
@@ -223,11 +224,12 @@ def without_lone_surrogates(value: Any) -> Any:
 
 
 def _extend(state: State | None, role: str, blocks: list[Block], line: int, bases: BaseEstimates, *,
-            fresh: bool = False, keeps: bool | None = None) -> State | None:
+            fresh: bool = False, keeps: bool | None = None, compact: bool = False) -> State | None:
     """``state`` with ``blocks`` of ``role`` added (merged into the last message when the role repeats);
     ``bases`` is the reader's: the turns' calibration estimates the same texts again. ``fresh``: ``blocks``
     is a list of the caller's own, kept as it is (a node's list grows as lines come: the state keeps a copy).
-    ``keeps``: a reply's model keeps earlier thinking (``None``: as the context before)."""
+    ``keeps``: a reply's model keeps earlier thinking (``None``: as the context before). ``compact``: each
+    block's meta, complete once its estimate is in it, is kept as a ``SectionMeta`` (a followed reader's)."""
     if not blocks:
         return state
     visible = think = 0.0
@@ -241,6 +243,11 @@ def _extend(state: State | None, role: str, blocks: list[Block], line: int, base
             if loaded:  # definitions the API adds, in base units (the thread's fitted scale makes them tokens)
                 size += len(loaded) * TYPICAL_TOOL_DEFINITION / PRIOR_SCALE
             block.meta["estimate"] = size
+            if compact:
+                # the line that made the block has written all its meta (line, call, result's call, held input):
+                # its estimate was the last key; a followed session keeps every block, a small dict of the same
+                # few keys each (184 bytes), now its values' tuple and the keys' places shared
+                block.meta = section_meta(block.meta)
         if block.role == THINKING:
             think += size
         else:
@@ -379,6 +386,9 @@ class TranscriptReader:
                  drop_history: bool = False) -> None:
         self.path = path
         self.drop_history = drop_history
+        # a reader that drops its history (a follower's; a one-shot plan's too, whose peak holds every block it
+        # read) keeps its blocks' metas compact once complete (``_extend``)
+        self._compact_metas = drop_history
         self.history_needed = False  # a line needed what was dropped: this reader must be replaced
         self.epochs_read = 0  # dropped epochs read again from the file (``held_request``)
         self._dropped_before = 0  # the main thread's nodes below this index belong to a dropped epoch,
@@ -916,10 +926,10 @@ class TranscriptReader:
             blocks = sorted(node.blocks, key=lambda b: order.get(b.meta.get("tool_use_id"), len(order)))
             if all(map(operator.is_, blocks, node.blocks)):
                 blocks = node.blocks  # results already in call order (the usual case): the node's list, not a copy
-            return _extend(state, "user", blocks, node.lines[0], self.bases, fresh=True)
+            return _extend(state, "user", blocks, node.lines[0], self.bases, fresh=True, compact=self._compact_metas)
         # (a node's list is never changed in place, only replaced when it grows: its context keeps it as it is)
         return _extend(state, node.role, node.blocks, node.lines[0], self.bases, fresh=True,
-                       keeps=node.keeps if node.kind == "request" else None)
+                       keeps=node.keeps if node.kind == "request" else None, compact=self._compact_metas)
 
     def request_output(self, request: Request) -> list[Block]:
         """The blocks of a request's reply (what becomes context on the next request)."""
