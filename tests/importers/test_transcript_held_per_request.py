@@ -22,9 +22,12 @@ from benchmarks.transcripts import write_chain
 APPENDS = 6  # main-thread requests appended while followed
 
 
-def _followed_messages(tmp_path, *, cold: list | None = None):
-    """The messages of the newest main-thread request's context, the chain followed as it was appended to
-    (and into ``cold``, the same read whole once appended to)."""
+def _followed_reader(tmp_path):
+    """The reader of a follower of the chain, as it was appended to."""
+    return _followed(tmp_path)[1]
+
+
+def _followed(tmp_path):
     path = tmp_path / "chain.jsonl"
     texts = write_chain(path, 80_000, seed=15, appended=APPENDS)
     follower = TranscriptFollower(str(path), None)
@@ -33,6 +36,13 @@ def _followed_messages(tmp_path, *, cold: list | None = None):
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(text)
         reader = follower.read()
+    return path, reader
+
+
+def _followed_messages(tmp_path, *, cold: list | None = None):
+    """The messages of the newest main-thread request's context, the chain followed as it was appended to
+    (and into ``cold``, the same read whole once appended to)."""
+    path, reader = _followed(tmp_path)
     context = reader.threads["main"].requests[-1].context
     assert context is not None
     if cold is not None:
@@ -86,6 +96,24 @@ def test_a_followed_contexts_messages_share_their_empty_meta(tmp_path) -> None:
     held = {id(message.meta): sys.getsizeof(message.meta) for message in messages}
     # an empty dict each before (64 bytes a message on CPython 3.11): now one read-only mapping for all
     assert sum(held.values()) / len(messages) < 8, held
+
+
+def test_a_followed_readers_nodes_hold_little_beside_their_blocks(tmp_path) -> None:
+    reader = _followed_reader(tmp_path)
+    nodes = reader.nodes
+    assert len(nodes) >= 40
+    seen: set[int] = {id(())}  # (the empty tuple: one for every node without calls)
+    held = 0
+    for node in nodes:
+        held += sys.getsizeof(node)
+        for name in type(node).__slots__:
+            part = getattr(node, name)
+            if isinstance(part, tuple) and id(part) not in seen:  # its lines', its calls' tuples
+                seen.add(id(part))
+                held += sys.getsizeof(part)
+    # a node's lines were a tuple of its own (a request's shared it): 215 bytes a node on this chain before;
+    # now its first line's number, a request's lines on the request: 165
+    assert held / len(nodes) < 190, held / len(nodes)
 
 
 def test_a_tool_results_id_is_its_calls_string(tmp_path) -> None:
