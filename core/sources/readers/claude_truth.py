@@ -91,17 +91,22 @@ class ScaleFits:
     """The scale fitted for each request of a thread, extended as requests arrive.
 
     ``update(observations)`` recomputes only from the last request it had seen (whose usage may still
-    have changed while its lines were written), so a followed thread costs O(1) per new request.
+    have changed while its lines were written), so a followed thread costs O(1) per new request. It reads
+    as the sequence of each request's fit: its scale and the numbers of the requests it was fitted on.
     """
 
     def __init__(self) -> None:
         self.observations: list[Observation] = []
-        self.fits: list[tuple[float, tuple[int, ...]]] = []
+        # each request's scale, and the pairs before it (its fit's are the WINDOW before): 16 bytes a request in
+        # two arrays, not a tuple of its scale and of the numbers of its fit's requests (≈220 bytes a request of
+        # a session followed; those numbers are put together from the pairs when a fit is read: ``__getitem__``)
+        self._scales = array("d")
+        self._ends = array("q")
         # (request number, ΔR, ΔV, the number of the request before): both numbers made once, so that the
         # fits of the WINDOW requests that use a pair share them (a fit's ``used`` holds up to 2 × WINDOW)
         self._pairs: list[tuple[int, float, float, int]] = []
 
-    def update(self, observations: Sequence[Observation]) -> list[tuple[float, tuple[int, ...]]]:
+    def update(self, observations: Sequence[Observation]) -> ScaleFits:
         # Requests only change at the end (the newest one while its lines are written): walk back
         # from there to the last observation that is still the same.
         start = min(len(self.observations), len(observations))
@@ -110,7 +115,8 @@ class ScaleFits:
         start = max(0, start - 1)  # the last one seen is refitted anyway
         if start < len(self.observations):
             del self.observations[start:]
-            del self.fits[start:]
+            del self._scales[start:]
+            del self._ends[start:]
             while self._pairs and self._pairs[-1][0] > start:
                 self._pairs.pop()
         for i in range(start, len(observations)):
@@ -121,16 +127,26 @@ class ScaleFits:
                         and obs.model == prev.model and obs.visible > prev.visible and obs.recorded > prev.recorded
                         and PAIR_RATIO[0] <= (obs.recorded - prev.recorded) / (obs.visible - prev.visible) <= PAIR_RATIO[1]):
                     self._pairs.append((i + 1, obs.recorded - prev.recorded, obs.visible - prev.visible, i))
+            end = len(self._pairs)
             recent = self._pairs[-WINDOW:]
             d_r = sum(p[1] for p in recent) + PRIOR_SCALE * PRIOR_WEIGHT
             d_v = sum(p[2] for p in recent) + PRIOR_WEIGHT
             # the growth fit, shrunk toward the prior while few requests back it (one pair of small
             # requests says little); the prior weighs as much as PRIOR_WEIGHT base tokens of growth
             scale = round(min(max(d_r / d_v, SCALE_BOUNDS[0]), SCALE_BOUNDS[1]), 4)  # as the plan JSON writes it
-            used = tuple(sorted({n for p in recent for n in (p[3], p[0])}))
             self.observations.append(obs)
-            self.fits.append((scale, used))
-        return self.fits
+            self._scales.append(scale)
+            self._ends.append(end)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._scales)
+
+    def __getitem__(self, index: int) -> tuple[float, tuple[int, ...]]:
+        """Request ``index``'s fit: its scale, and the numbers of the requests of its pairs, in order."""
+        end = self._ends[index]
+        recent = self._pairs[max(0, end - WINDOW):end]
+        return self._scales[index], tuple(sorted({n for p in recent for n in (p[3], p[0])}))
 
 
 def _parts(sections: Sequence[Section], bases: BaseEstimates) -> tuple[int, list[float]]:
