@@ -161,6 +161,7 @@ class Planner:
         self._turns: Sequence[Session] | None = None
         self._warnings: tuple[str, ...] = ()  # lines of the last load that were skipped, and why
         self._points: dict[tuple, TurnPoint] = {}  # timeline points by (turn identity, settings)
+        self._point_settings: tuple = ()  # the settings of the points' keys made last (``_timeline``)
         self._threads: dict[str, Sequence[Session]] = {}  # every thread of a transcript, as last loaded
         self._totals = SessionTotals()  # the threads' requests and costs, summed as the file grows
         # the engine is used by one thread at a time: a follow-up run can start while the worker
@@ -399,6 +400,12 @@ class Planner:
     ) -> tuple[tuple[TurnPoint, ...], bool]:
         """The timeline points; turns not cached yet get their recorded usage only unless ``estimate``."""
         settings = tuple(sorted(options.items()))
+        if settings == self._point_settings:
+            # the tuple every point cached with these settings has in its key: not an equal one per append
+            # (≈360 bytes each, kept by the cache's keys)
+            settings = self._point_settings
+        else:
+            self._point_settings = settings
         self._settle_newest(turns)
         points = []
         complete = True

@@ -91,17 +91,26 @@ class ScaleFits:
     """The scale fitted for each request of a thread, extended as requests arrive.
 
     ``update(observations)`` recomputes only from the last request it had seen (whose usage may still
-    have changed while its lines were written), so a followed thread costs O(1) per new request.
+    have changed while its lines were written), so a followed thread costs O(1) per new request. It reads
+    as the sequence of each request's fit: its scale and the numbers of the requests it was fitted on.
     """
 
     def __init__(self) -> None:
         self.observations: list[Observation] = []
-        self.fits: list[tuple[float, tuple[int, ...]]] = []
-        # (request number, ΔR, ΔV, the number of the request before): both numbers made once, so that the
-        # fits of the WINDOW requests that use a pair share them (a fit's ``used`` holds up to 2 × WINDOW)
-        self._pairs: list[tuple[int, float, float, int]] = []
+        # each request's scale, and the pairs before it (its fit's are the WINDOW before): 16 bytes a request in
+        # two arrays, not a tuple of its scale and of the numbers of its fit's requests (≈220 bytes a request of
+        # a session followed; those numbers are put together from the pairs when a fit is read: ``__getitem__``)
+        self._scales = array("d")
+        self._ends = array("q")
+        # the pairs fits are made on, oldest first: each pair's request number (the request before it is the
+        # number less one), and what it grew by as recorded (ΔR) and in its visible parts (ΔV): three arrays, 24
+        # bytes a pair, not a tuple of four (≈190 bytes with its numbers). A ΔR is a whole number, as a double
+        # exactly, and the sums add them in the same order: the same figures
+        self._numbers = array("q")
+        self._grown_r = array("d")
+        self._grown_v = array("d")
 
-    def update(self, observations: Sequence[Observation]) -> list[tuple[float, tuple[int, ...]]]:
+    def update(self, observations: Sequence[Observation]) -> ScaleFits:
         # Requests only change at the end (the newest one while its lines are written): walk back
         # from there to the last observation that is still the same.
         start = min(len(self.observations), len(observations))
@@ -110,9 +119,12 @@ class ScaleFits:
         start = max(0, start - 1)  # the last one seen is refitted anyway
         if start < len(self.observations):
             del self.observations[start:]
-            del self.fits[start:]
-            while self._pairs and self._pairs[-1][0] > start:
-                self._pairs.pop()
+            del self._scales[start:]
+            del self._ends[start:]
+            while self._numbers and self._numbers[-1] > start:
+                self._numbers.pop()
+                self._grown_r.pop()
+                self._grown_v.pop()
         for i in range(start, len(observations)):
             obs = observations[i]
             if i > 0:
@@ -120,17 +132,29 @@ class ScaleFits:
                 if (obs.recorded is not None and prev.recorded is not None and obs.epoch == prev.epoch
                         and obs.model == prev.model and obs.visible > prev.visible and obs.recorded > prev.recorded
                         and PAIR_RATIO[0] <= (obs.recorded - prev.recorded) / (obs.visible - prev.visible) <= PAIR_RATIO[1]):
-                    self._pairs.append((i + 1, obs.recorded - prev.recorded, obs.visible - prev.visible, i))
-            recent = self._pairs[-WINDOW:]
-            d_r = sum(p[1] for p in recent) + PRIOR_SCALE * PRIOR_WEIGHT
-            d_v = sum(p[2] for p in recent) + PRIOR_WEIGHT
+                    self._numbers.append(i + 1)
+                    self._grown_r.append(obs.recorded - prev.recorded)
+                    self._grown_v.append(obs.visible - prev.visible)
+            end = len(self._numbers)
+            first = max(0, end - WINDOW)
+            d_r = sum(self._grown_r[first:end]) + PRIOR_SCALE * PRIOR_WEIGHT
+            d_v = sum(self._grown_v[first:end]) + PRIOR_WEIGHT
             # the growth fit, shrunk toward the prior while few requests back it (one pair of small
             # requests says little); the prior weighs as much as PRIOR_WEIGHT base tokens of growth
             scale = round(min(max(d_r / d_v, SCALE_BOUNDS[0]), SCALE_BOUNDS[1]), 4)  # as the plan JSON writes it
-            used = tuple(sorted({n for p in recent for n in (p[3], p[0])}))
             self.observations.append(obs)
-            self.fits.append((scale, used))
-        return self.fits
+            self._scales.append(scale)
+            self._ends.append(end)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._scales)
+
+    def __getitem__(self, index: int) -> tuple[float, tuple[int, ...]]:
+        """Request ``index``'s fit: its scale, and the numbers of the requests of its pairs, in order."""
+        end = self._ends[index]
+        numbers = self._numbers[max(0, end - WINDOW):end]
+        return self._scales[index], tuple(sorted({n for number in numbers for n in (number - 1, number)}))
 
 
 def _parts(sections: Sequence[Section], bases: BaseEstimates) -> tuple[int, list[float]]:

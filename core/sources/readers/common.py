@@ -237,7 +237,8 @@ _META_SHAPES_MAX = 4096
 
 class SectionMeta(Mapping):  # (str → the values: typing is not imported at run time here)
     """A section's ``meta`` as ``build_session`` keeps it for a message's block: its values, and the places
-    of its keys in a dict shared by every section whose meta has the same keys in the same order.
+    of its keys in a dict shared by every section whose meta has the same keys in the same order. A followed
+    Claude Code transcript keeps its blocks' metas so too, once complete (``claude_code._extend``).
 
     A followed session that never compacts keeps every message's sections, each with a meta of about a
     dozen keys: as a dict, ≈470 bytes of hash table a section, the same keys over and over. It reads as the
@@ -655,7 +656,9 @@ def _message_sections(
     ids = IdMaker()
     blocks = [b for b in message.blocks if not (strip_thinking and b.role == THINKING)]
     sections = tuple([_block_section(conv, ids, message, block, is_latest) for block in blocks])
-    return sections, tuple([s.id for s in sections if s.meta.get("cache_breakpoint")])
+    # a section has a cache mark when its block has (``_with_cache``): asked of the block, not of the section's
+    # meta (a transcript's ``SectionMeta``: a Python call for each section)
+    return sections, tuple([s.id for s, b in zip(sections, blocks, strict=True) if b.cache_control is not None])
 
 
 def reply_sections(conv: Conversation, blocks: list[Block], index: int) -> list[Section]:
@@ -698,7 +701,10 @@ def _block_section(conv: Conversation, ids: IdMaker, message: Message, block: Bl
         meta["tool"] = block.tool
         if block.tool.startswith("mcp__") and block.tool.count("__") >= 2:
             meta["mcp_server"] = block.tool.split("__")[1]
-    meta.update(block.meta)
+    own = block.meta
+    # (a followed transcript's block keeps a ``SectionMeta``: its keys and values read at once, not a Python
+    # call per key as ``dict.update`` reads a ``Mapping``)
+    meta.update(zip(own._places, own._values, strict=True) if type(own) is SectionMeta else own)
     meta.update(message.meta)
     meta.pop("estimate", None)
     meta["part"] = block.role  # what the block is in the request: text, call, result, thinking, media, other
