@@ -11,11 +11,11 @@ FILE argument), folders where it is ``DIR``; other values (numbers, addresses) c
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from tokenbox.core.model.records import dataclass, replace
 
 SHELLS = ("bash", "zsh", "fish")
 FILE, DIR = "FILE", "DIR"  # metavars whose values are paths
@@ -93,7 +93,7 @@ def read_parser(parser: argparse.ArgumentParser, name: str, help_text: str = "")
             if action.help != argparse.SUPPRESS:
                 takes_value = action.nargs != 0
                 options.append(Option(tuple(action.option_strings), _one_line(action.help),
-                                      dataclasses.replace(_value(action), optional=action.nargs == "?") if takes_value else None))
+                                      replace(_value(action), optional=action.nargs == "?") if takes_value else None))
         elif argument is None:
             argument = _value(action)
     return Command(name, _one_line(help_text), tuple(options), argument, tuple(subcommands))

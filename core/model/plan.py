@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar, overload
 
@@ -16,6 +15,7 @@ from tokenbox.core.model.errors import ConfigError
 from tokenbox.core.model.llms import Window
 from tokenbox.core.model.names import NATIVE_FORMAT, SEPARATOR
 from tokenbox.core.model.prices import Cost
+from tokenbox.core.model.records import dataclass, field
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 
 PLAN_SCHEMA = "tokenbox.plan/1"

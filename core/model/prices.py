@@ -30,11 +30,11 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from sys import intern
 from typing import Any
 
 from tokenbox.core.model.errors import ConfigError
+from tokenbox.core.model.records import dataclass, replace
 from tokenbox.core.model.session import RecordedUsage
 
 PRICES_AS_OF = "2026-11-25"  # when the built-in table below was compiled from the providers' pages

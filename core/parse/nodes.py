@@ -14,9 +14,9 @@ import bisect
 import json
 import math
 import re
-from dataclasses import dataclass, field
 
 from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.records import dataclass, field
 
 TYPE_CHECKING = False  # typing's constant without importing typing (the status line's start-up: ARCHITECTURE.md)
 if TYPE_CHECKING:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 from tokenbox.core.model.plan import ContextCache, PrefixCache
+from tokenbox.core.model.records import dataclass, field
 from tokenbox.core.model.session import Section, Session, TurnHistory
 from tokenbox.core.planning import behaviors
 

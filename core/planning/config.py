@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from tokenbox.core.model.errors import ConfigError, SessionError, TokenizerError, WhatIfTooSmall
 from tokenbox.core.model.llms import Window, WindowSource, lookup_model
 from tokenbox.core.model.prices import PriceEntry, file_date, parse_overrides
+from tokenbox.core.model.records import dataclass, field, replace
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.validator import Validator
 from tokenbox.core.sources.files import read_text

@@ -12,7 +12,6 @@ import operator
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import replace
 from fractions import Fraction
 
 from tokenbox.core.model.errors import BadInput, ConfigError, ContextCriticalOverflow, SessionError, TokenizerError
@@ -21,6 +20,7 @@ from tokenbox.core.model.names import ESTIMATE, NATIVE_FORMAT
 from tokenbox.core.model.plan import Budget, ContextCache, Plan, PlanFailure, PrefixCache, SectionResult, TokenizerInfo
 from tokenbox.core.model.prefix import shared_prefix
 from tokenbox.core.model.prices import request_cost
+from tokenbox.core.model.records import replace
 from tokenbox.core.model.session import TRIMMING_POLICIES, Section, Session, TurnHistory
 from tokenbox.core.planning.assembly import Assembled, Assembler, Assembly
 from tokenbox.core.planning.config import MAX_COUNT, Resolved, Settings, available_tokens, load_settings, resolve, what_if_budget

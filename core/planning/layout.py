@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 
 from tokenbox.core.model.errors import ContextCriticalOverflow
 from tokenbox.core.model.plan import SectionResult, Step
+from tokenbox.core.model.records import dataclass
 from tokenbox.core.model.session import Trimming
 from tokenbox.core.parse.lensspec import parse_lens
 from tokenbox.core.planning import behaviors, lenses

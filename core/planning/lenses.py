@@ -9,8 +9,8 @@ lines. No lens calls a model.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from tokenbox.core.model.records import dataclass
 from tokenbox.core.model.session import Section
 from tokenbox.core.parse.lensspec import parse_lens
 from tokenbox.core.planning import behaviors

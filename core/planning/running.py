@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 
 from tokenbox.core.model.plan import SectionResult, SectionResults
 from tokenbox.core.model.prefix import shared_prefix
+from tokenbox.core.model.records import dataclass, replace
 from tokenbox.core.model.session import Section, Session
 from tokenbox.core.sources.readers.parts import context_key
 from tokenbox.core.tokens.charclass import scaled, scaled_each, scaled_sum

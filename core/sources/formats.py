@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from tokenbox.core.model.records import dataclass
 from tokenbox.core.model.session import Session
 from tokenbox.core.sources import foreign
 from tokenbox.core.sources.files import whole_limit

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 
+from tokenbox.core.model.records import dataclass
 from tokenbox.core.sources.files import open_read_only
 
 HEAD_BYTES = 4096

@@ -36,10 +36,10 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from tokenbox.core.model.errors import FileTooLarge, SessionError
+from tokenbox.core.model.records import dataclass
 from tokenbox.core.sources.files import decode_text, open_read_only, read_text, streamed_limit, whole_limit
 
 _BOM = b"\xef\xbb\xbf"

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from tokenbox.core.model.errors import TokenizerError
 from tokenbox.core.model.names import ESTIMATE
+from tokenbox.core.model.records import dataclass
 from tokenbox.core.tokens.base import Tokenizer
 from tokenbox.core.tokens.estimate import EstimateTokenizer
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Any
 
@@ -34,6 +33,7 @@ from tokenbox.core.model.errors import NotYetComplete, TokenizerError
 from tokenbox.core.model.llms import Window, WindowSource, lookup_model, resolve_window
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.prefix import shared_prefix
+from tokenbox.core.model.records import dataclass, field, replace
 from tokenbox.core.model.session import BudgetSpec, Calibration, RecordedUsage, Session
 from tokenbox.core.sources.readers.claude_truth import Fit, Observation, ScaleFits, with_truth
 from tokenbox.core.sources.readers.common import (

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
+from tokenbox.core.model.records import dataclass, field
 from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.probe import Probe
 from tokenbox.core.sources.readers.agentlog import AgentLog, HistoryPrefix, Request, exact_tokenizer

@@ -23,11 +23,11 @@ import importlib
 import json
 import os
 import re
-from dataclasses import replace
 from typing import Any, NamedTuple
 
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
+from tokenbox.core.model.records import replace
 from tokenbox.core.model.session import Calibration, RecordedUsage, Section, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers import anthropic, openai_chat

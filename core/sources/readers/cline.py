@@ -27,12 +27,12 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import MAIN_THREAD
+from tokenbox.core.model.records import dataclass, field
 from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.files import decode_text, read_bytes
 from tokenbox.core.sources.probe import Probe

@@ -28,12 +28,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from tokenbox.core.model.errors import SessionError, TokenizerError
 from tokenbox.core.model.llms import lookup_model, resolve_window
 from tokenbox.core.model.names import MAIN_THREAD
+from tokenbox.core.model.records import dataclass, field, replace
 from tokenbox.core.model.session import RecordedUsage, Session, TurnHistory
 from tokenbox.core.parse.nodes import Node, json_line
 from tokenbox.core.sources.readers.common import (

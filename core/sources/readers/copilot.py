@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import MAIN_THREAD
+from tokenbox.core.model.records import dataclass, field
 from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.database import query
 from tokenbox.core.sources.readers.agentlog import AgentLog, HistoryPrefix, Request

@@ -27,11 +27,11 @@ import json
 import os
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import MAIN_THREAD
+from tokenbox.core.model.records import replace
 from tokenbox.core.model.session import RecordedUsage, Section, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.capture_follow import CaptureFollower

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.llms import resolve_window
 from tokenbox.core.model.names import MAIN_THREAD, SEPARATOR
+from tokenbox.core.model.records import dataclass, replace
 from tokenbox.core.model.session import Calibration, RecordedUsage, Session
 from tokenbox.core.parse.nodes import Node, parse_json
 from tokenbox.core.sources.files import read_text

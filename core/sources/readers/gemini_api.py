@@ -16,9 +16,9 @@ what its ``promptTokensDetails`` says of their modality.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
+from tokenbox.core.model.records import replace
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (

@@ -14,11 +14,11 @@ A model the table does not know gets the named approximation ``heuristic``.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Any
 
 from tokenbox.core.model.errors import TokenizerError
 from tokenbox.core.model.llms import lookup_model, resolve_window
+from tokenbox.core.model.records import replace
 from tokenbox.core.model.session import Calibration, Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (

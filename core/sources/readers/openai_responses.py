@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import replace
 from typing import Any
 
 from tokenbox.core.model.llms import resolve_window
+from tokenbox.core.model.records import replace
 from tokenbox.core.model.session import Session
 from tokenbox.core.parse.nodes import Node
 from tokenbox.core.sources.readers.common import (

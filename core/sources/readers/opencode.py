@@ -29,12 +29,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
 from tokenbox.core.model.names import MAIN_THREAD
+from tokenbox.core.model.records import dataclass, field
 from tokenbox.core.model.session import RecordedUsage
 from tokenbox.core.sources.database import query, tables
 from tokenbox.core.sources.probe import Probe
