@@ -55,3 +55,25 @@ def test_edge_texts_read_as_json_reads_them(fast, monkeypatch):
 def test_any_value_reads_back_as_json_reads_it(value, ascii_only):
     text = json.dumps(value, ensure_ascii=ascii_only)
     assert repr(fastjson.loads(text)) == repr(json.loads(text))
+
+
+def test_a_big_transcript_is_read_by_the_fast_decoder_from_its_first_line(tmp_path, monkeypatch):
+    """A transcript's follower that is to read at least ``SLOW_CHARS`` characters imports the fast decoder first
+    (``expect``): none of its lines is read by ``json.loads``, the first ``SLOW_CHARS`` included."""
+    from tokenbox.core.sources.readers.claude_code import TranscriptFollower
+
+    monkeypatch.setattr(fastjson, "_FAST", fastjson._PENDING)  # a fresh process: nothing imported, nothing read
+    monkeypatch.setattr(fastjson, "_FAST_UTF8", None)
+    monkeypatch.setattr(fastjson, "_read", 0)
+    monkeypatch.setattr(fastjson, "SLOW_CHARS", 600)
+    slow: list[str] = []
+    standard = json.loads
+    monkeypatch.setattr(json, "loads", lambda text, *args, **kwargs: slow.append(text) or standard(text, *args, **kwargs))
+    lines = [{"type": "user", "uuid": f"u{n}", "parentUuid": f"u{n - 1}" if n else None, "sessionId": "s",
+              "message": {"role": "user", "content": f"prompt {n} " + "x" * 100}} for n in range(6)]
+    path = tmp_path / "t.jsonl"
+    texts = [json.dumps(line) + "\n" for line in lines]
+    path.write_text("".join(texts), encoding="utf-8")
+    assert max(map(len, texts)) < 600 <= path.stat().st_size  # each line shorter than SLOW_CHARS, all of them not
+    reader = TranscriptFollower(str(path), None).read()
+    assert reader.lines_read == 6 and slow == []

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from functools import lru_cache
 
 from tokenbox.core.model.errors import TokenizerError
 from tokenbox.core.model.records import dataclass
@@ -150,6 +151,8 @@ def canonical(name: str) -> str:
 _KEEPS_THINKING_FROM = {"opus": (4, 5), "sonnet": (4, 6), "mythos": (0, 0)}
 
 
+# a transcript asks this of every request's model (a few names, each a handful of regular expressions): kept per name
+@lru_cache(maxsize=256)
 def keeps_prior_thinking(name: str | None) -> bool:
     """Whether a Claude model named ``name`` keeps earlier turns' thinking blocks in its context (``False``
     for older models, which drop those before the newest user message, and for names that are not Claude's)."""

@@ -9,7 +9,8 @@ standard library's: same input, same result, with or without msgspec (tested bot
 
 msgspec is imported once ``SLOW_CHARS`` characters have been read the standard way: importing it
 costs more than it saves on a small read (the status line reads a 256 KiB tail in a fresh process,
-where the import was a third of its cost above its floor).
+where the import was a third of its cost above its floor), or at once by ``expect`` when a read that big is
+known to come (a transcript's follower, before it reads a big file from its top).
 
 ``loads_utf8`` reads a line's UTF-8 bytes without decoding them first (msgspec decodes each string as
 it reads it, and checks it): a transcript's lines are then decoded once, not decoded and encoded again
@@ -71,6 +72,14 @@ def loads(text: str | bytes) -> Any:
         except RecursionError:
             pass
     return json.loads(text)
+
+
+def expect(chars: int) -> None:
+    """A read of about ``chars`` characters is to come: the fast decoder is imported now when that alone
+    is enough to gain its import back (``SLOW_CHARS``), not after the first ``SLOW_CHARS`` were read the
+    slow way (a 20 MB transcript's first MiB: ≈25 ms)."""
+    if _FAST is _PENDING and chars >= SLOW_CHARS:
+        _import_fast()
 
 
 def loads_utf8(data: bytes) -> Any:

@@ -43,7 +43,7 @@ from tokenbox.core.model.llms import Window, WindowSource, keeps_prior_thinking
 from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD
 from tokenbox.core.model.records import dataclass, field, replace
 from tokenbox.core.model.session import RecordedUsage, Session
-from tokenbox.core.parse.fastjson import MISSED, loads, loads_utf8
+from tokenbox.core.parse.fastjson import MISSED, expect, loads, loads_utf8
 from tokenbox.core.sources.readers.anthropic import TYPICAL_TOOL_DEFINITION, plain_block, result_images
 from tokenbox.core.sources.readers.claude_truth import (
     PRIOR_SCALE,
@@ -96,14 +96,21 @@ _WARNINGS_KEPT = 200  # warnings past this are counted, not listed
 BLOCK_FRAMING = {CALL: 12.0, RESULT: 12.0}
 MESSAGE_FRAMING = 3.0
 _ROOT = -1  # the node of a line that is not a message and starts a chain (a hook's progress line)
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # as Claude Code writes one
+_HEX_DIGITS = "0123456789abcdef"  # a uuid's digits as Claude Code writes them (lowercase)
 
 
 def _uuid_key(uuid: str) -> int | str:
-    """``uuid`` as a key of the reader's lookup by uuid: one as Claude Code writes it (36 characters, lowercase)
-    as its 128-bit number (44 bytes, not 85: one for every line of a session followed), any other as it is (no
-    number equals a string: two uuids are one key only when they are the same string)."""
-    return int(uuid.replace("-", ""), 16) if len(uuid) == 36 and _UUID.fullmatch(uuid) else uuid
+    """``uuid`` as a key of the reader's lookup by uuid: one as Claude Code writes it (36 characters, lowercase
+    hex digits in groups of 8-4-4-4-12) as its 128-bit number (44 bytes, not 85: one for every line of a session
+    followed), any other as it is (no number equals a string: two uuids are one key only when they are the same
+    string). Checked by string methods, not a regular expression: a few per line of a long transcript read."""
+    if len(uuid) == 36 and uuid[8] == uuid[13] == uuid[18] == uuid[23] == "-":
+        digits = uuid.replace("-", "")
+        # 32 left: no other hyphen; nothing left once the hex digits are stripped: all of them are (``int`` alone
+        # would take capitals, underscores, a sign or spaces too)
+        if len(digits) == 32 and not digits.strip(_HEX_DIGITS):
+            return int(digits, 16)
+    return uuid
 SHARED_TEXT_CHARS = 128  # a block's text this long is kept once when said again (``TranscriptReader._share_texts``)
 
 
@@ -1457,6 +1464,10 @@ class TranscriptFollower:
         decodes once: a big transcript is never held as text whole beside what the reader keeps of it."""
         resets = self._tail.resets
         fed = False
+        try:
+            expect(os.stat(self.path).st_size - self._tail.offset)  # a big read: the fast decoder from its first line
+        except OSError:
+            pass  # the read below says why
 
         def feed(number: int, line: bytes) -> None:
             nonlocal fed

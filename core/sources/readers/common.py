@@ -144,9 +144,14 @@ def opt_int(fields: dict[str, Node], key: str) -> int | None:
     return node.value
 
 
+# ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``'s encoder, made once: ``json.dumps`` given any
+# option makes a new ``JSONEncoder`` for each value (a tool call's non-string arguments, a long session's thousands)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def compact(value: Any) -> str:
     """Compact JSON in the file's own key order (what was sent, deterministically)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT(value)
 
 
 def call_text(btype: str, name: str, arguments: Any) -> str:
