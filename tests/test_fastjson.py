@@ -77,3 +77,19 @@ def test_a_big_transcript_is_read_by_the_fast_decoder_from_its_first_line(tmp_pa
     assert max(map(len, texts)) < 600 <= path.stat().st_size  # each line shorter than SLOW_CHARS, all of them not
     reader = TranscriptFollower(str(path), None).read()
     assert reader.lines_read == 6 and slow == []
+
+
+def test_expect_imports_the_fast_decoder_from_slow_chars_on_and_never_against_a_switch_off(monkeypatch):
+    """``expect(chars)`` imports the fast decoder when ``chars`` is at least ``SLOW_CHARS`` (the bound included),
+    not below it, and never when it was switched off (``_FAST`` None): ``loads_utf8`` then reads nothing."""
+    monkeypatch.setattr(fastjson, "_FAST", fastjson._PENDING)  # a fresh process: nothing imported, nothing read
+    monkeypatch.setattr(fastjson, "_FAST_UTF8", None)
+    monkeypatch.setattr(fastjson, "_read", 0)
+    monkeypatch.setattr(fastjson, "SLOW_CHARS", 600)
+    fastjson.expect(599)
+    assert fastjson.loads_utf8(b"[1]") is fastjson.MISSED  # not imported below the bound
+    fastjson.expect(600)
+    assert fastjson.loads_utf8(b"[1]") == [1]  # imported at the bound itself
+    monkeypatch.setattr(fastjson, "_FAST", None)  # switched off
+    fastjson.expect(10**9)
+    assert fastjson.loads_utf8(b"[1]") is fastjson.MISSED and not fastjson.accelerated()

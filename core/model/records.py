@@ -244,7 +244,7 @@ def _slot_setter(cls: type, name: str) -> Callable[[Any, Any], None] | None:
     first class along its bases that defines ``name``), or ``None`` when that is not a slot."""
     for klass in cls.__mro__:
         found = klass.__dict__.get(name)
-        if found is not None:
+        if found is not None:  # mutation: equivalent (`is None`: the setter is always None, each field set by __set: same, slower)
             return found.__set__ if type(found) is _MEMBER else None
     return None
 

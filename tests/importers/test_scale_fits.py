@@ -10,9 +10,17 @@ from __future__ import annotations
 import gc
 import tracemalloc
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from tokenbox.core.sources.readers.claude_truth import WINDOW, Observation, ScaleFits
+from tokenbox.core.sources.readers.claude_truth import (
+    PAIR_RATIO,
+    PRIOR_SCALE,
+    PRIOR_WEIGHT,
+    SCALE_BOUNDS,
+    WINDOW,
+    Observation,
+    ScaleFits,
+)
 
 REQUESTS = 400
 
@@ -73,3 +81,68 @@ def test_fits_made_as_requests_arrive_are_the_fits_made_at_once(steps: list, rew
     assert len(followed) == len(whole) == len(observations)
     assert [followed[i] for i in range(len(observations))] == [whole[i] for i in range(len(observations))]
     assert list(followed) == list(whole)  # (read in order, as a sequence)
+
+
+def _definition(observations: list[Observation]) -> list[tuple[float, tuple[int, ...]]]:
+    """Each request's fit worked out from its definition, request by request (no arrays, nothing kept between
+    requests): the pairs up to it (a request and the one before it, numbered from 1, recorded both, of one epoch
+    and model, grown in both, recorded growth over visible growth within ``PAIR_RATIO`` bounds included), its
+    newest ``WINDOW``; its scale their summed growths with the prior's, bounded, to four places."""
+    fits = []
+    for i in range(len(observations)):
+        pairs = []
+        for j in range(1, i + 1):
+            new, old = observations[j], observations[j - 1]
+            if (new.recorded is None or old.recorded is None or new.epoch != old.epoch or new.model != old.model
+                    or not (new.visible > old.visible and new.recorded > old.recorded)):
+                continue
+            grown_r, grown_v = new.recorded - old.recorded, new.visible - old.visible
+            if PAIR_RATIO[0] <= grown_r / grown_v <= PAIR_RATIO[1]:
+                pairs.append((j, j + 1, grown_r, grown_v))  # the numbers of the two requests (from 1)
+        recent = pairs[len(pairs) - WINDOW:] if len(pairs) > WINDOW else pairs
+        scale = ((sum(p[2] for p in recent) + PRIOR_SCALE * PRIOR_WEIGHT)
+                 / (sum(p[3] for p in recent) + PRIOR_WEIGHT))
+        scale = round(min(max(scale, SCALE_BOUNDS[0]), SCALE_BOUNDS[1]), 4)
+        fits.append((scale, tuple(sorted({n for p in recent for n in p[:2]}))))
+    return fits
+
+
+# a step that may shrink the context (a file edited down, a result cleared: no compaction in between), or grow it
+# at exactly a bound of the pairs' ratio (recorded growth 50 or 300 over visible growth 100)
+_ANY_STEP = st.one_of(
+    _STEP,
+    st.tuples(st.integers(-3_000, 6_000), st.floats(-2_000.0, 4_000.0, allow_nan=False), st.booleans(),
+              st.sampled_from([0, 0, 1]), st.just("m")),
+    st.tuples(st.sampled_from([round(100 * PAIR_RATIO[0]), round(100 * PAIR_RATIO[1])]), st.just(100.0),
+              st.just(True), st.just(0), st.just("m")),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(_ANY_STEP, min_size=1, max_size=3 * WINDOW))
+@example([(1_000, 1_000.0, True, 0, "m"), (-1_500, -1_500.0, True, 0, "m")])  # the first request above the last
+def test_a_threads_fits_are_the_fits_its_definition_gives(steps: list) -> None:
+    observations = _thread(steps)
+    fits = ScaleFits().update(observations)
+    assert [fits[i] for i in range(len(fits))] == _definition(observations)
+
+
+class _Counted(list):
+    """A thread's observations that count how many of them are read."""
+
+    reads = 0
+
+    def __getitem__(self, index):  # type: ignore[override]
+        _Counted.reads += 1
+        return super().__getitem__(index)
+
+
+def test_a_request_arriving_reads_only_the_newest_observations() -> None:
+    """``update`` with one more request than before reads a few observations (the newest, the one it had seen
+    last and the one before), not the whole thread back (which gives the same fits at O(n) a request)."""
+    observations = _growing(REQUESTS)
+    fits = ScaleFits().update(observations[:-1])
+    _Counted.reads = 0
+    fits.update(_Counted(observations))
+    assert _Counted.reads <= 8, _Counted.reads
+    assert [fits[i] for i in range(len(fits))] == _definition(observations)

@@ -63,3 +63,54 @@ def test_a_newer_model_keeps_earlier_thinking_and_an_older_one_drops_it(tmp_path
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     sonnet.write_text("".join(lines), encoding="utf-8")
     assert sum(_thinking_before_the_last_prompt(sonnet)) == 0
+
+
+def _transcript_line(number: int, role: str, content: list[dict], model: str, mid: str | None) -> str:
+    message: dict = {"role": role, "content": content}
+    if role == "assistant":
+        message.update(model=model, **({"id": mid} if mid else {}))
+    return json.dumps({"type": role, "uuid": f"l{number}", "parentUuid": f"l{number - 1}" if number > 1 else None,
+                       "sessionId": "s", "message": message})
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "claude-opus-4-6"])
+def test_each_context_of_a_transcript_estimates_its_parts_as_its_messages_add_up(model: str) -> None:
+    """Every line's context (``TranscriptReader.state_of``) sums its messages' base estimates: visible (text, call
+    and result blocks, each with its framing, and each message's framing), thinking, and the thinking before the
+    newest user text that a model that does not keep it leaves out. Worked out here from the context's messages."""
+    from tokenbox.core.sources.readers.claude_code import BLOCK_FRAMING, MESSAGE_FRAMING, TranscriptReader
+    from tokenbox.core.sources.readers.common import RESULT, THINKING
+    from tokenbox.core.tokens.charclass import reference_estimate
+
+    call = {"type": "tool_use", "id": "c1", "name": "Bash", "input": {"command": "ls -la src"}}
+    lines = [
+        ("user", [{"type": "text", "text": "list the sources please"}], None),
+        ("assistant", [{"type": "thinking", "thinking": "I should list them with ls", "signature": "x"}], "m1"),
+        ("assistant", [{"type": "text", "text": "Listing the sources now."}], "m1"),
+        ("assistant", [call], "m1"),
+        ("user", [{"type": "tool_result", "tool_use_id": "c1", "content": "main.py\nutil.py"}], None),
+        ("assistant", [{"type": "thinking", "thinking": "two files, one of them main", "signature": "y"}], None),
+        ("assistant", [{"type": "text", "text": "There are two files."}], "m2"),
+        ("user", [{"type": "text", "text": "and the tests?"}], None),
+        ("user", [{"type": "text", "text": "the unit tests"}], None),
+        ("assistant", [{"type": "text", "text": "Looking."}], "m3"),
+    ]
+    reader = TranscriptReader("x.jsonl")
+    keeps = keeps_prior_thinking(model)
+    for number, (role, content, mid) in enumerate(lines, 1):
+        reader.feed_text(number, _transcript_line(number, role, content, model, mid))
+        state = reader.state_of(len(reader.nodes) - 1)
+        assert state is not None
+        visible = thinking = cut = 0.0
+        for message in state.messages():
+            visible += MESSAGE_FRAMING
+            for block in message.blocks:
+                size = reference_estimate(block.text) + BLOCK_FRAMING.get(block.role, 0.0)
+                if block.role == THINKING:
+                    thinking += size
+                else:
+                    visible += size
+                if message.role == "user" and block.role != RESULT and not keeps:
+                    cut = thinking
+        assert (state.visible, state.thinking, state.thinking_cut) == pytest.approx((visible, thinking, cut)), number
+        assert state.estimate == pytest.approx(visible + thinking - cut)

@@ -154,5 +154,6 @@ def test_each_message_of_a_context_is_at_its_place(roles: list[str]) -> None:
         assert state is not None
         messages = state.messages()
         assert [message.index for message in messages] == list(range(len(messages)))
+        assert state.index == len(messages) - 1  # the state's own place: its message's, the context's last
         assert len(messages) == 1 + sum(a != b for a, b in pairwise(roles[:number]))
         assert [m.role for m in messages][-1] == role

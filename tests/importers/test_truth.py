@@ -248,6 +248,29 @@ def test_written_uuids_link_their_lines_and_only_the_same_string_is_the_same_uui
     assert not any("e.jsonl:5:" in w or "e.jsonl:6:" in w for w in turns[2].warnings)
 
 
+def test_lines_without_uuids_follow_each_other_and_a_uuid_without_a_parent_starts_a_chain(tmp_path):
+    # a transcript whose lines name no uuid at all (neither key): each line continues from the one before it
+    t = Transcript()
+    t.user("u1", None, "first prompt")
+    t.assistant("a1", "u1", "m1", {"type": "text", "text": "first reply"}, 10_000)
+    t.user("u2", "a1", "second prompt")
+    t.assistant("a2", "u2", "m2", {"type": "text", "text": "second reply"}, 10_100)
+    for line in t.lines:
+        del line["uuid"], line["parentUuid"]
+    turns = load_turns(t.write(tmp_path / "f.jsonl"))
+    assert "first prompt" in _texts(turns[1]) and "first reply" in _texts(turns[1])
+    # a line that names its uuid and no parentUuid (the key absent) starts a chain, as ``"parentUuid": null`` does
+    t = Transcript()
+    t.user("u1", None, "first prompt")
+    t.assistant("a1", "u1", "m1", {"type": "text", "text": "first reply"}, 10_000)
+    t.user("u2", None, "second prompt")
+    del t.lines[-1]["parentUuid"]
+    t.assistant("a2", "u2", "m2", {"type": "text", "text": "second reply"}, 10_100)
+    turns = load_turns(t.write(tmp_path / "g.jsonl"))
+    second = _texts(turns[1])
+    assert "second prompt" in second and "first prompt" not in second and "first reply" not in second
+
+
 def test_synthetic_messages_and_tool_use_results_stay_out(tmp_path):
     t = Transcript()
     t.user("u1", None, "hello")

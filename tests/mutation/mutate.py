@@ -79,6 +79,27 @@ TARGETS: tuple[Target, ...] = (
            ("whole_limit", "streamed_limit", "read_bytes", "size_argument")),
     Target("size limits (tail)", "tail", ("tests/hardening/test_limits.py", "tests/engine/test_tail.py"),
            ("FileTail.__init__", "FileTail.read", "FileTail.head", "FileTail._consume_blocks")),
+    Target("section meta", "common", ("tests/importers/test_transcript_section_meta.py",
+                                      "tests/importers/test_transcript_held_per_request.py",
+                                      "tests/importers/test_import_layout.py", "tests/importers/test_thinking_kept.py"),
+           ("SectionMeta.__init__", "SectionMeta.__getitem__", "SectionMeta.get", "SectionMeta.__contains__",
+            "SectionMeta.__iter__", "SectionMeta.__len__", "SectionMeta.__eq__", "SectionMeta.__repr__",
+            "section_meta", "_message_sections")),
+    Target("uuid lookup", "claude_code", ("tests/importers/test_uuid_keys.py", "tests/importers/test_truth.py",
+                                          "tests/importers/test_transcript_held_per_request.py"),
+           ("_uuid_key", "TranscriptReader._name", "TranscriptReader._parent_node")),
+    Target("transcript nodes", "claude_code", ("tests/importers/test_transcript_held_per_request.py",
+                                               "tests/importers/test_transcript_section_meta.py",
+                                               "tests/importers/test_truth.py", "tests/importers/test_thinking_kept.py",
+                                               "tests/importers/test_epochs.py", "tests/importers/test_truth_moments.py",
+                                               "tests/importers/test_borrowed_hidden.py", "tests/engine/test_oneshot_read.py"),
+           ("State.index", "_extend", "TranscriptReader._new_node", "TranscriptReader._grow",
+            "TranscriptReader._request_line", "TranscriptReader._results_line")),
+    Target("scale fits", "claude_truth", ("tests/importers/test_scale_fits.py", "tests/importers/test_truth.py",
+                                           "tests/importers/test_truth_moments.py"),
+           ("ScaleFits.update", "ScaleFits.__len__", "ScaleFits.__getitem__")),
+    Target("records init", "records", ("tests/test_records.py",), ("_init_source", "_slot_setter")),
+    Target("fastjson expect", "fastjson", ("tests/test_fastjson.py",), ("expect",)),
 )
 
 # Survivors that are not bugs: (module name, the mutated line as written, original token, replacement)
@@ -137,6 +158,12 @@ _LENGTH_NONE = ("the mutant also sets the content length of a response that has 
                 "stream that has none: the same response")
 _API_UNUSED = "UsageReader keeps the API name but reads usage by content type and event shape: the name is unused"
 _LENS_ARG = "parse_lens refuses a line lens without a count of at least 1: the `or` never applies"
+_WALK_BACK = ("ScaleFits.update's walk back to the last observation still the same, and the one more it refits: "
+              "a request's fit depends only on the observations up to it, so refitting from any request at or before "
+              "the first changed one gives the same fits (stopping at 1 or 0, refitting the last seen or not, "
+              "cutting nothing when nothing is to be cut)")
+_NO_GROWTH_PAIR = ("a pair whose recorded growth is 0 has the ratio 0, below PAIR_RATIO[0] (0.5): refused by the "
+                   "ratio test either way")
 EQUIVALENT: dict[tuple[str, str, str, str, str, int], str] = {
     ('statusline', '', "STDIN_TIMEOUT = 2.0  # seconds to wait for Claude Code's JSON when stdin is not closed after it", '2.0', '2.01', 0):
         _TUNING,
@@ -198,6 +225,7 @@ EQUIVALENT: dict[tuple[str, str, str, str, str, int], str] = {
         _TURN_RANGE,
     ('statusline', '', 'TAIL_BYTES = 256 * 1024', '256', '257', 0):
         _TUNING,
+
     ('statusline', '', 'TAIL_BYTES = 256 * 1024', '1024', '1025', 0):
         _TUNING,
     ('statusline', '', 'TAIL_LIMIT = 8 * 1024 * 1024  # the most it reads back looking for a recorded request', '8', '9', 0):
@@ -384,6 +412,16 @@ EQUIVALENT: dict[tuple[str, str, str, str, str, int], str] = {
     ('proxy', 'Proxy._forward', 'reader = UsageReader(api or "", upstream.headers.get("Content-Type", ""), upstream.headers.get("Content-Encoding", ""))', 'or', 'and', 0):
         _API_UNUSED,
 
+    ('claude_truth', 'ScaleFits.update', 'while start > 0 and self.observations[start - 1] != observations[start - 1]:', '0', '1', 0):
+        _WALK_BACK,
+    ('claude_truth', 'ScaleFits.update', 'start = max(0, start - 1)  # the last one seen is refitted anyway', '1', '0', 0):
+        _WALK_BACK,
+    ('claude_truth', 'ScaleFits.update', 'if start < len(self.observations):', '<', '<=', 0):
+        _WALK_BACK,
+    ('claude_truth', 'ScaleFits.update', 'and obs.model == prev.model and obs.visible > prev.visible and obs.recorded > prev.recorded', '>', '>=', 1):
+        _NO_GROWTH_PAIR,
+    ('common', '_message_sections', 'return sections, tuple([s.id for s, b in zip(sections, blocks, strict=True) if b.cache_control is not None])', 'True', 'False', 0):
+        _STRICT_ZIP,
 }
 _ORIGINAL_LINES: dict[str, list[str]] = {}  # path → the module's lines before mutation
 _FUNCTIONS: dict[str, dict[int, str]] = {}  # path → line → the qualified name of the innermost function holding it

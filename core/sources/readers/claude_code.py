@@ -638,14 +638,14 @@ class TranscriptReader:
         nodes = self._line_node
         if not nodes:
             self._first_named = number
-        elif number < self._first_named:  # (lines come in order: never seen)
+        elif number < self._first_named:  # (lines come in order: never seen)  # mutation: equivalent (a line is named once)
             nodes[:0] = [None] * (self._first_named - number)
             self._first_named = number
         place = number - self._first_named
         if place < len(nodes):
             nodes[place] = node
         else:  # (the line after the last named, most often: every message line names one)
-            if place > len(nodes):
+            if place > len(nodes):  # mutation: equivalent (at len(nodes) the list is extended by no None)
                 nodes.extend([None] * (place - len(nodes)))
             nodes.append(node)
 

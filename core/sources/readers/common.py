@@ -290,7 +290,7 @@ def section_meta(meta: dict[str, Any]) -> SectionMeta:
     places = _META_SHAPES.get(keys)
     if places is None:
         places = {key: place for place, key in enumerate(keys)}
-        if len(_META_SHAPES) < _META_SHAPES_MAX:
+        if len(_META_SHAPES) < _META_SHAPES_MAX:  # mutation: equivalent (the bound of a cache of places: the same metas)
             places = _META_SHAPES.setdefault(keys, places)
     return SectionMeta(places, tuple(meta.values()))
 
