@@ -17,6 +17,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from tokenbox.tui.redraw import runs, same_text
+from tokenbox.tui.textrender import text_segments
 from tokenbox.tui.textual_seams import grow_in_place
 
 
@@ -189,7 +190,7 @@ class LineView(ScrollView, can_focus=True):
                 line.truncate(width, overflow="ellipsis")
             segments = []
             line_base = base + self.app.console.get_style(line.style) if line.style else base
-            for segment in line.render(self.app.console):
+            for segment in text_segments(line, self.app.console):
                 style = line_base + segment.style if segment.style else line_base
                 segments.append(Segment(segment.text, style + extra if extra else style))
             strip = Strip(segments, line.cell_len)
