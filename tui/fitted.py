@@ -93,7 +93,7 @@ def row_strip(row: Text, width: int, base: Style, console: Console) -> Strip:
     ``_Styled``), cut to ``width`` and not padded (``Segment.split_and_crop_lines``). Rendered alone, a
     row gives the segments it gives inside the whole text (every style of a row is a span of it), less
     the empty ones the whole render does not make."""
-    segments = [Segment(piece, base + style if base else style) for piece, style, _ in text_segments(row, console) if piece]
+    segments = [segment for segment in text_segments(row, console, base) if segment.text]
     return Strip(Segment.adjust_line_length(segments, width, pad=False))
 
 

@@ -190,9 +190,9 @@ class LineView(ScrollView, can_focus=True):
                 line.truncate(width, overflow="ellipsis")
             segments = []
             line_base = base + self.app.console.get_style(line.style) if line.style else base
-            for segment in text_segments(line, self.app.console):
-                style = line_base + segment.style if segment.style else line_base
-                segments.append(Segment(segment.text, style + extra if extra else style))
+            for text, style, _ in text_segments(line, self.app.console, line_base):
+                style = style or line_base  # (a piece of no style, or of a null one, on a null base)
+                segments.append(Segment(text, style + extra if extra else style))
             strip = Strip(segments, line.cell_len)
             if extra is not None:
                 strip = strip.extend_cell_length(max(width, line.cell_len), base + extra)

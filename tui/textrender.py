@@ -20,20 +20,22 @@ from rich.text import Text
 
 _NULL = Style.null()
 KEPT_COMBINATIONS = 4096  # styles combined, kept across texts (a table's rows share a few dozen)
-_combined: dict[tuple[Style, ...], Style] = {}
+_combined: dict[tuple[Style | None, tuple[Style, ...]], Style] = {}
 
 
-def text_segments(text: Text, console: Console) -> list[Segment]:
-    """``list(text.render(console))``: the segments of ``text``, without its ``end``."""
+def text_segments(text: Text, console: Console, base: Style | None = None) -> list[Segment]:
+    """``list(text.render(console))``: the segments of ``text``, without its ``end``; with ``base``, each
+    segment's style drawn on it (``base + style if base else style``, a piece of no style: ``base``)."""
     if type(text) is not Text:
-        return list(text.render(console))  # a kind of Text that may render itself otherwise
+        # a kind of Text that may render itself otherwise
+        return [Segment(piece, base + style if base else style) for piece, style, _ in text.render(console)]
     plain = text.plain
     spans = text.spans
     if not spans:
-        return [Segment(plain)]
+        return [Segment(plain, base or None)]
     get_style = console.get_style
-    base = text.style
-    styles = [base if isinstance(base, Style) else get_style(base, default=_NULL)]
+    own = text.style
+    styles = [own if isinstance(own, Style) else get_style(own, default=_NULL)]
     events = [(0, False, 0)]
     ends = []
     for index, (start, end, style) in enumerate(spans, 1):
@@ -41,7 +43,8 @@ def text_segments(text: Text, console: Console) -> list[Segment]:
         events.append((start, False, index))
         ends.append((end, True, index))
     if any(style.link for style in styles):
-        return list(text.render(console))  # a link's style is copied, with a new id, each time it is combined
+        # a link's style is copied, with a new id, each time it is combined
+        return [Segment(piece, base + style if base else style) for piece, style, _ in text.render(console)]
     events += ends
     events.append((len(plain), True, 0))
     # rich sorts by offset, then starts before ends, keeping the spans' order among equals; the order of the
@@ -59,10 +62,11 @@ def text_segments(text: Text, console: Console) -> list[Segment]:
         else:
             stack.append(index)
         if next_offset > offset:
-            key = tuple([styles[i] for i in sorted(stack)])
+            key = (base, tuple([styles[i] for i in sorted(stack)]))
             style = combined.get(key)
             if style is None:
-                style = combined[key] = Style.combine(key)
+                style = Style.combine(key[1])
+                style = combined[key] = base + style if base else style
             segments.append(Segment(plain[offset:next_offset], style))
         offset, leaving, index = next_offset, next_leaving, next_index
     return segments

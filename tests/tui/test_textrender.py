@@ -10,6 +10,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Span, Text
 from tokenbox.tui.fitted import text_rows
@@ -39,12 +40,17 @@ def _drawn_from(text: Text) -> tuple:
     return (text.plain, text.spans, text.style, text.justify, text.overflow, text.no_wrap, text.end, text.tab_size)
 
 
+BASES = st.sampled_from([None, Style.null(), Style(color="#e4e6e7", bgcolor="#33424e"), Style(bold=True, meta={"offset": (0, 0)})])
+
+
 @settings(max_examples=250, deadline=None)
-@given(texts())
-def test_the_segments_of_a_text_are_rich_s(text: Text) -> None:
-    made = text_segments(text, CONSOLE)
-    assert made == list(text.render(CONSOLE))
-    assert [segment.style for segment in made] == [segment.style for segment in text.render(CONSOLE)]
+@given(texts(), BASES)
+def test_the_segments_of_a_text_are_rich_s(text: Text, base: Style | None) -> None:
+    assert text_segments(text, CONSOLE) == list(text.render(CONSOLE))
+    on_base = [Segment(piece, base + style if base else style) for piece, style, _ in text.render(CONSOLE)]
+    made = text_segments(text, CONSOLE, base)
+    assert made == on_base
+    assert [segment.style for segment in made] == [segment.style for segment in on_base]
 
 
 @settings(max_examples=250, deadline=None)
