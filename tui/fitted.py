@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Self
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.segment import Segment
@@ -30,6 +31,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import Static
 from tokenbox.tui.redraw import row_count, runs, same_text
+from tokenbox.tui.textrender import text_segments
 
 KEPT_WIDTHS = 4  # texts kept per ``Fitted``: the widths of one layout pass and a resize or two
 
@@ -70,7 +72,18 @@ class Fitted:
 
 def text_rows(text: Text, width: int, console: Console) -> list[Text]:
     """``text``'s rows at ``width`` as Rich lays it out for a ``Static`` (``Text.__rich_console__``: its
-    lines, each cut to the width as its overflow says)."""
+    lines, each cut to the width as its overflow says).
+
+    A text made for its width (the gauge, the timelines, the status line) is its lines as they are: when no
+    line is wider than ``width`` (in cells, nor longer in characters: ``Text.rstrip_end`` counts those), none
+    holds a tab and the text is not justified, ``Text.wrap`` breaks no line (``divide_line`` finds no break),
+    crops nothing and pads nothing, so its rows are ``Text.split``'s (the breaks looked for, a copy of each line
+    and its crops: a third more time for the gauge's text).
+    """
+    plain = text.plain
+    if (text.justify in (None, "default") and "\t" not in plain
+            and all(len(line) <= width and cell_len(line) <= width for line in plain.split("\n"))):
+        return list(text.split(allow_blank=True))
     return list(text.wrap(console, width, justify=text.justify or "default", overflow=text.overflow or "fold",
                           tab_size=text.tab_size or console.tab_size or 8, no_wrap=bool(text.no_wrap)))
 
@@ -80,7 +93,7 @@ def row_strip(row: Text, width: int, base: Style, console: Console) -> Strip:
     ``_Styled``), cut to ``width`` and not padded (``Segment.split_and_crop_lines``). Rendered alone, a
     row gives the segments it gives inside the whole text (every style of a row is a span of it), less
     the empty ones the whole render does not make."""
-    segments = [Segment(piece, base + style if base else style) for piece, style, _ in row.render(console) if piece]
+    segments = [segment for segment in text_segments(row, console, base) if segment.text]
     return Strip(Segment.adjust_line_length(segments, width, pad=False))
 
 

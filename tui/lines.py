@@ -17,6 +17,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from tokenbox.tui.redraw import runs, same_text
+from tokenbox.tui.textrender import text_segments
 from tokenbox.tui.textual_seams import grow_in_place
 
 
@@ -189,9 +190,9 @@ class LineView(ScrollView, can_focus=True):
                 line.truncate(width, overflow="ellipsis")
             segments = []
             line_base = base + self.app.console.get_style(line.style) if line.style else base
-            for segment in line.render(self.app.console):
-                style = line_base + segment.style if segment.style else line_base
-                segments.append(Segment(segment.text, style + extra if extra else style))
+            for text, style, _ in text_segments(line, self.app.console, line_base):
+                style = style or line_base  # (a piece of no style, or of a null one, on a null base)
+                segments.append(Segment(text, style + extra if extra else style))
             strip = Strip(segments, line.cell_len)
             if extra is not None:
                 strip = strip.extend_cell_length(max(width, line.cell_len), base + extra)
