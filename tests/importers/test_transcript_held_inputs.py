@@ -13,24 +13,9 @@ import json
 import sys
 
 from tokenbox.core.sources.readers.anthropic import plain_block
-from tokenbox.core.sources.readers.claude_code import TranscriptFollower
 from tokenbox.core.sources.readers.common import hold_input, tool_input
 
-from benchmarks.transcripts import write_chain
-
-APPENDS = 6  # main-thread requests appended while followed
-
-
-def _followed(tmp_path):
-    path = tmp_path / "chain.jsonl"
-    texts = write_chain(path, 80_000, seed=15, appended=APPENDS)
-    follower = TranscriptFollower(str(path), None)
-    reader = follower.read()
-    for text in texts:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(text)
-        reader = follower.read()
-    return path, reader
+from tests.importers.followed_chain import followed as _followed
 
 
 def _inputs_in_file(path) -> dict[str, object]:

@@ -15,28 +15,16 @@ from itertools import pairwise
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tokenbox.core.sources.readers.claude_code import TranscriptFollower, TranscriptReader, read_transcript
+from tokenbox.core.sources.readers.claude_code import TranscriptReader, read_transcript
 
-from benchmarks.transcripts import write_chain
-
-APPENDS = 6  # main-thread requests appended while followed
+from tests.importers.followed_chain import bytes_beside_values as _bytes_beside_values
+from tests.importers.followed_chain import followed as _followed
 
 
 def _followed_reader(tmp_path):
     """The reader of a follower of the chain, as it was appended to."""
     return _followed(tmp_path)[1]
 
-
-def _followed(tmp_path):
-    path = tmp_path / "chain.jsonl"
-    texts = write_chain(path, 80_000, seed=15, appended=APPENDS)
-    follower = TranscriptFollower(str(path), None)
-    reader = follower.read()
-    for text in texts:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(text)
-        reader = follower.read()
-    return path, reader
 
 
 def _followed_messages(tmp_path, *, cold: list | None = None):
@@ -51,20 +39,6 @@ def _followed_messages(tmp_path, *, cold: list | None = None):
         cold.extend(whole.messages())
     return context.messages()
 
-
-def _bytes_beside_values(meta: object, seen: set[int]) -> int:
-    """The bytes of ``meta`` and of the containers it keeps its keys and values in (each counted once in
-    ``seen``: what several metas share is paid once), not of the keys and values themselves."""
-    if id(meta) in seen:
-        return 0
-    seen.add(id(meta))
-    total = sys.getsizeof(meta)
-    for name in getattr(type(meta), "__slots__", ()):
-        part = getattr(meta, name)
-        if isinstance(part, (tuple, dict)) and id(part) not in seen:
-            seen.add(id(part))
-            total += sys.getsizeof(part)
-    return total
 
 
 def test_a_followed_blocks_meta_holds_little_beside_its_values(tmp_path) -> None:
