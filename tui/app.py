@@ -85,8 +85,8 @@ ADOPT_AFTER = 2.0  # seconds the worker waits for a handed-over first plan to be
 # seconds from that draw to the load: the BPE table's load holds the GIL ~100 ms at a time, and the
 # terminal's writer thread must first write the frame out (the plan is on screen, not only composed)
 ADOPT_SETTLE = 0.15
-FROZEN_ENV = "TOKENBOX_TUI_FROZEN"
-HELP = "help"  # the name the help screen is installed under  # set to 1: no clock or timings on screen (tests, demos)
+FROZEN_ENV = "TOKENBOX_TUI_FROZEN"  # set to 1: no clock or timings on screen (tests, demos)
+HELP = "help"  # the name the help screen is installed under
 
 
 class TokenboxApp(App[None]):
