@@ -858,6 +858,7 @@ def figure_9_chains(b: Bench) -> None:
     later: dict[float, list[float]] = {}
     floors: dict[float, list[float]] = {}
     textual_floors: dict[float, list[float]] = {}  # benchmarks/textual_follower.py in tmux
+    printed_floors: dict[float, list[float]] = {}  # benchmarks/print_follower.py in tmux
     _, debounce_ms = tui_bench.watch_settings()
     # the requests appended to each chain, the same at every start (each starts from a fresh copy)
     appended = {size_mb: list(main_requests_of(transcript, 1 + s.chain_appends)) for size_mb, (_, transcript) in chains.items()}
@@ -884,14 +885,16 @@ def figure_9_chains(b: Bench) -> None:
             shutil.copyfile(source, path)  # the same appends to the bare follower at a 1 ms step
             floors.setdefault(size_mb, []).extend(
                 follower.line_follower_latencies(path, texts[1:], spacing, 1, debounce_ms))
-            if k == 0:  # the same appends to a Textual app that only counts them (once a size: a floor, not a figure)
-                shutil.copyfile(source, path)
-                try:
-                    _, _, drawn = follower.tmux_start_append(path, texts[0], env, tuple(texts[1:]), spacing=spacing,
-                                                             module="benchmarks.textual_follower")
-                    textual_floors.setdefault(size_mb, []).extend(drawn)
-                except (TimeoutError, subprocess.CalledProcessError) as exc:
-                    rep.problems.append(f"figure 9: the bare Textual follower on the {size_mb:g} MB chain: {exc}")
+            if k == 0:  # the same appends to programs that only count them (once a size: floors, not figures)
+                for module, drawn_floors, what in (("benchmarks.textual_follower", textual_floors, "the bare Textual follower"),
+                                                   ("benchmarks.print_follower", printed_floors, "the printing line follower")):
+                    shutil.copyfile(source, path)
+                    try:
+                        _, _, drawn = follower.tmux_start_append(path, texts[0], env, tuple(texts[1:]), spacing=spacing,
+                                                                 module=module)
+                        drawn_floors.setdefault(size_mb, []).extend(drawn)
+                    except (TimeoutError, subprocess.CalledProcessError) as exc:
+                        rep.problems.append(f"figure 9: {what} on the {size_mb:g} MB chain: {exc}")
     if small_mb not in shown:
         return
     for size_mb in s.chain_mb:
@@ -930,6 +933,11 @@ def figure_9_chains(b: Bench) -> None:
             rep.add(Row("9", f"  write -> screen, {size_mb:g} MB chain", Stat(later[size_mb]),
                         "a Textual app at a 1 ms step that only counts the requests (benchmarks/textual_follower.py, tmux)",
                         Stat(textual_floors[size_mb])))
+    for size_mb in s.chain_mb:  # the 1 ms-step follower again, its count printed through the same terminal
+        if later.get(size_mb) and printed_floors.get(size_mb):
+            rep.add(Row("9", f"  write -> screen, {size_mb:g} MB chain", Stat(later[size_mb]),
+                        "a 1 ms-step line follower printing its count (benchmarks/print_follower.py, tmux)",
+                        Stat(printed_floors[size_mb])))
 
     # the app following a chain in tmux while requests arrive: RSS (/proc, as ps reads it), screen gaps
     path = os.path.join(b.dir, "tmux-follow.jsonl")

@@ -12,7 +12,6 @@ is watching, reading and Textual drawing one frame into the terminal, which any 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -21,16 +20,7 @@ import time
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-
-def _requests(lines: list[bytes], seen: set[str]) -> None:
-    """Add the main thread's assistant message ids of ``lines`` to ``seen``."""
-    for line in lines:
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        if record.get("type") == "assistant" and not record.get("isSidechain"):
-            message = record.get("message") or {}
-            seen.add(str(message.get("id") or record.get("uuid")))
+from benchmarks.print_follower import count_requests
 
 
 class TextualFollower(App[None]):
@@ -63,7 +53,7 @@ class TextualFollower(App[None]):
             data = handle.read()
         end = data.rfind(b"\n") + 1
         self.offset += end
-        _requests(data[:end].splitlines(), self.seen)
+        count_requests(data[:end].splitlines(), self.seen)
 
     def _show(self) -> None:
         count = len(self.seen)
