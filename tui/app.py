@@ -51,7 +51,7 @@ from tokenbox.tui.gauge import Gauge, megabytes
 from tokenbox.tui.glance import Glance, glance
 from tokenbox.tui.help import HelpScreen
 from tokenbox.tui.keys import KEYS, bindings
-from tokenbox.tui.messages import ConfigChanged, FileChanged, GlanceComputed, PlanComputed, TimelineFilled
+from tokenbox.tui.messages import ConfigChanged, FileChanged, GlanceComputed, PlanComputed, TimelineFilled, TokenizersFound
 from tokenbox.tui.planner import AgentFacts, Outcome, Planner, PlanRequest, TurnPoint
 from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
@@ -81,6 +81,9 @@ WIDE = 180  # columns: from this the sidebar widens (longer trace lines and brea
 RELOAD_INTERVAL = 0.2  # seconds: the longest a file event waits behind the reload before it
 RELOAD_MIN_INTERVAL = 0.05  # the shortest
 RELOAD_COST_SHARE = 3
+# seconds after the first plan before the tokenizer plug-ins are looked up: not while the first appended
+# request is being planned (both hold the interpreter), nor long after a user may cycle the tokenizers
+TOKENIZERS_AFTER = 1.0
 ADOPT_AFTER = 2.0  # seconds the worker waits for a handed-over first plan to be drawn before its own load
 # seconds from that draw to the load: the BPE table's load holds the GIL ~100 ms at a time, and the
 # terminal's writer thread must first write the frame out (the plan is on screen, not only composed)
@@ -148,6 +151,7 @@ class TokenboxApp(App[None]):
         # the first request's outcome, planned by a forked process (``tui/firstplan.py``); taken once,
         # closed when the app ends (the child never outlives it)
         self._first_plan = first_plan
+        self._tokenizers_pending = True  # the tokenizer plug-ins are looked up after the first plan (``_look_up_tokenizers``)
         self._following = follow  # False: nothing is followed until ``follow_file`` (the board picks a session)
         self._help_made_for: tuple[Levels, str] | None = None  # the installed help's warning levels and theme
 
@@ -365,6 +369,18 @@ class TokenboxApp(App[None]):
         if firstplan.stamp(request.path) != first.stamp:
             self.post_message(FileChanged("modified"))
 
+    @work(thread=True, group="tokenizers", exit_on_error=False)
+    def _look_up_tokenizers(self) -> None:
+        """``TOKENIZERS_AFTER`` the first plan, the tokenizer plug-ins looked up (plans leave them out until
+        then: importing importlib.metadata to find them took ≈50 ms of the first plan, and of the request
+        appended as the first plan is shown when that plan was handed over), and a plan again if it lists
+        fewer tokenizers than there are."""
+        if not self._stop.wait(TOKENIZERS_AFTER) and self._planner.look_up_tokenizers():
+            self.post_message(TokenizersFound())
+
+    def on_tokenizers_found(self, message: TokenizersFound) -> None:
+        self.request_plan("tokenizer plug-ins found")
+
     @work(thread=True, group="glance", exclusive=True, exit_on_error=False)
     def _glance_again(self, path: str) -> None:
         """The newest request from the file's tail again (it changed while its first read runs)."""
@@ -466,6 +482,9 @@ class TokenboxApp(App[None]):
                 self.call_after_refresh(self._reload_drawn, timed[1])
             if message.drawn is not None:
                 self.call_after_refresh(message.drawn.set)
+            if self._tokenizers_pending and message.outcome.plan is not None:
+                self._tokenizers_pending = False
+                self._look_up_tokenizers()
 
     def _plan_computed(self, outcome: Outcome) -> None:
         request = outcome.request

@@ -43,6 +43,11 @@ class TimelineFilled(Message):
         self.outcome = outcome
 
 
+class TokenizersFound(Message):
+    """The installed tokenizer plug-ins were looked up, and the plan on screen lists fewer tokenizers than
+    there are (the tokenizer key cycles through the plan's list)."""
+
+
 class GlanceComputed(Message):
     """The newest request of the big file at ``path``, from its tail, before its first plan (``None``: none found)."""
 

@@ -171,6 +171,16 @@ class Planner:
         self.fill_plans = 0  # past turns planned by fills (tests pin the fill's work with it)
         self._frozen_at = 0  # the file's size when what was loaded was last frozen (``_freeze``)
         self._newest: tuple[tuple, object, TurnPoint] | None = None  # (key, recorded usage, point) of the newest turn planned
+        self._names_listed: tuple[str, ...] = ()  # the tokenizers the last outcome listed
+
+    def look_up_tokenizers(self) -> bool:
+        """Look the installed tokenizer plug-ins up (plans list only those found already); whether the
+        last outcome listed fewer tokenizers than there are (a plan again lists them for the tokenizer key).
+        Called once the first plan is drawn; takes no lock, so a request made meanwhile is not held up."""
+        engine = self._engine
+        if engine is None:
+            return False
+        return tuple(engine.registry.names()) != self._names_listed
 
     def run(self, request: PlanRequest) -> Outcome:
         """Plan ``request`` (never raises: failures come back as ``Outcome.failure``)."""
@@ -231,7 +241,10 @@ class Planner:
         self._warnings = warnings
         if loaded:
             self._threads = self._load_threads(request.path, engine)
-        names = tuple(engine.registry.names())
+        # the plug-ins are looked up for the tokenizer key only (``look_up_tokenizers`` does it once the first
+        # plan is drawn): importing importlib.metadata to find them took ≈50 ms of every first plan
+        names = tuple(engine.registry.names(plugins=request.cycle_tokenizer))
+        self._names_listed = names
         if self._turns is None:
             return Outcome(request, None, load_error, tokenizers=names)
         thread, turns = self._thread_turns(request)

@@ -354,15 +354,24 @@ class TokenizerRegistry:
 
             self._entries[point.name] = TokenizerEntry(point.name, False, f"plug-in {point.value}", factory)
 
-    def names(self) -> list[str]:
-        """Every tokenizer's name: the built-in ones, then plug-ins'."""
-        self._plugins()
-        return list(self._entries)
+    def names(self, *, plugins: bool = True) -> list[str]:
+        """Every tokenizer's name: the built-in ones, then plug-ins'. With ``plugins`` False the installed
+        plug-ins are not looked up (``plugins_pending`` says whether that was done): only those found
+        already are listed."""
+        if plugins:
+            self._plugins()
+        return list(self._entries)  # one C-level copy: safe beside a lookup adding plug-ins in another thread
 
-    def entries(self) -> list[TokenizerEntry]:
-        """Every tokenizer's entry, in ``names`` order."""
-        self._plugins()
+    def entries(self, *, plugins: bool = True) -> list[TokenizerEntry]:
+        """Every tokenizer's entry, in ``names`` order (``plugins`` as for ``names``)."""
+        if plugins:
+            self._plugins()
         return list(self._entries.values())
+
+    @property
+    def plugins_pending(self) -> bool:
+        """Whether the installed plug-ins are still to be looked up."""
+        return self._plugins_pending
 
     @property
     def plugin_errors(self) -> list[str]:

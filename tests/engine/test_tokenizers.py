@@ -163,3 +163,35 @@ def test_an_unknown_model_is_a_label_when_tokenizer_and_window_are_named():
     assert (p.tokenizer.name, p.budget.max_ctx) == ("heuristic", 8000)
     with pytest.raises(TokenizerError, match="unknown model"):
         engine().plan(session([{"id": "a", "text": "x"}], model="llama-3-70b", tokenizer="heuristic"))
+
+
+def test_names_without_plugins_does_not_look_them_up_until_asked(monkeypatch):
+    """The TUI lists tokenizers without looking plug-ins up until its first plan is drawn (importing
+    importlib.metadata cost its first plan ≈50 ms): such a list is the built-in names; a later full list
+    adds the plug-ins, and from then on the short list has them too."""
+    from importlib import metadata
+
+    class FakePoint:
+        name = "plug"
+        value = "fake:Words"
+
+        def load(self):
+            return HeuristicTokenizer
+
+    looked_up = []
+
+    def entry_points(group):
+        looked_up.append(group)
+        return [FakePoint()] if group == "tokenbox.tokenizers" else []
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    registry = TokenizerRegistry()
+    built_in = ["o200k_base", "cl100k_base", "heuristic", "floop-estimate", "claude-estimate"]
+    assert registry.plugins_pending
+    assert registry.names(plugins=False) == built_in
+    assert [entry.name for entry in registry.entries(plugins=False)] == built_in
+    assert looked_up == [] and registry.plugins_pending
+    assert registry.names() == [*built_in, "plug"]
+    assert looked_up == ["tokenbox.tokenizers"] and not registry.plugins_pending
+    assert registry.names(plugins=False) == [*built_in, "plug"]
+    assert len(looked_up) == 1  # looked up once

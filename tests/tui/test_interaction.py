@@ -273,6 +273,37 @@ async def test_tokenizer_cycle_skips_broken_tokenizers(tmp_path):
         assert "skipped tokenizers broken" in status_text(app)
 
 
+async def test_tokenizer_plugins_are_looked_up_after_the_first_plan_and_cycled_through(tmp_path, monkeypatch):
+    """The first plan lists the tokenizers without looking the plug-ins up (importlib.metadata: ≈50 ms of
+    it); once it is drawn they are looked up, the plan again lists them, and ``t`` cycles into one."""
+    from importlib import metadata
+
+    class Point:
+        name = "plug"
+        value = "fake:Heuristic"
+
+        def load(self):
+            return lambda: TokenizerRegistry(plugins=False).get("heuristic")
+
+    plans_when_looked_up = []
+
+    def entry_points(group):
+        plans_when_looked_up.append(app.plans_shown)
+        return [Point()] if group == "tokenbox.tokenizers" else []
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    registry = TokenizerRegistry()
+    planner = Planner(lambda: Engine(registry=registry, environ={}))
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False, planner=planner)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await wait_for(pilot, lambda: "plug" in app.state.outcome.tokenizers, what="the plug-in listed")
+        assert plans_when_looked_up == [1]  # once, after the first plan was shown
+        for name in ("heuristic", "floop-estimate", "claude-estimate", "plug"):
+            await pilot.press("t")
+            await wait_for(pilot, lambda name=name: app.plan.tokenizer.name == name, what=name)
+
+
 async def test_turns_follow_and_timeline(tmp_path):
     app = make_app(copy_sample("agent_log.jsonl", tmp_path), watch=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -42,6 +42,20 @@ def test_the_file_tokenizer_decides(tmp_path, environ):
     assert prewarm.tokenizer_for(write(tmp_path, "s.json", text), environ=environ) == "cl100k_base"
 
 
+def test_the_plugins_are_not_looked_up(tmp_path, environ, monkeypatch):
+    """A plug-in is never exact, so the built-in entries decide (importlib.metadata cost the start ≈50 ms)."""
+    from importlib import metadata
+
+    from tokenbox.core.tokens import tokenizers
+
+    groups: list[str] = []
+    monkeypatch.setattr(metadata, "entry_points", lambda group: groups.append(group) or [])
+    monkeypatch.setattr(tokenizers, "_DEFAULT", None)  # a fresh process-wide registry, its plug-ins pending
+    path = write(tmp_path, "turn.yaml", sample_text("passepartout_turn.yaml"))
+    assert prewarm.tokenizer_for(path, environ=environ) == "o200k_base"
+    assert groups == []
+
+
 def test_the_flag_and_the_environment_win_without_reading_the_file(tmp_path, environ):
     missing = str(tmp_path / "missing.yaml")
     assert prewarm.tokenizer_for(missing, "cl100k_base", environ=environ) == "cl100k_base"
