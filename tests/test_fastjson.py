@@ -93,3 +93,23 @@ def test_expect_imports_the_fast_decoder_from_slow_chars_on_and_never_against_a_
     monkeypatch.setattr(fastjson, "_FAST", None)  # switched off
     fastjson.expect(10**9)
     assert fastjson.loads_utf8(b"[1]") is fastjson.MISSED and not fastjson.accelerated()
+
+
+def test_a_decoder_that_keeps_a_lone_surrogate_escape_never_reads_bytes(monkeypatch):
+    """``loads_utf8`` is used only with a decoder that refuses a lone surrogate escape: the transcript reader
+    does not look for one in a line's bytes (a decoder that kept one, as ``json.loads`` does, would hand it
+    the surrogate, unreplaced and unwarned of). A stand-in msgspec whose decoder is ``json.loads``."""
+    import sys
+    import types
+
+    stand_in = types.ModuleType("msgspec")
+    stand_in.DecodeError = ValueError  # type: ignore[attr-defined]
+    stand_in.json = types.SimpleNamespace(Decoder=lambda: types.SimpleNamespace(decode=json.loads))  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "msgspec", stand_in)
+    monkeypatch.setattr(fastjson, "_FAST", fastjson._PENDING)
+    monkeypatch.setattr(fastjson, "_FAST_UTF8", None)
+    for name in ("_REFUSED", "_REFUSED_UTF8"):  # (set again by the import: put back after the test)
+        monkeypatch.setattr(fastjson, name, getattr(fastjson, name))
+    assert json.loads(b'["\\ud800"]') == ["\ud800"]  # (what the stand-in keeps)
+    assert fastjson.accelerated()  # its text decoding is still used (json decides what it refuses)
+    assert fastjson.loads_utf8(b"[1]") is fastjson.MISSED

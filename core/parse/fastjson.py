@@ -46,13 +46,23 @@ def _import_fast() -> Any:
     _REFUSED = (msgspec.DecodeError,)
     _FAST = msgspec.json.Decoder().decode
     _REFUSED_UTF8 = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
-    try:  # bytes only where msgspec checks their UTF-8 (a bad byte must stay the reader's error, at its place)
-        _FAST(b'["\xff"]')
-    except UnicodeDecodeError:
+    # bytes only where msgspec checks their UTF-8 (a bad byte must stay the reader's error, at its place) and
+    # refuses a lone surrogate escape (json.loads keeps it: the reader replaces it and warns, from the text)
+    if _refuses(b'["\xff"]', UnicodeDecodeError) and _refuses(b'["\\ud800"]', msgspec.DecodeError) \
+            and _refuses(b'["\\udc00x"]', msgspec.DecodeError):
         _FAST_UTF8 = _FAST
-    except Exception:  # pragma: no cover - a msgspec that does not say why: the text path only
-        pass
     return _FAST
+
+
+def _refuses(data: bytes, error: type[BaseException]) -> bool:
+    """Whether the fast decoder refuses ``data`` with ``error``."""
+    try:
+        _FAST(data)
+    except error:
+        return True
+    except Exception:  # pragma: no cover - a msgspec that does not say why: the text path only
+        return False
+    return False
 
 
 def loads(text: str | bytes) -> Any:
@@ -86,8 +96,8 @@ def loads_utf8(data: bytes) -> Any:
     """The value of the JSON text in the UTF-8 ``data`` when the fast decoder reads it, else ``MISSED``:
     before it is imported (``loads`` decides when), without it, and for any text it refuses (invalid
     UTF-8, ``NaN``, a lone surrogate escape, a syntax error). A value returned is ``loads``' value of the
-    decoded text; for ``MISSED`` the caller decodes ``data`` (its error, if any, is the file's) and
-    calls ``loads``, which counts the text toward the import and decides the value or the error."""
+    decoded text and holds no lone surrogate (a decoder that keeps one is not used for bytes: ``_import_fast``);
+    for ``MISSED`` the caller decodes ``data`` (its error, if any, is the file's) and calls ``loads``, which counts the text toward the import and decides the value or the error."""
     fast = _FAST_UTF8
     if fast is None or _FAST is None:  # not imported yet, or switched off since
         return MISSED

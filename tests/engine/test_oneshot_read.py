@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenbox.core.commands.jsonwrite import IndentedJson
 from tokenbox.core.model.errors import SessionError
+from tokenbox.core.model.names import MAIN_THREAD as MAIN
 from tokenbox.core.parse import fastjson
 from tokenbox.core.sources.files import decode_text
 from tokenbox.core.sources.loader import Loader
@@ -319,3 +320,41 @@ def test_the_memory_of_a_one_shot_plan_is_bounded_by_the_transcript(tmp_path: Pa
     finally:
         tracemalloc.stop()
     assert out.written > 100_000 and peak < 2.6 * path.stat().st_size  # 2.09 × now, the fixed caches included
+
+
+# strings a line may hold: lone surrogates (high, low, two highs, a low before a high), a pair, plain text
+_SURROGATE_TEXTS = st.lists(st.sampled_from(["\ud800", "\udc00", "\udbff", "\ud83d\ude00", "\udc00\ud800", "a", "\\u", "日本",
+                                             "\\", '"']), max_size=5).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["content", "text", "input", "uuid", "model", "key"]), _SURROGATE_TEXTS),
+                min_size=1, max_size=4))
+def test_a_line_with_lone_surrogate_escapes_reads_from_bytes_as_from_text(places: list) -> None:
+    """A line's bytes read by the fast decoder give what its decoded text gives, warnings included, wherever a
+    lone surrogate escape sits (Node's JSON.stringify writes one as an escape, ``ensure_ascii``): the bytes are
+    not searched for one, the decoder refuses it."""
+    assert fastjson.accelerated()
+    lines = []
+    for n, (where, text) in enumerate(places):
+        uuid = f"u{n}" + (text if where == "uuid" else "")
+        if where in ("text", "input", "model"):
+            message = {"id": f"m{n}", "role": "assistant", "model": text if where == "model" else "claude-sonnet-4-5",
+                       "content": [{"type": "text", "text": text}] if where == "text" else
+                       [{"type": "tool_use", "id": f"c{n}", "name": "Bash", "input": {"command": text}}],
+                       "usage": {"input_tokens": 10 + n, "output_tokens": 1}}
+            row = {"type": "assistant", "message": message}
+        else:
+            row = {"type": "user", "message": {"role": "user", "content": text}}
+            if where == "key":
+                row[text] = 1
+        row.update({"uuid": uuid, "parentUuid": lines[-1][1] if lines else None, "sessionId": "s"})
+        lines.append((json.dumps(row).encode(), uuid))
+    from_bytes, from_text = TranscriptReader("t.jsonl"), TranscriptReader("t.jsonl")
+    for number, (line, _) in enumerate(lines, 1):
+        from_bytes.feed_line(number, line)
+        from_text.feed_text(number, line.decode())
+    assert from_bytes.warnings == from_text.warnings
+    assert [[b.text for b in node.blocks] for node in from_bytes.nodes] == \
+        [[b.text for b in node.blocks] for node in from_text.nodes]
+    assert [r.model for r in from_bytes.threads[MAIN].requests] == [r.model for r in from_text.threads[MAIN].requests]
