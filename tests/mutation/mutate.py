@@ -165,8 +165,6 @@ _WALK_BACK = ("ScaleFits.update's walk back to the last observation still the sa
               "cutting nothing when nothing is to be cut)")
 _NO_GROWTH_PAIR = ("a pair whose recorded growth is 0 has the ratio 0, below PAIR_RATIO[0] (0.5): refused by the "
                    "ratio test either way")
-_VERSION_STEP = ("a node that grows after its context was built is reset to built -1 (with every later node) just "
-                 "after, and one not built is -1 already: built == version is false after a grow whatever the step")
 EQUIVALENT: dict[tuple[str, str, str, str, str, int], str] = {
     ('statusline', '', "STDIN_TIMEOUT = 2.0  # seconds to wait for Claude Code's JSON when stdin is not closed after it", '2.0', '2.01', 0):
         _TUNING,
@@ -425,8 +423,6 @@ EQUIVALENT: dict[tuple[str, str, str, str, str, int], str] = {
         _NO_GROWTH_PAIR,
     ('common', '_message_sections', 'return sections, tuple([s.id for s, b in zip(sections, blocks, strict=True) if b.cache_control is not None])', 'True', 'False', 0):
         _STRICT_ZIP,
-    ('claude_code', 'TranscriptReader._grow', 'node.version += 1', '1', '0', 0):
-        _VERSION_STEP,
 }
 _ORIGINAL_LINES: dict[str, list[str]] = {}  # path → the module's lines before mutation
 _FUNCTIONS: dict[str, dict[int, str]] = {}  # path → line → the qualified name of the innermost function holding it

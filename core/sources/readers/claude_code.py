@@ -292,14 +292,14 @@ class _Node:
     line: int = 0
     blocks: list[Block] = field(default_factory=list)
     calls: tuple[str, ...] = ()  # tool_use ids, in order (request nodes; the other nodes share the empty tuple)
-    version: int = 0
     epoch: int = 0  # compactions of its thread before it
     light: bool = False  # another thread's node in a reader of the main thread only: its blocks are not kept
     keeps: bool = False  # a request node whose model keeps earlier turns' thinking (``State.keeps``)
-    # the context after this node (``TranscriptReader.state_of``) and the ``version`` it was built at (-1: not
-    # built): kept on the node, not in a lookup beside it (an entry and a pair for every line of a long session)
+    # the context after this node (``TranscriptReader.state_of``) and whether it holds every line of the node and
+    # of those above it (a node that grows is reset, with every node after it): kept on the node, not in a lookup
+    # beside it (an entry and a pair for every line of a long session)
     state: State | None = None
-    built: int = -1
+    built: bool = False
 
 
 @dataclass(slots=True)
@@ -688,14 +688,13 @@ class TranscriptReader:
         if not node.light:
             # a new list, not the node's extended: the contexts built from the node share its list (``_contribute``)
             node.blocks = [*node.blocks, *blocks]
-        node.version += 1
-        if node.built >= 0:
+        if node.built:
             # A node whose context was already built grew (a line written after later ones): the
             # contexts built through it may miss the line, so they are rebuilt when next asked for.
             # Only nodes after it can descend from it (a parent is always an earlier line): the
             # contexts before it stay, shared, so a long chain is not rebuilt (and held twice) whole.
             for later in self.nodes[node.index:]:
-                later.state, later.built = None, -1
+                later.state, later.built = None, False
 
     def _request_line(
         self, number: int, thread: Thread, key: str, parent: int | None, role: str, blocks: list[Block], message: dict, value: dict
@@ -842,7 +841,7 @@ class TranscriptReader:
             if node.thread != MAIN or node.index in kept:
                 continue
             gather(node.state)
-            node.state, node.built = None, -1
+            node.state, node.built = None, False
             texts.update(block.text for block in node.blocks if len(block.text) >= SHARED_TEXT_CHARS)
             node.blocks = []
         messages = [state._message for state in states.values() if state._message is not None]
@@ -909,7 +908,7 @@ class TranscriptReader:
         state: State | None = None
         while current is not None:
             node = self.nodes[current]
-            if node.built == node.version:
+            if node.built:
                 state = node.state
                 break
             if node.light:
@@ -921,7 +920,7 @@ class TranscriptReader:
         for i in reversed(chain):
             node = self.nodes[i]
             state = self._contribute(state, node)
-            node.state, node.built = state, node.version
+            node.state, node.built = state, True
         return state
 
     def _contribute(self, state: State | None, node: _Node) -> State | None:
@@ -971,7 +970,7 @@ class TranscriptReader:
         if self.history_needed:  # (set while the pending context was made: a reader that keeps it all reads again)
             return TranscriptFollower(self.path, self.max_bytes, drop_history=False).read().main_turns_only()
         for node in self.nodes:
-            node.state, node.built = None, -1
+            node.state, node.built = None, False
             if node.thread != name:
                 node.blocks = []
         for thread in self.threads.values():
