@@ -1245,7 +1245,7 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
         target = hidden + round(scale * visible)
         if restored is not None:
             how = (f"predicted after a compaction: hidden part {start} (request {first + 1}'s: system prompt, tools, memory) "
-                   f"plus {extra} Claude Code attaches again ({restored.describe()}, ≈) plus the visible parts ×{scale:.3f}")
+                   f"plus {extra} Claude Code attaches again ({restored.describe(scale)}, ≈) plus the visible parts ×{scale:.3f}")
         else:
             how = f"predicted: hidden part {hidden} (from request {first + 1}) plus the visible parts ×{scale:.3f} (context restarted)"
         return target, Fit(scale, hidden, used or (last + 1,), how)

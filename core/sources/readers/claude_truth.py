@@ -44,12 +44,18 @@ WINDOW = 16  # request pairs the scale is fitted on (the newest up to the turn)
 TYPICAL_HIDDEN = {("main", 1): 15_100, ("main", 2): 25_900, ("agent", 1): 14_500, ("agent", 2): 14_500}
 
 # What Claude Code attaches again after a compaction (its ``compact.ts`` constants, quoted by several
-# ports): the 5 files read or written last, each up to 5 000 tokens, 50 000 in all; the plan of a
-# plan-mode session and the todo list.
+# ports, and 2.1.39's bundle): the 5 files read or written last, each whole when its content is at most
+# 5 000 tokens, 50 000 in all; the plan of a plan-mode session and the todo list. A larger file is not
+# cut to 5 000: the Read that restores it fails on the limit and Claude Code attaches a one-line note
+# naming it instead (``compact_file_reference``, its wording below).
 RESTORE_FILES = 5
 RESTORE_FILE_TOKENS = 5_000
 RESTORE_BUDGET = 50_000
 LINE_NUMBER = base_estimate("   123\u2192")  # a restored file is numbered like a Read result
+REFERENCE_NOTE = base_estimate(
+    "Note: /a/path/to/the/file.ext was read before the last conversation was summarized, but the contents "
+    "are too large to include. Use Read tool if you need to access it."
+)
 SCALE_BOUNDS = (0.3, 5.0)
 # A pair whose recorded growth is this far from its visible growth is a jump the file does not show
 # (a reminder, a skill or an attachment Claude Code added unseen; content it dropped), not a scale:
@@ -418,19 +424,36 @@ def typical_hidden(version: str | None, main: bool) -> tuple[int, str]:
 
 @dataclass(frozen=True, slots=True)
 class Restored:
-    """What a compaction attaches again, in base-estimate units: the files (newest first), plan, todos."""
+    """What a compaction attaches again, in base-estimate units: the files (newest first, each as
+    ``(attached, content)``: numbered as a Read shows it, and its bare content, which the limit is on),
+    the plan, the todo list."""
 
-    files: tuple[float, ...] = ()
+    files: tuple[tuple[float, float], ...] = ()
     plan: float = 0.0
     todos: float = 0.0
 
-    def tokens(self, scale: float) -> int:
-        """Its size at ``scale``, with Claude Code's caps (5 000 a file, 50 000 for the files)."""
-        files = min(RESTORE_BUDGET, sum(min(RESTORE_FILE_TOKENS, round(base * scale)) for base in self.files[:RESTORE_FILES]))
-        return files + round(self.plan * scale) + round(self.todos * scale)
+    def _files(self, scale: float) -> list[int]:
+        """Each file's attachment at ``scale``: the file, or the note naming it when its content is over
+        5 000 tokens; Claude Code keeps them in order while they fit its 50 000."""
+        kept: list[int] = []
+        used = 0
+        for attached, content in self.files[:RESTORE_FILES]:
+            size = round(attached * scale) if round(content * scale) <= RESTORE_FILE_TOKENS else round(REFERENCE_NOTE * scale)
+            if used + size <= RESTORE_BUDGET:
+                used += size
+                kept.append(size)
+        return kept
 
-    def describe(self) -> str:
-        parts = [f"{len(self.files[:RESTORE_FILES])} files"]
+    def tokens(self, scale: float) -> int:
+        """Its size at ``scale``, with Claude Code's limits (a file over 5 000 tokens named only; 50 000 in all)."""
+        return sum(self._files(scale)) + round(self.plan * scale) + round(self.todos * scale)
+
+    def describe(self, scale: float) -> str:
+        """What it holds, e.g. ``3 files, 2 named only (over 5000 tokens), the plan``."""
+        named = sum(1 for _attached, content in self.files[:RESTORE_FILES] if round(content * scale) > RESTORE_FILE_TOKENS)
+        parts = [f"{len(self.files[:RESTORE_FILES]) - named} files"]
+        if named:
+            parts.append(f"{named} named only (over {RESTORE_FILE_TOKENS} tokens)")
         if self.plan:
             parts.append("the plan")
         if self.todos:
@@ -448,37 +471,44 @@ class FileAccess:
     """
 
     def __init__(self) -> None:
-        self._files: dict[str, float] = {}
+        self._files: dict[str, tuple[float, float]] = {}  # path: (numbered, bare content)
         self.plan = 0.0
         self.todos = 0.0
 
     def access(self, tool: str | None, record: dict, result_text: str, bases: BaseEstimates) -> None:
         path = record.get("filePath")
-        base: float | None = None
+        sizes: tuple[float, float] | None = None
         if tool == "Read" and isinstance(record.get("file"), dict):
             file = record["file"]
             path = file.get("filePath", path)
             base = bases(result_text) if result_text else 0.0
             shown, total = file.get("numLines"), file.get("totalLines")
+            # the result numbers its lines; the limit is on the content without them
+            bare = max(0.0, base - shown * LINE_NUMBER) if _count(shown) else base
             if _count(shown) and _count(total) and total > shown:
                 base *= total / shown
+                bare *= total / shown
+            sizes = (base, bare)
         elif tool in ("Edit", "MultiEdit") and isinstance(record.get("originalFile"), str):
             original = record["originalFile"]
             edits = record.get("edits") if isinstance(record.get("edits"), list) else [record]
             grown = sum(len(e.get("newString") or "") - len(e.get("oldString") or "") for e in edits if isinstance(e, dict))
             lines = original.count("\n") + 1
-            base = (base_estimate(original) + lines * LINE_NUMBER) * max(0.0, len(original) + grown) / max(1, len(original))
+            bare = base_estimate(original)
+            ratio = max(0.0, len(original) + grown) / max(1, len(original))
+            sizes = ((bare + lines * LINE_NUMBER) * ratio, bare * ratio)
         elif tool == "Write" and isinstance(record.get("content"), str):
             content = record["content"]
-            base = base_estimate(content) + (content.count("\n") + 1) * LINE_NUMBER
+            bare = base_estimate(content)
+            sizes = (bare + (content.count("\n") + 1) * LINE_NUMBER, bare)
         if not isinstance(path, str) or path.endswith("CLAUDE.md"):
             return
-        if base is None:
-            base = self._files.get(path)
-            if base is None:
+        if sizes is None:
+            sizes = self._files.get(path)
+            if sizes is None:
                 return
         self._files.pop(path, None)
-        self._files[path] = base  # newest last
+        self._files[path] = sizes  # newest last
 
     def note_call(self, tool: str | None, arguments: object, bases: BaseEstimates) -> None:
         if not isinstance(arguments, dict):
