@@ -109,13 +109,14 @@ def sniff_document(node: Node, path: str) -> UnsupportedFormat | None:
 
 def _opencode_record(value: dict, keys: set[str]) -> str | None:
     """``message`` or ``part`` for one record file of OpenCode's JSON storage (``storage/message/<session>/
-    msg_*.json``, ``storage/part/<message>/prt_*.json``), else ``None``: a session is read from its tree."""
-    record = _plain(value.get("id"))
-    if not isinstance(record, str) or "sessionID" not in keys:
+    msg_*.json``, ``storage/part/<message>/prt_*.json``), else ``None``: a session is read from its tree.
+    Known by its keys, not its id's prefix (``msg_``, ``prt_`` as OpenCode makes them; other tools' copies
+    and older versions differ), and a part by its message's id (older parts have no ``sessionID``)."""
+    if not isinstance(_plain(value.get("id")), str):
         return None
-    if record.startswith("msg_") and {"role", "time"} <= keys:
+    if "sessionID" in keys and {"role", "time"} <= keys:
         return "message"
-    if record.startswith("prt_") and {"messageID", "type"} <= keys:
+    if isinstance(_plain(value.get("messageID")), str) and "type" in keys:
         return "part"
     return None
 

@@ -578,3 +578,32 @@ def test_database_and_folder_errors_are_one_line(tmp_path):
         assert result.returncode == 2
         lines = result.stderr.decode().splitlines()
         assert len(lines) == 1 and lines[0].startswith("tokenbox: error: "), lines
+
+
+@pytest.mark.parametrize(("record", "what"), [
+    # real files of the storage fixture, copied alone
+    ((OPENCODE_TREE / "message" / "ses_2cd622e85ffez1k2rGGvSSppSf" / "msg_d329e2af0001vkcztvJ8BsWPlz.json"), "message"),
+    ((OPENCODE_TREE / "part" / "msg_d329e2af0001vkcztvJ8BsWPlz" / "prt_d329e3bfa001TfzIntktRt5mVl.json"), "part"),
+    # the shapes of jazzyalex/agent-sessions' OpenCode fixtures (constructed there: ids without OpenCode's
+    # prefixes, an older part without its session's id)
+    ({"id": "m_user_small", "sessionID": "s_stage0_small", "role": "user", "time": {"created": 1730000001000},
+      "agent": "opencode", "model": {"providerID": "openai", "modelID": "gpt-4o-mini"}}, "message"),
+    ({"id": "p_tool_large_1", "sessionID": "s_stage0_large", "messageID": "m_assistant_large_1", "type": "tool",
+      "callID": "call_large_1", "tool": "bash", "state": {"status": "completed", "input": {"command": "ls"}}}, "part"),
+    ({"messageID": "m_assistant_drift", "id": "prt_text_1", "type": "text", "text": "Read README."}, "part"),
+])
+def test_an_opencode_record_file_alone_is_named(tmp_path, record, what):
+    """One message or part file of OpenCode's storage, opened alone, is named as such (exit 2, one line), not
+    read as a tokenbox session with unknown keys."""
+    from tests.inprocess import run_main
+
+    path = tmp_path / "record.json"
+    if isinstance(record, Path):
+        shutil.copyfile(record, path)
+    else:
+        path.write_text(json.dumps(record), encoding="utf-8")
+    result = run_main(["plan", str(path)])
+    assert result.returncode == 2 and result.stdout == b""
+    lines = result.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"tokenbox: error: {path}:1:")
+    assert f"one {what} of an OpenCode session on its own" in lines[0]
