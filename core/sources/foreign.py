@@ -89,6 +89,9 @@ def sniff_document(node: Node, path: str) -> UnsupportedFormat | None:
     if opencode is not None:
         return refuse(f"one {opencode} of an OpenCode session on its own",
                       "open the session's file under storage/session/<project>/, or the storage folder", path)
+    if {"agentType", "spawnDepth"} <= keys:  # Claude Code writes one beside each sub-agent's transcript
+        return refuse("a Claude Code sub-agent's metadata (subagents/agent-*.meta.json)",
+                      "open the agent-*.jsonl beside it, or the session's transcript, which brings its sub-agents", path)
     if amp_thread(node):
         return refuse("an Amp thread (~/.local/share/amp/threads/T-*.json)", "", path)
     if {"session_id", "transcript_path"} <= keys:  # what Claude Code writes on a command's stdin

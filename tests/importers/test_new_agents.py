@@ -607,3 +607,24 @@ def test_an_opencode_record_file_alone_is_named(tmp_path, record, what):
     lines = result.stderr.decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"tokenbox: error: {path}:1:")
     assert f"one {what} of an OpenCode session on its own" in lines[0]
+
+
+@pytest.mark.parametrize("meta", [
+    {"agentType": "general-purpose", "spawnDepth": 1},
+    {"agentType": "general-purpose", "spawnDepth": 0, "taskKind": "in_process_teammate"},
+    {"agentType": "Explore", "spawnDepth": 2, "parentAgentId": "a1", "model": "claude-haiku-4-5"},
+])
+def test_a_claude_code_sub_agents_meta_file_is_named(tmp_path, meta):
+    """``subagents/agent-<id>.meta.json`` (what Claude Code writes beside a sub-agent's transcript: its type and
+    depth; the shapes viewers' tests write, e.g. jazzyalex/agent-sessions) is named, with what to open instead."""
+    from tests.inprocess import run_main
+
+    folder = tmp_path / "subagents"
+    folder.mkdir()
+    path = folder / "agent-a0ad4f44468bdf20d.meta.json"
+    path.write_text(json.dumps(meta), encoding="utf-8")
+    result = run_main(["plan", str(path)])
+    assert result.returncode == 2 and result.stdout == b""
+    lines = result.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"tokenbox: error: {path}:1:")
+    assert "a Claude Code sub-agent's metadata" in lines[0] and "open the agent-*.jsonl beside it" in lines[0]
