@@ -197,6 +197,27 @@ def test_threads_and_the_session_cost(session):
     assert total.usd == pytest.approx(sum(s.usd for s in summaries)) and total.unpriced == ()
 
 
+def test_a_workflow_runs_agents_are_threads_of_the_session(session, tmp_path):
+    """Claude Code's ``Workflow`` tool writes the agents of a run under ``<session>/subagents/workflows/<run>/``,
+    beside the run's ``journal.jsonl`` (not a transcript): each agent is a thread, its requests and cost in
+    the session's, as an Agent-tool sub-agent's are."""
+    path = tmp_path / session.name
+    shutil.copyfile(session, path)
+    subagents = tmp_path / "8463c716" / "subagents"
+    shutil.copytree(session.parent / "8463c716", tmp_path / "8463c716")
+    run = subagents / "workflows" / "wf_becbc5fa-02e"
+    run.mkdir(parents=True)
+    moved = run / "agent-a7be2f0.jsonl"
+    (subagents / "agent-a7be2f0.jsonl").rename(moved)
+    (run / "journal.jsonl").write_text('{"type":"started","agentId":"a7be2f0"}\n{"type":"result","agentId":"a7be2f0"}\n',
+                                       encoding="utf-8")
+    summaries = SessionTotals().update(load_threads(path))
+    assert [s.name for s in summaries] == ["main", "agent-acompact-f46190", "agent-a7be2f0"]
+    requests = requests_of(moved)
+    assert summaries[2].requests == len(requests) and summaries[2].current == context(requests[-1][1])
+    assert summaries[2].usd == pytest.approx(sum(priced(*r) for r in requests), abs=1e-9)
+
+
 def test_a_followed_session_sums_what_was_appended_as_a_fresh_read_does(session, tmp_path):
     lines = session.read_text(encoding="utf-8").splitlines(keepends=True)
     path = tmp_path / session.name

@@ -171,7 +171,8 @@ class Loader:
         """Every thread of a log (README, "Real agents"): ``main`` and each sub-agent's, each a sequence of turns.
 
         A transcript format reads its threads (Claude Code's also reads its
-        ``<session>/subagents/agent-*.jsonl`` files); any other session file has one thread, ``main``.
+        ``<session>/subagents/agent-*.jsonl`` files, and ``subagents/workflows/<run>/agent-*.jsonl``); any
+        other session file has one thread, ``main``.
         """
         path = path_argument(path)
         size_argument(max_bytes)

@@ -1393,14 +1393,31 @@ def read_transcript(path: str, text: str) -> TranscriptReader:
 
 
 def subagent_files(path: str) -> list[str]:
-    """``<session>/subagents/agent-*.jsonl`` beside a transcript (Claude Code's newer sub-agent layout)."""
+    """The sub-agents' transcripts beside a transcript (Claude Code's newer layout): ``<session>/subagents/
+    *.jsonl`` (the Agent tool's), then ``<session>/subagents/workflows/<run>/agent-*.jsonl`` (the agents a
+    ``Workflow`` run launched; beside them its ``journal.jsonl``, not a transcript), each run in name order."""
     stem = os.path.splitext(path)[0]
     folder = os.path.join(stem, "subagents")
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
     except OSError:
         return []
-    return [os.path.join(folder, n) for n in names]
+    found = [os.path.join(folder, n) for n in names]
+    workflows = os.path.join(folder, WORKFLOWS)
+    try:
+        runs = sorted(os.listdir(workflows))
+    except OSError:
+        return found
+    for run in runs:
+        try:
+            agents = sorted(n for n in os.listdir(os.path.join(workflows, run)) if n.startswith("agent-") and n.endswith(".jsonl"))
+        except OSError:  # not a folder, or gone meanwhile
+            continue
+        found += [os.path.join(workflows, run, n) for n in agents]
+    return found
+
+
+WORKFLOWS = "workflows"  # under a session's subagents/: one folder per Workflow run, its agents' transcripts in it
 
 
 def default_thread(reader: TranscriptReader) -> str | None:
