@@ -755,7 +755,7 @@ class TokenboxApp(App[None]):
                 title = f"Context by category{turn}" + (" · v: trace" if trimming else "")
             else:
                 title = f"Breakdown{turn} · v: trace"
-            show_text(self.query_one(BreakdownTitle), Text(title, end=""))
+            self.query_one(BreakdownTitle).show_text(Text(title, end=""))
             self.query_one(BreakdownView).show(view, facts, agent=agent, trimmed=trimming)
 
     def _detail_title(self, view: View | None, selected: int, agent: bool = False, trimming: bool = False) -> str:

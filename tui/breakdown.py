@@ -14,7 +14,6 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import Static
 from tokenbox.core.analysis.breakdown import (
     CATEGORY_LABELS,
     Total,
@@ -26,6 +25,7 @@ from tokenbox.core.analysis.breakdown import (
 )
 from tokenbox.core.model.plan import sections_of
 from tokenbox.tui.figures import PART_CLASSES
+from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.planner import AgentFacts
 from tokenbox.tui.safe import plain
@@ -192,8 +192,12 @@ def breakdown_lines(view: View, styles: Styles = PLAIN, width: int | None = None
     return lines
 
 
-class BreakdownTitle(Static):
-    """The title above the breakdown (the same look as the trim trace's)."""
+class BreakdownTitle(FittedStatic):
+    """The title above the breakdown (the same look as the trim trace's; ``show_text``). It names the
+    request, so a followed session redraws it at each one: drawn with the line API (``FittedStatic``) as a
+    ``Static`` of the ``Text`` draws it (``OFFSETS``)."""
+
+    OFFSETS = True
 
 
 class BreakdownView(Themed, LineView, inherit_bindings=False, can_focus=False):

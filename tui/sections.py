@@ -11,11 +11,10 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import Static
 from tokenbox.tui.bars import ACTIONS, bar_scale, bar_text, scale_tokens
 from tokenbox.tui.figures import PART_CLASSES
+from tokenbox.tui.fitted import FittedStatic
 from tokenbox.tui.lines import LazyRows, LineView
-from tokenbox.tui.redraw import show_text
 from tokenbox.tui.safe import FIELD_LIMIT, plain
 from tokenbox.tui.styles import BAR_CLASSES, PLAIN, Styles, Themed
 from tokenbox.tui.view import View, bar_class, fmt
@@ -141,8 +140,10 @@ def row_text(
     return t
 
 
-class SectionHeader(Static):
-    """The column titles above the section bars."""
+class SectionHeader(FittedStatic):
+    """The column titles above the section bars (made for the table's width: ``show_text``)."""
+
+    OFFSETS = True
 
     DEFAULT_CSS = "SectionHeader { height: 1; }"
 
@@ -180,7 +181,7 @@ class SectionBars(Themed, LineView, inherit_bindings=False):
             return
         cols = Columns.fit(self.view, width)
         if self.header is not None:
-            show_text(self.header, header_text(self.view, cols))
+            self.header.show_text(header_text(self.view, cols))
         if self.view is None:
             self.set_lines([Text("no sections", "dim")])
             return
@@ -196,7 +197,7 @@ class SectionBars(Themed, LineView, inherit_bindings=False):
         assert view is not None
         cols = parts.PartColumns.fit(view, width, self.trimmed)
         if self.header is not None:
-            show_text(self.header, parts.header_text(view, cols))
+            self.header.show_text(parts.header_text(view, cols))
         scale = scale_tokens(view)
         rows = LazyRows(len(view.plan.sections), lambda i: parts.row_text(view, i, cols, styles, scale))
         self.set_lines(rows, selected)

@@ -24,6 +24,11 @@ moves past the version these were checked against, and checks each part is still
   and ``Screen._on_resize`` then laid the screen out a second time and every screen behind it
   (``App._background_screens``, compared by ``Widget._size``: the whole main screen behind the help)
   at the size it had; each layout of the modal also draws the screen behind it again, tinted.
+* ``offset_meta``, ``static_strips``: how a ``Static`` showing a rich ``Text`` draws it. Textual turns the
+  text into its ``Content``, whose every piece carries its offset in the row (``Style.rich_style_with_offset``:
+  where a mouse selection starts; in a screenshot, two neighbouring pieces of one style stay apart).
+  ``tui/fitted.FittedStatic`` draws such rows itself (``OFFSETS``), and leaves a row that does not fit its
+  width to Textual (``static_strips``: what ``Widget._render_content`` draws, the text cut as the stylesheet says).
 * ``footer_items``: ``Footer.compose`` (its widgets from ``textual.widgets._footer``, its grouping by
   action and by consecutive group), over bindings given with whether each is shown, so that keys which
   come and go are composed once, hidden, and shown by ``display`` (``tui/footer.py``).
@@ -38,6 +43,8 @@ from collections.abc import Iterator, Sequence
 from itertools import groupby
 from math import ceil
 
+from rich.style import Style
+from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 from textual.driver import Driver
@@ -46,6 +53,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen, ScreenResultType
 from textual.scrollbar import ScrollBar
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Footer
 
@@ -153,6 +161,20 @@ class SettledModal(ModalScreen[ScreenResultType]):
         # Textual calls every class's ``_on_resize`` down the MRO: preventing the default skips ``Screen``'s
         if self._size == event.size and all(screen._size == event.size for screen in self.app._background_screens):
             event.prevent_default()
+
+
+def offset_meta(x: int, y: int) -> Style:
+    """What Textual's ``Content`` adds to the style of a piece at character ``x`` of row ``y``
+    (``Style.rich_style_with_offset``)."""
+    return Style.from_meta({"offset": (x, y)})
+
+
+def static_strips(widget: Widget, text: Text) -> list[Strip]:
+    """The rows a ``Static`` the size and style of ``widget`` draws for ``text`` (``Widget._render_content``)."""
+    from textual.visual import Visual, visualize
+
+    width, height = widget.size
+    return Visual.to_strips(widget, visualize(widget, text, markup=False), width, height, widget.visual_style)
 
 
 FooterEntry = tuple[Binding, bool, str, bool]  # a binding, enabled, its tooltip (``ActiveBinding``'s), shown

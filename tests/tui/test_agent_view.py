@@ -20,7 +20,7 @@ from pytest_textual_snapshot import SVGImageExtension
 from tokenbox.tui.breakdown import BreakdownView
 from tokenbox.tui.gauge import Gauge
 from tokenbox.tui.parts import PartColumns
-from tokenbox.tui.sections import SectionBars
+from tokenbox.tui.sections import SectionBars, SectionHeader
 from tokenbox.tui.threads import ThreadsScreen
 from tokenbox.tui.topbar import TopBar
 from tokenbox.tui.warnings import WarningsScreen
@@ -99,7 +99,7 @@ async def test_a_transcript_with_a_sub_agent_and_a_compaction(session_dir, snaps
         state = app.state
         assert state.agent and not state.trimming_shown and state.shown_step == 0
         # the header: agent, model, window, thread, request, cost
-        top = str(app.query_one(TopBar).render())
+        top = app.query_one(TopBar).last_text.plain
         newest = main[-1][1]
         for field in ("Claude Code", "claude-opus-4-6", "window 200 000", "thread main", "request 73/73",
                       f"cost ${dollars(*main[-1]):.3f}"):
@@ -140,7 +140,7 @@ async def test_a_transcript_with_a_sub_agent_and_a_compaction(session_dir, snaps
         assert words[0][:2] == ["hidden", "part"] and "90.2%" in rows[0]
         assert any("compaction summary" in row for row in rows)
         assert any(w[:3] == ["tool", "call", "assistant"] and "→ Bash(" in row for w, row in zip(words, rows, strict=True))
-        assert "part" in str(app.query_one("#section-header").render())
+        assert "part" in app.query_one(SectionHeader).last_text.plain
         await shots(pilot, snapshot, "transcript")
 
         # key a: every thread with its requests, context and cost; the sub-agent chosen is shown
@@ -159,7 +159,7 @@ async def test_a_transcript_with_a_sub_agent_and_a_compaction(session_dir, snaps
         await settle(pilot)
         assert app.state.thread == "agent-a7be2f0" and app.turn_count == 13
         assert app.plan.tokens_after == context(sub[-1][1])
-        assert "thread agent-a7be2f0" in str(app.query_one(TopBar).render())
+        assert "thread agent-a7be2f0" in app.query_one(TopBar).last_text.plain
         assert app.plan.cost.usd == pytest.approx(dollars(*sub[-1]), abs=1e-9)
         await shots(pilot, snapshot, "sub-agent")
         await pilot.press("a", "home", "enter")  # the main thread again
@@ -170,14 +170,14 @@ async def test_a_transcript_with_a_sub_agent_and_a_compaction(session_dir, snaps
         await pilot.press("minus")
         await wait_for(pilot, lambda: app.plan.what_if == -1, what="what-if -5%")
         await settle(pilot)
-        assert app.state.trimming_shown and "what-if step" in str(app.query_one(TopBar).render())
-        assert "after" in str(app.query_one("#section-header").render())
+        assert app.state.trimming_shown and "what-if step" in app.query_one(TopBar).last_text.plain
+        assert "after" in app.query_one(SectionHeader).last_text.plain
         await pilot.press("p")
         await wait_for(pilot, lambda: app.plan.trimming == "tokenbox", what="the policy switched")
         await pilot.press("0")
         await wait_for(pilot, lambda: app.plan.what_if == 0, what="back to the window")
         await settle(pilot)
-        assert not app.state.trimming_shown and "after" not in str(app.query_one("#section-header").render())
+        assert not app.state.trimming_shown and "after" not in app.query_one(SectionHeader).last_text.plain
 
 
 async def test_a_codex_rollout(tmp_path, snapshot, monkeypatch):
@@ -193,7 +193,7 @@ async def test_a_codex_rollout(tmp_path, snapshot, monkeypatch):
     async with app.run_test(size=(140, 42)) as pilot:
         await wait_plan(pilot)
         await settle(pilot)
-        top = str(app.query_one(TopBar).render())
+        top = app.query_one(TopBar).last_text.plain
         assert "Codex CLI · gpt-5.5 · window 258 400" in top
         usage = {"input_tokens": 22539 - 20864, "cache_read_input_tokens": 20864, "output_tokens": 10}  # input counts the cached
         assert app.plan.cost.usd == pytest.approx(dollars("gpt-5.5", usage), abs=1e-9)
@@ -253,7 +253,7 @@ async def test_keys_that_do_not_apply_to_a_tokenbox_session_say_why(tmp_path):
     async with app.run_test(size=(140, 42), notifications=True) as pilot:
         await wait_plan(pilot)
         assert not app.state.agent and app.state.trimming_shown  # a layout keeps today's view
-        assert "step" in str(app.query_one(TopBar).render()) and "id" in str(app.query_one("#section-header").render())
+        assert "step" in app.query_one(TopBar).last_text.plain and "id" in app.query_one(SectionHeader).last_text.plain
         for key, words in (("left_square_bracket", "one turn only"), ("a", "this is a tokenbox session")):
             await pilot.press(key)
             await pilot.pause()

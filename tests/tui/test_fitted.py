@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.widgets import Static
@@ -99,3 +102,48 @@ async def test_a_text_as_tall_as_the_one_drawn_repaints_only_its_changed_rows(mo
         region = widget.size.region
         assert widget.render_lines(region) == static.render_lines(region)
         assert [strip.text.strip() for strip in widget.render_lines(region)][:1] == ["Context 42%"]
+
+
+class OneRowEach(App[None]):
+    """A row drawn with the line API as a ``Static`` of its text, next to such a ``Static`` (the stylesheet
+    of the one-row titles: not wrapped, cut with "…")."""
+
+    CSS = """
+    FittedStatic, Static { height: 2; width: 12; text-wrap: nowrap; text-overflow: ellipsis; color: $text-muted; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield TextRows()
+        yield Static(id="plain")
+
+
+class TextRows(FittedStatic):
+    OFFSETS = True
+
+
+PIECES = st.tuples(st.text(alphabet="ab ·█字", min_size=1, max_size=6),
+                   st.sampled_from([None, "bold", "red", Style(italic=False), Style(bold=True)]))
+
+
+async def test_a_row_of_a_text_is_drawn_as_a_static_of_the_text_draws_it():
+    """Segments, styles and the offsets Textual's ``Content`` gives each piece (a screenshot keeps two
+    neighbouring pieces of one style apart by them), with the text's own style, wide characters, a second
+    line, and rows wider than the widget (cut as the stylesheet says, by Textual)."""
+    app = OneRowEach()
+    async with app.run_test(size=(30, 6)) as pilot:
+        await pilot.pause()
+        widget, static = app.query_one(TextRows), app.query_one("#plain", Static)
+        region = widget.size.region
+
+        @settings(max_examples=60, deadline=None)
+        @given(pieces=st.lists(PIECES, min_size=1, max_size=5), own=st.sampled_from([None, "bold", "dim"]),
+               newline=st.booleans())
+        def drawn_alike(pieces, own, newline):
+            text = Text(style=own or "", end="")
+            for index, (piece, style) in enumerate(pieces):
+                text.append(("\n" if newline and index == 1 else "") + piece, style)
+            widget.show_text(text)
+            static.update(text)
+            assert widget.render_lines(region) == static.render_lines(region), text.spans
+
+        drawn_alike()

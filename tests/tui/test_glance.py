@@ -132,7 +132,7 @@ async def test_the_newest_request_shows_before_the_plan_and_follows_writes(chain
             assert app.state.glance.figures.tokens == expected
             shown = gauge_text(app)
             assert "recorded" in shown and f"{expected:,}".replace(",", " ") in shown
-            assert "newest request" in str(app.query_one("TopBar").render())
+            assert "newest request" in app.query_one("TopBar").last_text.plain
             assert "reading the whole session" in status_text(app)
             # an agent's next request, written while the file is still read: its figure replaces the first
             with path.open("a", encoding="utf-8") as handle:
@@ -145,7 +145,7 @@ async def test_the_newest_request_shows_before_the_plan_and_follows_writes(chain
             await wait_plan(pilot)
             assert app.state.glance is None and app.plan.tokens_after >= 0
             assert app.plan.recorded.context_tokens == newer
-            assert "newest request" not in str(app.query_one("TopBar").render())
+            assert "newest request" not in app.query_one("TopBar").last_text.plain
             assert recorder.count(GlanceComputed) >= 1  # the first is in the first frame; the write's came as a message
     finally:
         gate.set()

@@ -184,7 +184,7 @@ async def turn_keys_move_timeline_and_categories(pilot) -> None:
     await wait_for(pilot, lambda: app.plan.session.turn == 5, what="turn 5")
     await wait_idle(pilot)
     assert "Requests 5/7 pinned" in usage_text(app)
-    assert "Context by category · request 5" in str(app.query_one("#breakdown-title").render())
+    assert "Context by category · request 5" in app.query_one("#breakdown-title").last_text.plain
     assert "16 962" in breakdown_text(app)  # request 5's recorded context
     assert_adds_up(app)
 

@@ -15,7 +15,7 @@ from tokenbox.tui.lines import LineView
 from tokenbox.tui.messages import FileChanged
 from tokenbox.tui.redraw import same_text, show_text
 
-from tests.tui.helpers import SIZE, copy_sample, detail_text, make_app, screen_lines, wait_plan
+from tests.tui.helpers import SIZE, copy_sample, detail_text, make_app, screen_lines, screen_strips, wait_plan
 
 HEIGHT = 5
 RENDERS: list[str] = []  # the rows turned into segments since the test last cleared it
@@ -293,3 +293,47 @@ async def test_rows_set_while_hidden_are_drawn_when_shown_again(hidden):
         await pilot.pause()
         assert [row.strip() for row in _drawn(live)] == ["a", "B", "C", "D", "E"]
         assert [line.strip() for line in screen_lines(app)[:HEIGHT]] == ["a", "B", "C", "D", "E"]
+
+
+async def test_a_followed_request_draws_as_a_fresh_app_and_an_unchanged_one_row_widget_is_not_refreshed(tmp_path):
+    """Through the app, a Claude Code chain with one request appended: every row on screen (its segments and
+    styles) is what a new app draws for the longer file, but the status line, which says what changed; the
+    one-row widgets that name the request (the top bar, the breakdown's title) say the new one. The same file
+    read again redraws none of them, nor the section header."""
+    from tokenbox.tui.breakdown import BreakdownTitle
+    from tokenbox.tui.sections import SectionHeader
+    from tokenbox.tui.topbar import TopBar
+
+    from benchmarks.transcripts import write_chain
+
+    path = tmp_path / "chain.jsonl"
+    [appended] = write_chain(path, 40_000, seed=15, appended=1)
+    live = make_app(path, watch=False)
+    async with live.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await pilot.pause()
+        named = live.query_one(TopBar).last_text.plain, live.query_one(BreakdownTitle).last_text.plain
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(appended)
+        live.post_message(FileChanged("modified"))
+        await wait_plan(pilot, 2)
+        await pilot.pause()
+        shown = screen_strips(live)
+        renamed = live.query_one(TopBar).last_text.plain, live.query_one(BreakdownTitle).last_text.plain
+        refreshed: list[str] = []
+        for kind in (TopBar, BreakdownTitle, SectionHeader):
+            widget = live.query_one(kind)
+            refresh = widget.refresh
+            widget.refresh = lambda *a, refresh=refresh, name=kind.__name__, **k: (refreshed.append(name), refresh(*a, **k))[1]
+        live.post_message(FileChanged("modified"))  # read again, unchanged
+        await wait_plan(pilot, 3)
+        await pilot.pause()
+    fresh = make_app(path, watch=False)
+    async with fresh.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await pilot.pause()
+        expected = screen_strips(fresh)
+    status = SIZE[1] - 2  # the status line (the footer is below it)
+    assert shown[:status] == expected[:status]
+    assert all(old != new for old, new in zip(named, renamed, strict=True)), (named, renamed)
+    assert refreshed == []

@@ -134,3 +134,18 @@ def test_footer_items_follow_the_footer_compose_of_this_version():
                  "self.app.COMMAND_PALETTE_BINDING", 'classes="-command-palette"'):
         assert part in source, part
     assert callable(textual_seams.footer_items) and callable(textual_seams.footer_palette_key)
+
+
+def test_offset_meta_and_static_strips_are_how_a_static_draws_a_text():
+    """A ``Static`` of a rich ``Text`` draws its ``Content``, each piece's style marked with its offset
+    (``Style.rich_style_with_offset``); ``Widget._render_content`` draws its visual at the widget's size
+    and style (``tests/tui/test_fitted.py`` compares the rows drawn both ways)."""
+    from textual.content import _FormattedLine
+    from textual.style import Style as TextualStyle
+    from textual.widget import Widget
+
+    assert textual_seams.offset_meta(3, 1).meta == TextualStyle(bold=True).rich_style_with_offset(3, 1).meta
+    assert textual_seams.offset_meta(3, 1) != textual_seams.offset_meta(4, 1)  # neighbours stay apart
+    assert ".rich_style_with_offset(x, y)" in inspect.getsource(_FormattedLine.to_strip)
+    render = inspect.getsource(Widget._render_content)
+    assert "Visual.to_strips(self, visual, width, height, self.visual_style)" in render
