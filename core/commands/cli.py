@@ -30,6 +30,7 @@ from tokenbox.core.commands.cliargs import (
 )
 from tokenbox.core.commands.completion import add_completion_flag
 from tokenbox.core.commands.jsonwrite import IndentedJson
+from tokenbox.core.commands.statusflags import DESCRIPTION, SUMMARY, add_arguments
 from tokenbox.core.model.errors import BadInput, ConfigError, TokenboxError
 from tokenbox.core.model.llms import MODELS
 from tokenbox.core.model.session import TRIMMING_POLICIES
@@ -76,9 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also fail when the prompt prefix changed between the last two turns (a cache break)")
     check.add_argument("--max-growth", type=non_negative_int, metavar="N",
                        help="also fail when the newest turn grew by more than N tokens over the one before")
-    # start-up: `tokenbox statusline` never comes here (entry.py runs it first); listed for --help
-    from tokenbox.core.commands.statusline import DESCRIPTION, SUMMARY, add_arguments
-
+    # `tokenbox statusline` never comes here (entry.py runs it first): listed for --help and completion by its
+    # words alone (statusflags), not by the status line's module and its reader
     add_arguments(commands.add_parser("statusline", help=SUMMARY, description=DESCRIPTION))
     commands.add_parser("tokenizers", help="list the tokenizers", description="List every tokenizer.")
     commands.add_parser("models", help="list the model table", description="List the built-in model table: window and tokenizer.")

@@ -37,6 +37,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 
+from tokenbox.core.commands.statusflags import DEFAULT_FORMAT, DESCRIPTION, add_arguments
 from tokenbox.core.commands.thresholds import compact_buffer, prices_in_force, warn_levels
 from tokenbox.core.model.compaction import compact_threshold, window_for
 from tokenbox.core.model.names import MAIN_THREAD
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
     from tokenbox.core.model.prices import Overrides
     from tokenbox.core.sources.turns import LazyTurns
 
-DEFAULT_FORMAT = "ctx {pending}{pct}% · {to_compact} to compact · {biggest} {biggest_tokens}"
 MARKER = "ctx –"
 TAIL_BYTES = 256 * 1024
 TAIL_LIMIT = 8 * 1024 * 1024  # the most it reads back looking for a recorded request
@@ -290,35 +290,6 @@ def render(line: Headline, template: str, model: str, levels: Sequence[int], col
         return text
     level = 0 if line.percent < levels[0] else 1 if line.percent < levels[1] else 2
     return f"{_COLORS[level]}{text}{_RESET}"
-
-
-SUMMARY = "one line for Claude Code's status line: context, room before auto-compact, the biggest part, cost"
-DESCRIPTION = (
-    "Reads the JSON Claude Code passes on stdin (transcript_path, model, …) and prints one line: the context "
-    "of the newest request, its percent of the window, the room before Claude Code auto-compacts and the "
-    "biggest part. Set it in ~/.claude/settings.json: "
-    '{"statusLine": {"type": "command", "command": "tokenbox statusline"}}. '
-    "It always exits 0; on bad input it prints \"ctx –\"."
-)
-PLACEHOLDERS = ("pct", "tokens", "window", "to_compact", "compact_at", "biggest", "biggest_tokens", "model", "pending",
-                "thread", "cost", "session_cost")
-
-
-def add_arguments(parser: Any) -> None:
-    """The status line's flags on an ``argparse`` parser (for ``--help``; ``_options`` reads them itself)."""
-    placeholders = ", ".join(f"{{{name}}}" for name in PLACEHOLDERS)
-    template = DEFAULT_FORMAT.replace("%", "%%")  # argparse expands % in help texts
-    parser.add_argument("--format", metavar="TEMPLATE",
-                        help=f"the line's template, with {placeholders} (default: {template!r}); {{cost}} is the "
-                             "newest request's cost from tokenbox's price table, {session_cost} Claude Code's own "
-                             "session total")
-    parser.add_argument("--no-color", action="store_true", help="no colours (also NO_COLOR)")
-    parser.add_argument("--warn-levels", metavar="A,B,C",
-                        help="the percentages that turn the line yellow and red (default 75,90,100; also "
-                             "TOKENBOX_WARN_LEVELS or warn_levels in the config file)")
-    parser.add_argument("--compact-buffer", metavar="N",
-                        help="tokens between the window and the auto-compact threshold (default: Claude Code's "
-                             "formula; also TOKENBOX_COMPACT_BUFFER or compact_buffer in the config file)")
 
 
 def help_text() -> str:

@@ -6,7 +6,6 @@ The session schema (``schema``) and the config file (``tokenbox.core.planning.co
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
@@ -125,6 +124,9 @@ def short(value: Any) -> str:
 
 
 def suggest(key: str, known: tuple[str, ...]) -> str | None:
+    """The known key closest to a misspelt ``key`` (``did you mean``), or ``None``."""
+    import difflib  # start-up: only a misspelt key needs it, not every plan that loads the validator
+
     matches = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
     return matches[0] if matches else None
 

@@ -11,17 +11,18 @@ committing) is retried a few times, then reported as a ``SessionError`` to read 
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
-import urllib.parse
 from collections.abc import Iterable
 from typing import Any
 
 from tokenbox.core.model.errors import SessionError
 
+TYPE_CHECKING = False  # typing's constant: sqlite3 for type checkers only (see connect)
+if TYPE_CHECKING:
+    import sqlite3
+
 BUSY_RETRIES = 5
 BUSY_WAIT = 0.05  # seconds between retries of a busy database (the agent is writing)
-_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 class DatabaseBusy(SessionError):
@@ -30,6 +31,11 @@ class DatabaseBusy(SessionError):
 
 def connect(path: str) -> sqlite3.Connection:
     """A read-only connection (``mode=ro``): never a write, never a lock the agent waits on beyond one read."""
+    # Every command that reads a session imports this module (through the loader); a plan of a transcript or a YAML
+    # session never opens a database:
+    import sqlite3  # start-up: sqlite3 and urllib.parse (≈2 ms) only when a database is read
+    import urllib.parse
+
     uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
     connection = sqlite3.connect(uri, uri=True, timeout=BUSY_WAIT, check_same_thread=False)
     connection.execute("PRAGMA query_only = ON")
@@ -38,6 +44,9 @@ def connect(path: str) -> sqlite3.Connection:
 
 def query(path: str, sql: str, parameters: Iterable[Any] = ()) -> list[tuple]:
     """Rows of one read-only query in a short transaction, retried while the database is busy."""
+    import sqlite3  # start-up: see connect
+
+    busy_codes = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
     for attempt in range(BUSY_RETRIES):
         try:
             connection = connect(path)
@@ -46,7 +55,7 @@ def query(path: str, sql: str, parameters: Iterable[Any] = ()) -> list[tuple]:
             finally:
                 connection.close()
         except sqlite3.OperationalError as exc:
-            busy = getattr(exc, "sqlite_errorcode", None) in _BUSY
+            busy = getattr(exc, "sqlite_errorcode", None) in busy_codes
             if busy and attempt == BUSY_RETRIES - 1:
                 raise DatabaseBusy(f"the database is busy ({exc})", "read it again (the agent is writing it)", path) from None
             if not busy:
