@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from tokenbox.core import Engine, load_session, load_threads, load_turns
 from tokenbox.core.commands import statusline
 from tokenbox.core.model.llms import WindowSource, lookup_model, resolve_window
@@ -25,6 +27,7 @@ TRUTH = HERE / "fixtures" / "truth"
 COMPACTION = TRUTH / "claude-code_2.1.39_autocompact_8463c716.spliced.jsonl"
 LARGE_FILE_COMPACTION = TRUTH / "claude-code_2.1.39_autocompact_fa812bfe.spliced.jsonl"
 SCREENSHOT = TRUTH / "claude-code_2.1.6_mcp-screenshot_43391f62.prefix20.jsonl"
+SUMMARIZED_THINKING = TRUTH / "claude-code_2.1.39_summarized-thinking_8463c716.spliced.jsonl"
 STDIN = TRUTH / "statusline-stdin_cc-2.1.7.json"
 
 
@@ -172,6 +175,47 @@ def test_a_file_over_the_restore_limit_is_named_not_attached_after_a_compaction(
     assert pending.pending and within(pending.tokens_after, 32_015, 5), pending.tokens_after
     assert "attaches again (0 files, 1 named only (over 5000 tokens)" in pending.calibration.method
     assert plan(load_session(LARGE_FILE_COMPACTION)).tokens_after == 32_015
+
+
+def test_thinking_the_transcript_holds_only_a_summary_of_counts_as_its_recorded_output(tmp_path):
+    """A Claude 4 model returns a summary of its thinking and bills the whole of it; the next request of the
+    turn counts the whole. 8463c716's reply at lines 1328–1330 shows 3 311 characters of thinking, 155 of
+    text and a 572-character Edit, and records 2 301 output tokens; the request after its tool result records
+    120 163 (= 1 + 2 314 + 117 848). Counting the thinking as shown predicted 119 294 (−0.72 %)."""
+    lines = len(SUMMARIZED_THINKING.read_text(encoding="utf-8").splitlines())
+    pending = plan(load_session(cut(SUMMARIZED_THINKING, lines - 1, tmp_path / "pending")))
+    assert pending.pending and within(pending.tokens_after, 120_163, 0.3), pending.tokens_after
+    assert "of its reply's thinking the transcript leaves out" in pending.calibration.method
+    assert plan(load_session(SUMMARIZED_THINKING)).tokens_after == 120_163
+
+
+def _with_output(output: int, into: Path) -> int:
+    """The pending prediction of SUMMARIZED_THINKING's last request with its reply's recorded output set to ``output``."""
+    lines = SUMMARIZED_THINKING.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]
+    reply = json.loads(lines[26])  # line 1330 of the original: the reply's last line, which records its output
+    reply["message"]["usage"]["output_tokens"] = output
+    lines[26] = json.dumps(reply) + "\n"
+    into.mkdir(parents=True, exist_ok=True)
+    path = into / SUMMARIZED_THINKING.name
+    path.write_text("".join(lines), encoding="utf-8")
+    return plan(load_session(path)).tokens_after
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 6_000), st.integers(0, 6_000))
+@example(1_500, 2_301)  # the reply shows ≈1 377 tokens at the thread's scale: 1 500 is within the estimate's error
+@example(1_577, 1_578)  # a gap of 200, then 201
+def test_a_reply_s_recorded_output_adds_nothing_or_more_than_the_estimate_s_error(tmp_path_factory, low, high):
+    """Whatever a reply with its thinking shown records as output: the prediction never falls as the output
+    grows, adds at most the output itself, and adds nothing or more than ``SUMMARY_GAP`` (200) tokens
+    (within it, the gap is the estimate's own error)."""
+    low, high = sorted((low, high))
+    folder = tmp_path_factory.mktemp("output")
+    shown = _with_output(0, folder / "none")
+    at_low, at_high = _with_output(low, folder / "low"), _with_output(high, folder / "high")
+    assert shown <= at_low <= at_high
+    for output, predicted in ((low, at_low), (high, at_high)):
+        assert predicted - shown == 0 or 200 < predicted - shown <= output
 
 
 def test_an_image_inside_a_tool_result_is_counted_and_the_next_request_predicted(tmp_path):

@@ -1077,21 +1077,35 @@ def _grown(state: State | None) -> float:
     return state.visible + state.thinking if state is not None else 0.0
 
 
+# A reply whose thinking is shown counts as shown unless its recorded ``output_tokens`` exceed the estimate of
+# what it shows by more than this: within it, the gap is the estimate's own error on the reply (tool calls'
+# framing); beyond it, thinking the transcript holds only a summary of (Claude 4 models return a summary and
+# bill the whole thinking, which the next request of the turn counts in full). The widest gap of a reply whose
+# next request counted it as shown, over the corpus of issue 26: 130 (marot/spotter ae4a77f8, request 1: 59
+# characters of thinking and two tool calls, 209 output tokens); the six replies over 200 were summaries
+SUMMARY_GAP = 200
+
+
 def _unseen_thinking(reader: TranscriptReader, request: Request, scale: float, context: State | None) -> int:
     """The tokens of ``request``'s reply that its transcript leaves out and ``context`` (a later request's,
-    grown from it) still holds: thinking written without its text (newer models omit it: an empty
-    ``thinking`` and a signature) is the recorded ``output_tokens`` less the estimate of the reply's other
-    blocks. 0 when the reply shows all its thinking, or when a prompt since has stripped it."""
+    grown from it) still holds: the recorded ``output_tokens`` less the estimate of what the reply shows.
+    Thinking written without its text (newer models omit it: an empty ``thinking`` and a signature) is all
+    of it; thinking shown counts more than shown when the gap is over ``SUMMARY_GAP`` (the transcript holds
+    a summary of it). 0 when the reply shows all its thinking, or when a prompt since has stripped it."""
     node = reader.nodes[request.node]
     if request.usage is None or context is None or node.light:
         return 0
-    if not any(b.role == THINKING and b.type == "thinking" and not b.text for b in node.blocks):
+    thinking = [b for b in node.blocks if b.role == THINKING and b.type == "thinking"]
+    if not thinking:
         return 0
     reply = reader.state_of(request.node)
     if reply is None or context.thinking_cut != reply.thinking_cut:
         return 0  # a new prompt came after the reply: its thinking is stripped
     shown = reply.visible + reply.thinking - _grown(request.context)
-    return max(0, request.usage.output_tokens - round(scale * shown))
+    unseen = request.usage.output_tokens - round(scale * shown)
+    if all(b.text for b in thinking) and unseen <= SUMMARY_GAP:
+        return 0  # thinking shown: within the estimate's error of the reply as shown, not a summary's cut
+    return max(0, unseen)
 
 
 def _unsent_reply(node: _Node) -> bool:
