@@ -1,6 +1,7 @@
 """An agent's session where its figures are unusual, tried as a person would: a window neither the file nor
 the model table gives, a million-token window, a compaction before the first request the file records, a
-pending request on the board, the turn keys of a session that is not a ``.jsonl`` log.
+pending request on the board, the turn keys of a session that is not a ``.jsonl`` log; and the words that
+explain a screen: the what-if note of the status line, the timelines' marks in the help.
 
 Expected figures are read from the files here (SQLite, JSON), never from the code under test.
 """
@@ -15,11 +16,20 @@ from pathlib import Path
 
 from tokenbox.tui.board.app import BoardApp
 from tokenbox.tui.breakdown import BreakdownView
-from tokenbox.tui.help import HelpScreen
+from tokenbox.tui.help import HelpScreen, help_plain
 from tokenbox.tui.topbar import TopBar
 
 from tests.tui.board_home import CLAUDE, claude_folder, clock, environ, touch
-from tests.tui.helpers import gauge_text, make_app, screen_lines, wait_for, wait_idle, wait_plan
+from tests.tui.helpers import (
+    copy_sample,
+    gauge_text,
+    make_app,
+    screen_lines,
+    status_text,
+    wait_for,
+    wait_idle,
+    wait_plan,
+)
 
 HERE = Path(__file__).parent
 IMPORTERS = HERE.parent / "importers" / "fixtures"
@@ -136,3 +146,24 @@ async def test_the_turn_keys_move_through_a_session_that_is_not_a_jsonl_log(tmp_
         rows = {m[1]: m[2] for line in screen_lines(app) if (m := re.search(r"│ +(\S+) +(.*?) *│", line))}
         for key in ("[", "]", "f"):
             assert ".jsonl" not in rows[key] and "request" in rows[key], rows
+
+
+async def test_the_what_if_note_says_what_0_does(tmp_path):
+    """After ``-`` the status line said ``what-if -5% (0 resets)``, read as a count of resets: it names the key's
+    effect, as the help does."""
+    app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("minus")
+        await wait_for(pilot, lambda: "what-if" in status_text(app), what="the what-if note")
+        status = status_text(app)
+        assert "what-if -5% (0: the file's budget)" in status and "resets" not in status, status
+
+
+def test_the_help_explains_every_mark_of_the_timelines():
+    """The timelines mark the turn shown (▲), a cache break (×), a turn that cannot be planned (!) and a
+    sub-agent's request (○); the help explained none of them."""
+    text = " ".join(help_plain(width=200).split())
+    timeline = text[text.index("Timeline "):]
+    for mark, meaning in (("▲", "shown"), ("×", "cache break"), ("!", "cannot be planned"), ("○", "sub-agent")):
+        assert f"{mark} " in timeline and meaning in timeline[timeline.index(f"{mark} "):][:80], mark
