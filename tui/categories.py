@@ -23,7 +23,7 @@ from tokenbox.tui.safe import plain
 from tokenbox.tui.styles import GAP, PLAIN, Styles
 from tokenbox.tui.view import View, fmt
 
-COUNT = 8  # "≈200 000": the narrowest count column; a larger window's counts widen it ("≈1 032 456")
+COUNT = 8  # "≈200 000": the count column; a wider count ("≈1 032 456") takes the cells it needs from its label
 SHARE = 6  # "100.0%"
 MIN_LABEL = 10
 
@@ -40,23 +40,25 @@ def _share(tokens: int, window: int) -> str:
 
 
 def _label_room(width: int, count: int) -> int:
-    """The label's cells in a row ``width`` cells wide whose count column is ``count`` cells."""
-    return max(MIN_LABEL, width - 2 - count - 1 - SHARE - 1)
+    """The label's cells in a row ``width`` cells wide whose count is ``count`` cells: a count wider than
+    ``COUNT`` takes its extra cells from the label, its minimum included (a narrow sidebar's row stays within it)."""
+    return max(MIN_LABEL - (count - COUNT), width - 2 - count - 1 - SHARE - 1)
 
 
 Row = tuple[str, str, str, "Style | None", "Style | str"]  # label, count, share, swatch, style
 
 
-def _render(lines: list[Text], rows: list[Row], width: int, count: int) -> None:
-    """``rows`` drawn with a count column ``count`` cells wide: the panel's widest count, so that a
-    million-token window's "≈1 032 456" is not cut into the share column."""
+def _render(lines: list[Text], rows: list[Row], width: int) -> None:
     for label, figure, share, swatch, style in rows:
-        _row(lines, label, figure, share, width, swatch, style, count)
+        _row(lines, label, figure, share, width, swatch, style)
 
 
 def _row(lines: list[Text], label: str, count: str, share: str, width: int, swatch: Style | None,
-         style: Style | str = "", count_width: int = COUNT) -> None:
-    """A row: a swatch, the label (wrapped under itself when long), the count and the share on its first line."""
+         style: Style | str = "") -> None:
+    """A row: a swatch, the label (wrapped under itself when long), the count and the share on its first line.
+    A count wider than ``COUNT`` (a million-token window's "≈1 032 456") takes its extra cells from this row's
+    label, so that it ends where the others do and the share beside it is not cut."""
+    count_width = max(COUNT, len(count))
     room = _label_room(width, count_width)
     pieces = textwrap.wrap(label, room, break_long_words=True, break_on_hyphens=False) or [""]
     for number, piece in enumerate(pieces):
@@ -137,20 +139,19 @@ def category_lines(view: View, facts: AgentFacts | None, styles: Styles = PLAIN,
         (plain(tool.label), fmt(tool.tokens_after, approx), share(tool.tokens_after),
          styles[category_colour("mcp" if tool.key.startswith("mcp__") else "tools")], "")
         for _, tool in tools]
-    count = max([COUNT, *(len(row[1]) for row in (*rows, *tool_rows))])  # one count column for the panel
     lines: list[Text] = []
     head = Text(no_wrap=True, end="")
     head.append("  ", GAP)
-    head.append("category".ljust(_label_room(width, count) + 1), "dim")
-    _right(head, "tokens", count, "dim")
+    head.append("category".ljust(_label_room(width, COUNT) + 1), "dim")
+    _right(head, "tokens", COUNT, "dim")
     head.append(" ", GAP)
     _right(head, "window", SHARE, "dim")
     lines.append(head)
-    _render(lines, rows, width, count)
+    _render(lines, rows, width)
     if tool_rows:  # a request body or a capture holds the definitions: which tool costs what
         lines.append(Text(""))
         lines.append(Text(f"Tool definitions by cost ({len(tools)})", "bold", no_wrap=True, end=""))
-        _render(lines, tool_rows, width, count)
+        _render(lines, tool_rows, width)
     if facts is not None and (facts.compactions or plan.session.turn_count > 1):  # a log, not one request body
         lines.extend(ledger_lines(facts, styles, width))
     return lines

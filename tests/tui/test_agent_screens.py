@@ -84,6 +84,27 @@ async def test_a_million_token_window_keeps_its_shares_whole():
         assert f"window {spaced(window)} 100.0%" in screen, screen
 
 
+async def test_a_narrow_sidebar_keeps_every_share_whole():
+    """A Copilot CLI session (window 1 050 000) whose newest request is pending: ``≈1 032 456`` free. At 80
+    columns, with the sidebar shown (``s``) at its narrowest and scrolling, every category row keeps its share
+    whole (a count wider than the column takes its room from its own label, not from every row's share)."""
+    path = IMPORTERS / "copilot_home" / "session-state" / "381474ec-066a-4e9b-8a13-14b602e419dd" / "events.jsonl"
+    app = make_app(path, watch=False)
+    async with app.run_test(size=(80, 42)) as pilot:
+        await wait_plan(pilot)
+        await pilot.press("s")
+        await wait_idle(pilot)
+        panel_view = app.query_one(BreakdownView)
+        rows: list[str] = []
+        for scroll in (panel_view.scroll_home, panel_view.scroll_end):  # the panel scrolls: both its ends
+            scroll(animate=False)
+            await pilot.pause()
+            sidebar = [line.split("▕")[0].rstrip("▁▂▃▄▅▆▇█ ") for line in screen_lines(app)]
+            rows += [line for line in sidebar if re.match(r" (■|  (in use|window)) ", line)]
+        assert all(re.search(r" ≈?\d[\d ]* +\d+\.\d%$", row) for row in rows), rows
+        assert any("≈1 0" in row for row in rows) and any("in use" in row for row in rows), rows
+
+
 async def test_a_compaction_before_the_first_recorded_request_is_not_after_request_0():
     """A Codex rollout whose history was compacted before any request recorded its usage: the ledger said
     ``after request 0``, ``? → 2 000`` and ``replaced 0 requests' history`` of a history the file shows."""
