@@ -78,8 +78,12 @@ def label_of(view: View, index: int) -> str:
     return plain(first[:LABEL_CHARS] + ("…" if len(first) > LABEL_CHARS else "")) if first else plain(section.id)
 
 
-def window_text(plan: Plan) -> str:
-    """The window of the request shown (the what-if's when one is in use)."""
+def window_text(view: View) -> str:
+    """The window of the request shown (the what-if's when one is in use); ``window unknown`` when neither
+    the file nor the model table gives it (the plan's max_ctx is then the recorded context, not a window)."""
+    if view.window is None:
+        return "window unknown"
+    plan = view.plan
     return f"window {fmt(plan.base_max_ctx or plan.budget.max_ctx)}"
 
 
@@ -111,7 +115,7 @@ def topbar_fields(view: View, facts: AgentFacts | None, multi_turn: bool, follow
     name = len(fields)
     fields.append(plain(plan.session.model_name or "model unknown", FIELD_LIMIT))
     window = len(fields)
-    fields.append(window_text(plan))
+    fields.append(window_text(view))
     spare = (window, name)
     if facts is not None and (len(facts.threads) > 1 or facts.thread != "main"):
         if facts.thread == "main":

@@ -712,7 +712,7 @@ class TokenboxApp(App[None]):
             count = f"{len(warnings)} warnings" if len(warnings) > 1 else "warning"
             notes.append(f"⚠ {count} (w): {self._short(warnings[0])}")
         if state.what_if:
-            notes.append(f"what-if {state.what_if * WHAT_IF_STEP_PERCENT:+d}% (0 resets)")
+            notes.append(f"what-if {state.what_if * WHAT_IF_STEP_PERCENT:+d}% (0: the file's budget)")
         elif state.agent and not state.trimming_shown and state.plan is not None and state.plan.steps:
             # shown as sent, though it is over the window less its reply reserve (a request's max_tokens)
             notes.append("over the window less the reply reserve: + or - shows it packed")

@@ -51,8 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=(
             "keys: ←/→ step through the trim trace, Home/End first/last step, ↑/↓ select a section, "
             "Enter show its text, +/- what-if budget (5% of max_ctx), 0 reset, p trimming policy, "
-            "t tokenizer, [/] previous/next turn of a .jsonl log, f follow the newest turn, v breakdown/trace, "
-            "? help, ctrl+p command palette, q quit."
+            "t tokenizer, [/] previous/next turn of a log (an agent's request), f follow the newest, "
+            "a an agent's threads, w every warning, v breakdown/trace, s sidebar, ? help, ctrl+p command palette, "
+            "q quit."
         ),
     )
     parser.add_argument(

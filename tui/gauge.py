@@ -279,8 +279,9 @@ def render_agent_gauge(view: View, facts: AgentFacts | None, width: int, styles:
             if outlook.growth is not None and outlook.basis >= 2:
                 _row(out, "growth", f"{fmt(round(outlook.growth))}/request (last {outlook.basis})", "dim", width=width)
     else:
-        _row(out, "free", f"{fmt(window - view.total, view.headline_approx)} of the window", swatch="free",
-             styles=styles, width=width)
+        if view.window:  # an unknown window has no free space to give (the glance's gauge says none either)
+            _row(out, "free", f"{fmt(window - view.total, view.headline_approx)} of the window", swatch="free",
+                 styles=styles, width=width)
         _row(out, "compaction", "rule not known", "dim", width=width)
     _row(out, "request", request_cost_text(plan), width=width)
     cost = facts.cost if facts is not None else None

@@ -37,6 +37,9 @@ LEGEND: tuple[tuple[str, str], ...] = (
     ("Trace", "Step 0 is untrimmed; Δ is the deficit still to trim after a step (\"fits\" when none); stepping moves "
               "the gauge, the bars and the detail together and selects the section it changed."),
     ("Detail", "The section's text after the shown step; ✂ marks text that was cut."),
+    ("Timeline", "One column per turn of a log (per request of an agent's session: rec, the context its provider "
+                 "recorded; file, the part the file holds): ▲ the one shown, × a prompt-cache break, ! one that "
+                 "cannot be planned within the budget (its critical parts alone are over it), ○ a sub-agent's."),
     ("Agents", "A transcript, rollout, chat, capture or request body is shown as the request it was: its parts "
                "(message, tool call, tool result, thinking, image, the hidden part the file does not hold) with "
                "their tokens and share, the context by category as Claude Code's /context groups it (≈: "

@@ -188,7 +188,8 @@ def row_text(row: Row, columns: Columns, now: float, levels: Levels, styles: Sty
         elif room <= 0:
             _put(t, "due" if figures.compact_at is not None else "full", columns.room, styles["board--crit"], right=True)
         else:
-            _put(t, _count(room, columns), columns.room, colour if kind != "ok" else base, right=True)
+            # the room left from an estimate or a prediction is one too (the inspector's gauge marks it so)
+            _put(t, _count(room, columns, figures.approx), columns.room, colour if kind != "ok" else base, right=True)
         t.append(" ", GAP)
         sub = "–" if figures.subagents is None else str(figures.subagents)
         _put(t, sub, 3, styles["board--active"] if figures.subagents else muted, right=True)
