@@ -498,3 +498,17 @@ def test_a_headline_the_parts_do_not_add_up_to_is_not_called_recorded(tmp_path, 
     out = capsys.readouterr().out
     assert f"tokens ≈{counted.tokens_before} → ≈{counted.tokens_after}" in out
     assert "context 400 tokens as recorded" in out  # what the request recorded is still said, beside it
+
+
+def test_the_method_names_the_scale_its_parts_are_at():
+    """A request with no earlier one to fit on says the scale its visible parts are shown at (the prior), as a
+    fitted one does: the figure the gauge shows beside the estimate, and the one that adds up to the headline."""
+    path = CORPUS / "cclog-ef958aa1" / "subagents" / "agent-a36efb2a1231c41e2.jsonl"
+    turns = load_threads(path)["agent-a36efb2a1231c41e2"]
+    for turn in (turns[0], turns[-1]):
+        plan = Engine().plan(turn)
+        calibration = plan.calibration.to_dict()
+        assert f"×{calibration['scale']:.3f}" in calibration["method"], calibration
+        visible = sum(s.tokens_before for s in plan.sections if s.kind != "inferred")
+        hidden = sum(s.tokens_before for s in plan.sections if s.kind == "inferred")
+        assert visible + hidden == plan.tokens_after == turn.context_tokens

@@ -399,7 +399,7 @@ def thread_turns(log: AgentLog, thread: str) -> LazyTurns:
             target: int | None = request.usage.context_tokens
             hidden = target - round(scale * visible)
             how = (f"recorded context; visible parts ×{scale:.3f} fitted on requests {used[0]}–{used[-1]} of the thread"
-                   if used else "recorded context; visible parts at the prior scale (no earlier request to fit)")
+                   if used else f"recorded context; visible parts ×{scale:.3f}, the prior scale (no earlier request to fit)")
             fit = Fit(scale, hidden, used, how)
         else:
             target, fit = _prediction(index, visible)

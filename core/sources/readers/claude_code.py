@@ -1296,7 +1296,7 @@ def _thread_turns(reader: TranscriptReader, thread: Thread, thread_name: str, bo
             target: int | None = usage.context_tokens
             hidden = target - round(scale * visible)
             how = (f"recorded context; visible parts ×{scale:.3f} fitted on requests {used[0]}–{used[-1]} of the thread"
-                   if used else "recorded context; visible parts at scale 1 (no earlier request to fit)")
+                   if used else f"recorded context; visible parts ×{scale:.3f}, the prior scale (no earlier request to fit)")
             predicted, _ = prediction(index, visible, _grown(state)) if index > 0 else (None, None)
             residual = None if predicted is None else target - predicted
             fit = Fit(scale, hidden, used, how, residual=residual)
