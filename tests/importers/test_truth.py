@@ -512,3 +512,15 @@ def test_the_method_names_the_scale_its_parts_are_at():
         visible = sum(s.tokens_before for s in plan.sections if s.kind != "inferred")
         hidden = sum(s.tokens_before for s in plan.sections if s.kind == "inferred")
         assert visible + hidden == plan.tokens_after == turn.context_tokens
+
+
+def test_a_sub_agents_file_whose_lines_continue_the_launching_transcript_warns_of_nothing(tmp_path):
+    """A compaction agent's file (marot/spotter, 2.1.39) continues lines of the main transcript, which are not in
+    it: opened alone it is not a broken file. The same lines in a file that is not a sub-agent's still warn."""
+    source = CORPUS / "spotter-4d5611e5" / "subagents" / "agent-acompact-e1f845.jsonl"
+    alone = load_session(source)
+    assert not [w for w in alone.warnings if "parentUuid" in w]
+    assert alone.context_tokens == 173_514
+    renamed = tmp_path / "4d5611e5-copy.jsonl"
+    renamed.write_bytes(source.read_bytes())
+    assert len([w for w in load_session(renamed).warnings if "is on no earlier line" in w]) == 3

@@ -391,6 +391,7 @@ class TranscriptReader:
     def __init__(self, path: str, *, main_only: bool = False, max_bytes: int | None = None,
                  drop_history: bool = False) -> None:
         self.path = path
+        self._agent_file = os.path.basename(path).startswith("agent-")  # a sub-agent's file (``subagent_files``)
         self.drop_history = drop_history
         # a follower's reader (one that drops its history and reads on) keeps its blocks' metas compact once
         # complete (``_extend``); a one-shot read of the main thread does not: its cold plan reads each meta
@@ -627,7 +628,10 @@ class TranscriptReader:
         if found == _ROOT:
             return None  # a chain of lines that are not messages, from a root
         if found is None:
-            self.warn(number, f"parentUuid {parent} is on no earlier line (dangling or a cycle); it continues from the line before it")
+            if not (sidechain and self._agent_file and isinstance(value.get("agentId"), str)):
+                # (a sub-agent's own file: its lines may continue lines of the transcript that launched it, such
+                # as a compaction agent's, which are not in this file: not a broken file, nothing to warn of)
+                self.warn(number, f"parentUuid {parent} is on no earlier line (dangling or a cycle); it continues from the line before it")
             return self._last_by_kind.get(sidechain)
         return found
 
