@@ -136,7 +136,15 @@ def cases(path: str, bad: bool) -> list[tuple[list[str], bytes]]:
 def work(out_dir: str, items: list[str]) -> None:
     """Worker: every case of each input (``path|bad``), one output file per input."""
     os.chdir(ROOT)
-    clean_environment(tempfile.mkdtemp(prefix="golden-home-"))
+    home = tempfile.mkdtemp(prefix="golden-home-")
+    clean_environment(home)
+    try:
+        _work_items(out_dir, items)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)  # the worker's empty home: nothing of it is kept
+
+
+def _work_items(out_dir: str, items: list[str]) -> None:
     for item in items:
         if item == "<commands>":  # the commands that read no file
             blob = b"".join(run_case(argv) for argv in (["tokenizers"], ["models"], [], ["plan"], ["--bogus"]))
