@@ -50,7 +50,7 @@ from tokenbox.tui.footer import KeysFooter
 from tokenbox.tui.gauge import Gauge, megabytes
 from tokenbox.tui.glance import Glance, glance
 from tokenbox.tui.help import HelpScreen
-from tokenbox.tui.keys import KEYS, bindings
+from tokenbox.tui.keys import KEYS, TURN_GROUP, bindings
 from tokenbox.tui.messages import ConfigChanged, FileChanged, GlanceComputed, PlanComputed, TimelineFilled, TokenizersFound
 from tokenbox.tui.planner import AgentFacts, Outcome, Planner, PlanRequest, TurnPoint
 from tokenbox.tui.redraw import show_text
@@ -148,6 +148,8 @@ class TokenboxApp(App[None]):
         self._reload_interval = RELOAD_INTERVAL  # until a reload has been timed
         self._last_change = ""
         self._main_screen: Screen | None = None  # the screen composed by ``compose`` (set on mount)
+        # the toast shown, when it is about a state of the view: whether that state still holds (``_say``)
+        self._toast_holds: Callable[[ViewState], bool] | None = None
         # the first request's outcome, planned by a forked process (``tui/firstplan.py``); taken once,
         # closed when the app ends (the child never outlives it)
         self._first_plan = first_plan
@@ -539,6 +541,7 @@ class TokenboxApp(App[None]):
         ``markup=False``, and messages quote file names and user values; so every toast of this
         app (and of its subclasses) goes through ``plain`` here. Line breaks are kept.
         """
+        self._toast_holds = None  # a new toast: whatever the one before was about is no longer shown
         if markup and called_by_textual():
             # Textual's own notifications (the palette, ctrl+q) are trusted text written with markup;
             # any other caller's text may quote a file name or session text, so it stays inert
@@ -546,6 +549,12 @@ class TokenboxApp(App[None]):
             return
         text = "\n".join(plain(line, TOAST_LIMIT) for line in str(message).split("\n"))
         super().notify(text, title=plain(str(title), FIELD_LIMIT), severity=severity, timeout=timeout, markup=False)
+
+    def _say(self, text: str, holds: Callable[[ViewState], bool]) -> None:
+        """A toast about the state shown (why a key does nothing here), cleared as soon as ``holds`` is false
+        for the state (a what-if budget makes the trim keys apply: their toast is moot)."""
+        self.notify(text, timeout=self.toast_seconds or 3, markup=False)
+        self._toast_holds = holds
 
     def on_notify(self, event: Notify) -> None:
         """One toast at a time: a newer one replaces the last (stacked toasts covered the table and went
@@ -567,7 +576,10 @@ class TokenboxApp(App[None]):
         return self.is_running and self._main_screen is not None and self._main_screen.is_attached
 
     def watch_state(self, old: ViewState, new: ViewState) -> None:
-        """A new state: redraw what differs from the old one."""
+        """A new state: redraw what differs from the old one; a toast about a state that no longer holds goes."""
+        if self._toast_holds is not None and not self._toast_holds(new):
+            self._toast_holds = None
+            self.clear_notifications()
         if _applicable(old) != _applicable(new):
             # what check_action answers has changed: the footer's keys may have (it rebuilds only
             # if they did)
@@ -647,6 +659,11 @@ class TokenboxApp(App[None]):
             self.query_one(TopBar).show(*topbar_fields(view, facts, bool(timeline), following, headline, trimming))
             return
         self.query_one(TopBar).show(*self._topbar(view, bool(timeline), following, sidebar_visible))
+
+    def _draw_footer_words(self, agent: bool) -> None:
+        """The turn keys' footer label in the session's word: an agent's requests (as the top bar, the
+        timeline and the status line count them), a log's turns; relabelled in place, not composed again."""
+        self.query_one(KeysFooter).relabel(TURN_GROUP, "request" if agent else TURN_GROUP)
 
     def _detail_message(self, parts: tuple[str | None, str | None, str | None, int | None] | None) -> str | None:
         """What the detail says while there is no plan to show (None once there is): ``parts`` are the
@@ -796,14 +813,15 @@ class TokenboxApp(App[None]):
             text = (f"nothing is trimmed: the layout fits max_ctx {fmt(plan.budget.max_ctx)} (- lowers the what-if "
                     "budget)" if plan.ok else f"no trim trace: the plan failed at max_ctx {fmt(plan.budget.max_ctx)}"
                     " (the status line says why)")
-            self.notify(text, timeout=self.toast_seconds or 3, markup=False)
+            self._say(text, lambda state: state.plan is plan)
             return
         moved = self.state.stepped_by(delta)
         if plan is not None and delta and moved.step == self.state.step:  # at an end of the trace: say so
             last = len(plan.steps)
             text = (f"the last step of the trace ({last}/{last}): Home shows the untrimmed layout" if delta > 0 else
                     f"step 0, the untrimmed layout: End shows the last step ({last})")
-            self.notify(text, timeout=self.toast_seconds or 3, markup=False)
+            step = self.state.step
+            self._say(text, lambda state: state.plan is plan and state.step == step)
             return
         self.state = moved
 
@@ -827,8 +845,8 @@ class TokenboxApp(App[None]):
         state = self.state.with_what_if(delta)
         if delta and state.what_if == self.state.what_if:  # at the smallest or the largest: say so, plan nothing
             percent = 100 + state.what_if * WHAT_IF_STEP_PERCENT
-            self.notify(f"the what-if budget is at its {'largest' if delta > 0 else 'smallest'}: {percent} % of the "
-                        "file's max_ctx (0: the file's budget)", timeout=self.toast_seconds or 3, markup=False)
+            self._say(f"the what-if budget is at its {'largest' if delta > 0 else 'smallest'}: {percent} % of the "
+                      "file's max_ctx (0: the file's budget)", lambda now: now.what_if == state.what_if)
             return
         self.state = state
         self.request_plan("what-if budget")
@@ -848,6 +866,7 @@ class TokenboxApp(App[None]):
     def action_turn(self, delta: int) -> None:
         if self.state.plan is None or self.state.turn_count <= 1:
             self.notify("not a multi-turn .jsonl log", timeout=2, markup=False)
+            self._toast_holds = lambda state: state.plan is None or state.turn_count <= 1
             return
         self.state = self.state.with_turn(delta)
         self.request_plan("turn")
@@ -859,9 +878,9 @@ class TokenboxApp(App[None]):
     def action_sidebar(self) -> None:
         self.state = self.state.with_sidebar_switched(is_imported(self.current_view()))
         if not self.state.sidebar_visible:  # switched out of sight: say so, and how to see it
-            self.notify(f"the sidebar is hidden (s shows it): it will show the "
-                        f"{'trim trace' if self.state.sidebar == 'trace' else 'token breakdown'}",
-                        timeout=self.toast_seconds or 3, markup=False)
+            self._say(f"the sidebar is hidden (s shows it): it will show the "
+                      f"{'trim trace' if self.state.sidebar == 'trace' else 'token breakdown'}",
+                      lambda state: not state.sidebar_visible)
 
     def action_toggle_sidebar(self) -> None:
         """Show or hide the sidebar (it hides by itself on narrow terminals)."""
@@ -907,7 +926,10 @@ class TokenboxApp(App[None]):
             text = "one thread only: this session has no sub-agent"
         else:
             text = "threads are an agent's (a transcript's main thread and its sub-agents): this is a tokenbox session"
-        self.notify(text, timeout=self.toast_seconds or 3, markup=False)
+        # the toast holds while the key still does not apply, for the same reason (a plan or none)
+        which = {"turns": 0, "trim": 3, "warnings": 4}.get(why, 5)
+        now = _applicable(state)
+        self._say(text, lambda later: (shown := _applicable(later))[which] == now[which] and shown[1] == now[1])
 
     def action_threads(self) -> None:
         """The session's threads; the one chosen is shown (``Esc``: the one shown stays)."""
@@ -977,6 +999,7 @@ PARTS: tuple[tuple[Callable[[ViewState], tuple], Callable[..., None]], ...] = (
      TokenboxApp._draw_detail),
     (lambda s: (s.plan, s.shown_step, s.warn_levels, bool(s.timeline), s.following, s.sidebar_visible, s.facts, s.agent,
                 s.trimming_shown, s.glance), TokenboxApp._draw_topbar),
+    (lambda s: (s.agent,), TokenboxApp._draw_footer_words),
 )
 
 
@@ -1015,8 +1038,9 @@ def _run(argv: list[str], first_plan: FirstPlan | FirstLooks | None) -> int:
         return fail(str(exc))
     settings = dict(budget=options.budget, tokenizer=options.tokenizer, trimming=options.trimming,
                     reserve_out=options.reserve_out, warn_levels=levels)
-    if options.file is not None and os.path.isdir(options.file):
-        return fail(f"{printable(options.file)}: is a directory (give a session file: .yaml, .json or .jsonl)")
+    if options.file is not None and os.path.isdir(options.file) and not _folder_read(options.file):
+        return fail(f"{printable(options.file)}: is a directory tokenbox does not read (give a session file: .yaml, "
+                    ".json or .jsonl, a Cline task folder or an OpenCode storage folder)")
     if options.serve is not None:
         from tokenbox.tui.serve import serve  # start-up: aiohttp and textual-serve only when serving
 
@@ -1111,6 +1135,15 @@ def _glance_headline(glance: Glance) -> str:
     mark = "≈" if figures.approx else ""
     shown = f"{glance.percent}%" if glance.percent is not None else fmt(figures.tokens or 0)
     return f"context {mark}{shown} {'pending' if figures.pending else 'recorded'}"
+
+
+def _folder_read(path: str) -> bool:
+    """Whether core reads the folder ``path`` as a session (a Cline task folder, an OpenCode storage
+    folder: the ``SOURCE`` rows of its formats' table), as ``tokenbox plan FOLDER`` does."""
+    from tokenbox.core.sources.formats import FORMATS, source_format  # start-up: every reader, for a folder only
+
+    found = source_format(FORMATS, path)
+    return found is not None and found[0] is not None
 
 
 def _applicable(state: ViewState) -> tuple[bool, bool, bool, bool, bool, bool]:

@@ -19,6 +19,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from tokenbox.core.model.names import NATIVE_FORMAT
 from tokenbox.tui.lines import LineView
 from tokenbox.tui.safe import ESCAPE_STYLE, FIELD_LIMIT, escaped_before, plain, safe_line
 from tokenbox.tui.styles import Themed
@@ -47,6 +48,11 @@ def detail_blocks(view: View, index: int, as_sent: bool = False) -> list[tuple[s
         where = section.meta.get("line")
         info = (f"{fmt(state.tokens, approx)} tokens · {100 * state.tokens / max(1, view.total):.1f}% of the request"
                 + (f" · line {where}" if isinstance(where, int) else "") + f" · id {plain(result.id, FIELD_LIMIT)}")
+    elif plan.session.source_format != NATIVE_FORMAT:  # an agent's request packed by a what-if budget
+        # the part named as the table and the title name it (a hidden part, a message), its id as sent names it
+        info = (f"{view.figures.kinds.words[index]} · {plain(state.action)} · {fmt(state.tokens, approx)} of "
+                f"{fmt(result.tokens_before, approx)} tokens · keep {plain(section.keep)}"
+                + (" · critical" if result.critical else "") + f" · id {plain(result.id, FIELD_LIMIT)}")
     else:
         info = (f"{plain(result.id, FIELD_LIMIT)} · {plain(result.kind, FIELD_LIMIT)} · {plain(state.action)} · "
                 f"{fmt(state.tokens, approx)} of {fmt(result.tokens_before, approx)} tokens · keep {plain(section.keep)}"

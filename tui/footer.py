@@ -14,6 +14,8 @@ and composing them then (their widgets made, styled, mounted and laid out) took 
 tens of milliseconds just as an agent's next request came (``tmux_start_append``). What is shown is
 Textual's own footer for the keys that apply (``textual_seams.footer_items``): where the keys shown
 cannot be had by hiding composed ones (another key, a key enabled otherwise), the footer is composed again.
+A group's label can be given another word in place (``relabel``: an agent's session counts requests, not
+turns), its label widget updated; the keys shown and compared stay those of the bindings.
 """
 
 from __future__ import annotations
@@ -52,6 +54,17 @@ class KeysFooter(Footer):
         self._shown: KeysShown | None = None  # the keys of the last compose or switch (None: none yet)
         self._items: list[FooterItem] = []  # every key composed, shown or hidden
         self._rebuild_pending = False
+        self._labels: dict[str, str] = {}  # the words shown for some groups instead of their description
+
+    def relabel(self, group: str, label: str) -> None:
+        """Show ``label`` as the footer label of the key group ``group`` (the turn keys of an agent's session:
+        "request"), in place: the label's widget is updated, no key is composed again."""
+        if self._labels.get(group, group) == label:
+            return
+        self._labels[group] = label
+        for what, _, widgets in self._items:
+            if what[0] == "group" and what[1] == group:
+                widgets[-1].update(label)  # type: ignore[attr-defined]  (the group's FooterLabel, a Static)
 
     def compose(self):
         """Textual's footer keys, with the possible keys that do not apply now hidden among them."""
@@ -59,9 +72,9 @@ class KeysFooter(Footer):
             return  # as Textual's footer: nothing before the bindings are known
         active = self._active()
         wanted = [item[0] for item in footer_items(self, active, build=False)]
-        items = list(footer_items(self, self._with_possible(active)))
+        items = list(footer_items(self, self._with_possible(active), labels=self._labels))
         if [what for what, shown, _ in items if shown] != wanted:  # a group shown in part: Textual's own keys
-            items = list(footer_items(self, active))
+            items = list(footer_items(self, active, labels=self._labels))
         self._items = items
         self._shown = keys_shown(self.screen)
         self.styles.grid_size_columns = _actions(active)  # as Textual's compose (unused by the horizontal layout)

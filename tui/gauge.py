@@ -146,7 +146,8 @@ def render_gauge(view: View | None, width: int, styles: Styles = PLAIN) -> Text:
         _row(out, "window", f"would exceed by {fmt(view.total - (window or 0), view.headline_approx)} "
              "(the agent will compact first)", warn, width=width)
     free = b.available - view.total
-    room = f"free {fmt(free, approx)}" if free >= 0 else f"over {fmt(-free, approx)}"
+    # as exact as the total it is taken from (a recorded request's is: the categories' free space is too)
+    room = (f"free {fmt(free, view.headline_approx)}" if free >= 0 else f"over {fmt(-free, view.headline_approx)}")
     swatch = "free" if free >= 0 else "over"
     if ROW_START + len(fmt(b.available)) + 2 + len(room) <= width:
         _row(out, "available", f"{fmt(b.available)}  {room}", "" if free >= 0 else crit, swatch=swatch, styles=styles)
@@ -289,8 +290,11 @@ def render_agent_gauge(view: View, facts: AgentFacts | None, width: int, styles:
         threads = len(facts.threads) if facts is not None else 1
         more = f" ({threads} threads)" if threads > 1 else ""
         _row(out, "session", f"{usd(cost.usd)}{more}", width=width)
-    if cost is not None and cost.unpriced:
-        _row(out, "no price", ", ".join(plain(m, FIELD_LIMIT) for m in cost.unpriced), "dim", width=width)
+    # the request row names its own model's missing price: the row of the session's lists only the others
+    named = plan.session.model_name if plan.cost is None and plan.recorded is not None else None
+    unpriced = [m for m in cost.unpriced if m != named] if cost is not None else []
+    if unpriced:
+        _row(out, "no price", ", ".join(plain(m, FIELD_LIMIT) for m in unpriced), "dim", width=width)
     as_of = plan.cost.prices_as_of if plan.cost is not None else cost.prices_as_of if cost is not None else None
     if as_of:
         _row(out, "prices", f"as of {as_of}", "dim", width=width)

@@ -30,7 +30,7 @@ from tokenbox.core.analysis.compactions import Compaction, Forecast, auto_compac
 from tokenbox.core.analysis.threads import SessionCost, SessionTotals, ThreadSummary, session_cost
 from tokenbox.core.commands.thresholds import compact_buffer
 from tokenbox.core.model.errors import ConfigError, ErrorKind, NotYetComplete, error_kind
-from tokenbox.core.model.names import MAIN_THREAD, NATIVE_FORMAT
+from tokenbox.core.model.names import ESTIMATE, MAIN_THREAD, NATIVE_FORMAT
 from tokenbox.core.model.plan import PrefixCache
 from tokenbox.core.model.textsafe import printable
 from tokenbox.core.planning.config import config_path, load_settings
@@ -305,7 +305,9 @@ class Planner:
         contexts = self._totals.contexts(thread)
         if len(contexts) != len(turns):  # a thread the totals do not hold (they always should)
             contexts = [None] * len(turns)
-        records = tuple(c for c in ledger(turns, contexts) if c.after_request <= index)
+        # each summary sized as the parts table sizes it: with the plan's tokenizer, unless that is the estimate
+        count = None if plan.tokenizer.name == ESTIMATE else engine.counter(plan.tokenizer.name).count
+        records = tuple(c for c in ledger(turns, contexts, count) if c.after_request <= index)
         window = plan.base_max_ctx or plan.budget.max_ctx
         try:
             buffer = compact_buffer(None, os.environ)

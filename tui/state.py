@@ -23,7 +23,7 @@ from tokenbox.core.planning.config import WHAT_IF_STEP_PERCENT
 from tokenbox.tui.alerts import Watermark
 from tokenbox.tui.glance import Glance
 from tokenbox.tui.planner import AgentFacts, Outcome, PlanRequest, TurnPoint
-from tokenbox.tui.view import View, describe_changes
+from tokenbox.tui.view import FIRST_PLAN, NO_CHANGE, View, describe_changes
 
 MIN_WHAT_IF = 1 - 100 // WHAT_IF_STEP_PERCENT  # the smallest what-if that leaves some max_ctx
 MAX_WHAT_IF = 200
@@ -160,15 +160,21 @@ class ViewState:
         if reloaded is not None and request.reload and outcome.plan is not None:  # a failed reload keeps the time
             changes.update(reloaded=reloaded, first_load=self.plan is None)
         state = replace(self, **changes)
-        return state._showing(outcome) if outcome.plan is not None else state
+        return state._showing(outcome, self.outcome) if outcome.plan is not None else state
 
-    def _showing(self, outcome: Outcome) -> ViewState:
+    def _showing(self, outcome: Outcome, before: Outcome | None) -> ViewState:
+        """The state showing ``outcome``'s plan (``before``: the outcome whose plan was on screen)."""
         plan = outcome.plan
         assert plan is not None
         old = self.plan
         selected_id = old.sections[self.selected].id if old is not None and self.selected < len(old.sections) else None
         changes = STALE_CHANGES if outcome.stale else describe_changes(old, plan)
-        if outcome.skipped_tokenizers:
+        if changes == NO_CHANGE and self._reload_changed(outcome, before):
+            # a reload that found nothing new (a half-written line) after one that did: the status goes on
+            # saying what the file's writes changed since the screen before them (a request added), not
+            # "no change" under a request count that has just moved
+            changes = self.changes
+        elif outcome.skipped_tokenizers:
             changes += f"; skipped tokenizers {', '.join(outcome.skipped_tokenizers)}"
         last = len(plan.steps)
         count = len(plan.sections)
@@ -191,6 +197,11 @@ class ViewState:
             step=last if self.at_end else min(self.step, last),
             selected=max(0, min(selected, count - 1)),
         )
+
+    def _reload_changed(self, outcome: Outcome, before: Outcome | None) -> bool:
+        """Whether ``outcome`` is a reload and the plan shown (``before``'s) came from a reload that changed something."""
+        return (outcome.request.reload and before is not None and before.request.reload and before.plan is not None
+                and not before.stale and self.changes not in ("", FIRST_PLAN, NO_CHANGE, STALE_CHANGES))
 
     def with_glance(self, glance: Glance | None) -> ViewState:
         """The newest request as the file's tail records it, shown until the first outcome (ignored after it)."""

@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import groupby
 from math import ceil
 
@@ -181,12 +181,14 @@ FooterEntry = tuple[Binding, bool, str, bool]  # a binding, enabled, its tooltip
 FooterItem = tuple[tuple, bool, tuple[Widget, ...]]  # what an item shows (``tui/footer.py`` compares it), shown, widgets
 
 
-def footer_items(footer: Footer, entries: Sequence[FooterEntry], build: bool = True) -> Iterator[FooterItem]:
+def footer_items(footer: Footer, entries: Sequence[FooterEntry], build: bool = True,
+                 labels: Mapping[str, str] | None = None) -> Iterator[FooterItem]:
     """``Footer.compose``'s key widgets (Textual 8.2.8) for ``entries`` (``footer.screen.active_bindings``'s
     values, in its order, with keys not shown among them), each item as what it shows and its widgets, hidden
     (``display`` False) where its entry is not shown. Items are a group's keys and label (a group of more than
     one action), or one key; with ``build`` False, what each shows only (no widgets). The command palette's
-    key is not among them (``footer_palette_key``)."""
+    key is not among them (``footer_palette_key``). ``labels``: the words shown for some groups instead of
+    their description (what an item shows is still named by the description)."""
     from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 
     app = footer.app
@@ -210,7 +212,7 @@ def footer_items(footer: Footer, entries: Sequence[FooterEntry], build: bool = T
                              for key, display, action, disabled, tooltip, _ in keys),
                            classes="-compact" if group.compact else "")
             box.display = shown
-            label = FooterLabel(group.description)
+            label = FooterLabel((labels or {}).get(group.description, group.description))
             label.display = shown
             yield what, shown, (box, label)
         else:

@@ -179,10 +179,13 @@ def _edited(before, after) -> bool:
     return section_key(before.section) != section_key(after.section) or before.text_before != after.text_before
 
 
+FIRST_PLAN, NO_CHANGE = "first plan", "no change"  # ``describe_changes``' words for no plan before, and an equal one
+
+
 def describe_changes(old: Plan | None, new: Plan) -> str:
     """What changed between two plans: sections added/removed/edited, budget, tokenizer, policy, turn."""
     if old is None:
-        return "first plan"
+        return FIRST_PLAN
     if old.session.thread != new.session.thread:
         return f"thread {new.session.thread}"  # another thread of the log: nothing of the one before is compared
     # an agent's session counts requests (as its top bar does), a tokenbox log its turns
@@ -223,7 +226,7 @@ def describe_changes(old: Plan | None, new: Plan) -> str:
         parts.append(f"tokenizer {new.tokenizer.name}")
     if old.trimming != new.trimming:
         parts.append(f"policy {new.trimming}")
-    return "; ".join(parts) if parts else "no change"
+    return "; ".join(parts) if parts else NO_CHANGE
 
 
 MIN_NAME = 8  # characters a name in the top bar keeps when later fields need its room

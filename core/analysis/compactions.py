@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tokenbox.core.model.compaction import compact_threshold
@@ -109,9 +109,13 @@ def compaction_records(turns: Sequence[Session]) -> list[dict]:
     return [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
 
 
-def ledger(turns: Sequence[Session], contexts: Sequence[int | None] | None = None) -> tuple[Compaction, ...]:
+def ledger(turns: Sequence[Session], contexts: Sequence[int | None] | None = None,
+           count: Callable[[str], int] | None = None) -> tuple[Compaction, ...]:
     """Every compaction of the thread whose turns are ``turns`` (``contexts``: their recorded contexts,
-    when the caller has them already)."""
+    when the caller has them already). Each summary is sized as the plan of the request after the
+    compaction sizes it: ``count`` is the tokenizer's count of a text when the plans count with a
+    tokenizer (a Codex rollout's ``o200k_base``, a tokenizer chosen with ``t``), ``None`` when they count
+    with the calibrated estimate (a Claude Code transcript's)."""
     records = compaction_records(turns)
     if not records:
         return ()
@@ -128,7 +132,7 @@ def ledger(turns: Sequence[Session], contexts: Sequence[int | None] | None = Non
         out.append(Compaction(number, record.get("line") if isinstance(record.get("line"), int) else None,
                               record.get("trigger") if isinstance(record.get("trigger"), str) else None,
                               after_request, before, after, after_request - previous,
-                              _summary(turns, after_request)))
+                              _summary(turns, after_request, count)))
         previous = after_request
     return tuple(out)
 
@@ -137,14 +141,17 @@ def _last(contexts: Sequence[int | None], upto: int) -> int | None:
     return next((c for c in reversed(contexts[:upto]) if c is not None), None)
 
 
-def _summary(turns: Sequence[Session], index: int) -> int | None:
-    """The calibrated size of the compaction summary in turn ``index`` (the first after a compaction)."""
+def _summary(turns: Sequence[Session], index: int, count: Callable[[str], int] | None) -> int | None:
+    """The size of the compaction summary in turn ``index`` (the first after a compaction): the
+    tokenizer's ``count`` of each part, or their calibrated estimate (``ledger``)."""
     if index >= len(turns):
         return None
     turn = turns[index]
     parts = [s for s in turn.sections if s.meta.get("is_compact_summary") is True or s.meta.get("compacted") is True]
     if not parts:
         return None
+    if count is not None:  # what the engine counts each part as: a fixed size, else its text's count
+        return sum(s.tokens if s.tokens is not None else count(s.text) if s.text else 0 for s in parts)
     scale = turn.calibration.scale if turn.calibration is not None else 1.0
     return visible_tokens(parts, scale)
 

@@ -151,8 +151,10 @@ class BoardApp(TokenboxApp):
             self.pop_screen()
 
     def action_board(self) -> None:
-        """Back to the board (Esc in the inspector)."""
+        """Back to the board (Esc in the inspector); the inspector's toast goes with it (it was about the
+        session left, and stayed over the board)."""
         if not self.on_board:
+            self.clear_notifications()
             self.push_screen(BOARD)
 
 
