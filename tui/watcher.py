@@ -2,7 +2,8 @@
 
 The file's *directory* is watched (watching the file itself misses atomic replaces: the watched
 inode is gone), changes are filtered to the file's name, and a cheap ``stat`` signature check on
-every wake-up catches anything the event stream missed. While the directory does not exist the
+every wake-up catches anything the event stream missed. A folder session (an OpenCode storage folder,
+a Cline task folder) is watched itself, with everything below it. While the directory does not exist the
 loop polls for it; when it is deleted or replaced the watch is set up again.
 
 watchfiles reports a change once a whole step has passed with no newer one, so the step is most of the
@@ -85,7 +86,10 @@ def follow(
     quiet for ``ACTIVE_SECONDS`` (``clock`` tells the time).
     """
     path = os.path.abspath(path)
-    directory, name = os.path.split(path)
+    # a folder session (an OpenCode storage folder, a Cline task folder) changes inside: its own tree is
+    # watched, every change in it counts; a file's directory is watched for the file's name
+    tree = os.path.isdir(path)
+    directory, name = (path, "") if tree else os.path.split(path)
     last = stamp(path)
     changed_at = _written_at(last, clock)  # written a moment ago: the short step from the start
 
@@ -102,7 +106,7 @@ def follow(
         return step_ms(clock() - changed_at, idle=idle_step_ms, active=active_step_ms)
 
     def only_our_file(change: Change, changed: str) -> bool:
-        return os.path.basename(changed) == name
+        return tree or os.path.basename(changed) == name
 
     while not stop.is_set():
         identity = _dir_identity(directory)
@@ -122,7 +126,7 @@ def follow(
                 rust_timeout=WAKE_MS,
                 yield_on_timeout=True,
                 raise_interrupt=False,
-                recursive=False,
+                recursive=tree,
                 force_polling=force_polling,
             ):
                 check(bool(changes))

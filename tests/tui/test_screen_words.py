@@ -214,3 +214,36 @@ async def test_a_folder_core_reads_opens_and_another_is_refused_saying_what_to_g
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_plan(pilot)
         assert "OpenCode" in screen_lines(app)[0] and app.plan.session.turn_count == 4
+
+
+async def test_a_followed_folder_shows_a_request_written_deep_inside_it(tmp_path):
+    """An OpenCode storage folder opened as FILE is followed like a file: its records land two folders down
+    (``message/<session>/``, ``part/<message>/``), and a new request is on screen without a key."""
+    from tests.importers.opencode_store import write_tree
+
+    storage, session = tmp_path / "storage", "ses_followed"
+
+    def exchange(n: int, context: int) -> dict:
+        user, reply = f"msg_{n:03d}u", f"msg_{n:03d}a"
+        tokens = {"input": context - 100, "output": 5, "reasoning": 0, "cache": {"read": 100, "write": 0}}
+        return {
+            "messages": [{"id": user, "sessionID": session, "role": "user", "time": {"created": n * 10}},
+                         {"id": reply, "sessionID": session, "role": "assistant", "parentID": user, "modelID": "gpt-4o",
+                          "providerID": "openai", "time": {"created": n * 10 + 1, "completed": n * 10 + 2}, "tokens": tokens}],
+            "parts": [{"id": f"prt_{n:03d}a", "messageID": user, "sessionID": session, "type": "text", "text": f"question {n}"},
+                      {"id": f"prt_{n:03d}d", "messageID": reply, "sessionID": session, "type": "step-finish", "tokens": tokens}],
+        }
+
+    header = {"id": session, "projectID": "p", "directory": "/work/p", "title": "followed", "version": "1.2.0",
+              "time": {"created": 1, "updated": 1}}
+    write_tree(storage, {"sessions": [header], **exchange(1, 1000)})
+    app = make_app(storage)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_plan(pilot)
+        assert app.plan.session.turn_count == 1 and app.plan.tokens_after == 1000
+        for record in (*exchange(2, 1500)["messages"], *exchange(2, 1500)["parts"]):  # as OpenCode writes them
+            folder = storage / ("part" / Path(record["messageID"]) if "messageID" in record else "message" / Path(session))
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{record['id']}.json").write_text(json.dumps(record), encoding="utf-8")
+        await wait_for(pilot, lambda: app.plan.session.turn_count == 2, what="the request written inside the folder")
+        assert app.plan.tokens_after == 1500

@@ -231,6 +231,31 @@ def test_watcher_reports_changes(tmp_path):
     assert watcher.describe((1, 2, 3, 4), (1, 3, 3, 4)) == "replaced"
 
 
+def test_a_followed_folder_reports_a_change_anywhere_below_it(tmp_path):
+    """A folder session (an OpenCode storage folder) changes in folders below it: a part written into a message's
+    existing folder changes no stat of the folder or of its own entries, and must still be seen."""
+    storage = tmp_path / "storage"
+    deep = storage / "part" / "msg_001a"
+    deep.mkdir(parents=True)
+    (storage / "migration").write_text("3")
+    seen: list[str] = []
+    stop = threading.Event()
+    thread = threading.Thread(target=watcher.follow, args=(str(storage), stop, seen.append), daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        n = 0
+        while not seen:  # the watcher starts in its own time: write until it reports (a state, not a delay)
+            assert time.monotonic() < deadline, "a part written deep in the folder was never reported"
+            n += 1
+            (deep / f"prt_{n:03d}.json").write_text("{}")
+            time.sleep(0.3)
+    finally:
+        stop.set()
+        thread.join(5)
+    assert seen[0] == "modified"
+
+
 def test_a_file_being_written_is_watched_at_the_short_step_and_a_quiet_one_at_the_long(tmp_path, monkeypatch):
     """The watch step is most of the time from a write to the screen: short while the file is written, long
     (cheap when idle) once it has been quiet for ``ACTIVE_SECONDS``. watchfiles is replaced by a script of
