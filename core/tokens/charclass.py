@@ -24,21 +24,47 @@ _WIDE_PER_CHAR = 1.4  # characters outside ASCII (CJK, accents, emoji)
 # The overall level, set so that whole Anthropic request bodies with recorded usage come out at about
 # their recorded size (Claude Code 1.0.6's request: 15677; pydantic-ai's thinking replay: 525).
 _LEVEL = 1.1
+# Tokens inside a word (see below): weights of the counts ``base_estimate`` adds to the word's fixed 1-3
+_MIXED_TOKENS = 1.0  # each change between a letter and a digit: 'a4e1' is 4 pieces
+_CAMEL_TOKENS = 0.5  # each lower-case letter followed by an upper-case one (camelCase is cheaper than base64)
+# each 4 digits of a run: with the word's own token, a number of up to 3 digits costs 1 and a longer run of n
+# about n / 3 (BPE splits numbers into groups of at most 3 digits; 4-digit pieces are counted in one pass)
+_DIGIT_GROUP_TOKENS = 4 / 3
+_DIGIT_PIECE = 4
+_LONG_LOWER_TOKENS = 2.0  # each 16 lower-case letters of a run ('x' * 1000: 125 tokens in o200k)
+_LONG_LOWER = 16
 
 # A word is a run of ASCII letters and digits; a word of 8+ costs a second token, of 15+ a third (BPE
-# splits long identifiers). A run of white space (a newline, an indentation) beyond single spaces costs
-# _SPACE_RUN_TOKENS: as counted by the pattern below, a run of two or more white-space characters, or a
-# lone newline. ``base_estimate`` counts both with bytes.translate and bytes.count (several times faster
-# than regular expressions); ``reference_estimate`` is the same definition with the patterns, kept to
-# test it against.
+# splits long identifiers). Inside a word, BPE splits further where a run stops looking like a word (o200k,
+# an exact public BPE, as the proxy for the shape; the corpus of real transcripts for the weights): at each
+# change between a letter and a digit (hashes, uuids, base64, ids), at each lower-case letter followed by an
+# upper-case one (camelCase, base64), into groups of at most 3 digits (numbers, timestamps), and a run of
+# lower-case letters keeps costing tokens past what the fixed 1-3 covers ('x' * 3_000_000 was 3 tokens).
+# A run of white space (a newline, an indentation) beyond single spaces costs _SPACE_RUN_TOKENS: as counted
+# by the pattern below, a run of two or more white-space characters, or a lone newline. ``base_estimate``
+# counts all of them with bytes.translate and bytes.count (several times faster than regular expressions);
+# ``reference_estimate`` is the same definition with the patterns, kept to test it against.
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _LONG_WORD = re.compile(r"[A-Za-z0-9]{8,}")
 _LONGER_WORD = re.compile(r"[A-Za-z0-9]{15,}")
+_MIXED = re.compile(r"[A-Za-z](?=[0-9])|[0-9](?=[A-Za-z])")
+_CAMEL = re.compile(r"[a-z](?=[A-Z])")
+_DIGIT_PIECES = re.compile(rf"[0-9]{{{_DIGIT_PIECE}}}")  # a run of n digits: n // 4 of them
+_LONG_LOWER_RUN = re.compile(rf"[a-z]{{{_LONG_LOWER}}}")  # a run of n lower-case letters: n // 16 of them
 _SPACE_RUN = re.compile(r"\s{2,}|\n")
 _NON_ASCII_SPACE = re.compile(r"[^\S\x00-\x7f]")
 _PUNCT_BYTES = b"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 # Byte classes: letters and digits to "a", everything else to "." (bytes of non-ASCII characters too)
 _ALNUM_CLASS = bytes(ord("a") if b < 128 and chr(b).isalnum() else ord(".") for b in range(256))
+# Lower-case letters to "l", upper-case to "u", digits to "d", everything else to "." (the changes inside a word)
+_LETTER_DIGIT_CLASS = bytes(
+    ord("l") if 97 <= b <= 122 else ord("u") if 65 <= b <= 90 else ord("d") if 48 <= b <= 57 else ord(".")
+    for b in range(256)
+)
+# Of those classes: letters to "a" (digits and the rest kept)
+_LETTER_OR_DIGIT = bytes(ord("a") if b in b"lu" else b for b in range(256))
+_DIGIT_PIECE_BYTES = b"d" * _DIGIT_PIECE
+_LONG_LOWER_BYTES = b"l" * _LONG_LOWER
 # the newline to "n", other ASCII white space (what \s matches below 128) to " ", everything else to "x"
 _SPACE_CLASS = bytes(
     ord("n") if b == 10 else ord(" ") if b < 128 and chr(b).isspace() else ord("x") for b in range(256)
@@ -53,8 +79,25 @@ _LONGER_WORD_END = b"a" * 15 + b"."
 _RUN_STARTS = (b"x  ", b"x n", b"xn")
 
 
-def _combine(words: int, punct: int, runs: int, wide: int) -> float:
-    return (words + punct / _PUNCT_PER_TOKEN + runs * _SPACE_RUN_TOKENS + wide * _WIDE_PER_CHAR) * _LEVEL
+def _combine(words: int, inside: tuple[int, int, int, int], punct: int, runs: int, wide: int) -> float:
+    mixed, camel, groups, lower = inside
+    pieces = (
+        mixed * _MIXED_TOKENS + camel * _CAMEL_TOKENS + groups * _DIGIT_GROUP_TOKENS + lower * _LONG_LOWER_TOKENS
+    )
+    return (words + pieces + punct / _PUNCT_PER_TOKEN + runs * _SPACE_RUN_TOKENS + wide * _WIDE_PER_CHAR) * _LEVEL
+
+
+def _inside_words(data: bytes) -> tuple[int, int, int, int]:
+    """Changes between letters and digits, lower-to-upper changes, 4-digit pieces of digit runs and 16-letter
+    pieces of lower-case runs in ``data`` (UTF-8): counted with bytes.translate and bytes.count."""
+    classes = data.translate(_LETTER_DIGIT_CLASS)
+    camel = classes.count(b"lu")
+    lower = classes.count(_LONG_LOWER_BYTES)  # non-overlapping: n // 16 in each run of n
+    if b"d" not in classes:
+        return 0, camel, 0, lower
+    groups = classes.count(_DIGIT_PIECE_BYTES)  # n // 4 in each run of n digits
+    kinds = classes.translate(_LETTER_OR_DIGIT)
+    return kinds.count(b"ad") + kinds.count(b"da"), camel, groups, lower
 
 
 def base_estimate(text: str) -> float:
@@ -75,7 +118,7 @@ def base_estimate(text: str) -> float:
         runs = sum(spaces.count(start) for start in _RUN_STARTS)
     else:
         runs = len(_SPACE_RUN.findall(text))  # white space beyond ASCII: the pattern's own definition
-    return _combine(words, punct, runs, wide)
+    return _combine(words, _inside_words(data), punct, runs, wide)
 
 
 def reference_estimate(text: str) -> float:
@@ -86,7 +129,13 @@ def reference_estimate(text: str) -> float:
     words = len(_WORD.findall(text)) + len(_LONG_WORD.findall(text)) + len(_LONGER_WORD.findall(text))
     data = text.encode("utf-8", "surrogatepass")
     punct = len(data) - len(data.translate(None, _PUNCT_BYTES))
-    return _combine(words, punct, len(_SPACE_RUN.findall(text)), wide)
+    inside = (
+        len(_MIXED.findall(text)),
+        len(_CAMEL.findall(text)),
+        len(_DIGIT_PIECES.findall(text)),
+        len(_LONG_LOWER_RUN.findall(text)),
+    )
+    return _combine(words, inside, punct, len(_SPACE_RUN.findall(text)), wide)
 
 
 class BaseEstimates:

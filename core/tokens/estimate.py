@@ -2,7 +2,9 @@
 
 The base estimate weighs characters by class, because a BPE vocabulary spends tokens very unevenly:
 an English word or an identifier is one or two tokens, a run of indentation is one, punctuation-dense
-JSON costs about a token per two or three characters, and a CJK character costs about one token.
+JSON costs about a token per two or three characters, and a CJK character costs about one token; a long run of
+letters and digits (a hash, base64, a uuid, a long number) is split where letters and digits or lower and upper
+case change, numbers into groups of digits, so it costs about a token per two to eight characters, not three.
 ``base_estimate`` is that weighted sum; ``EstimateTokenizer`` multiplies it by a per-thread ``scale``
 fitted to what the provider recorded (``tokenbox.core.sources.readers.claude_truth``), so the visible parts of a real
 agent's request add up with its ``inferred`` part to the recorded context.

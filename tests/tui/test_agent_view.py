@@ -137,7 +137,7 @@ async def test_a_transcript_with_a_sub_agent_and_a_compaction(session_dir, snaps
         rows = app.query_one(SectionBars).plain_lines()
         words = [row.lstrip(" ◀▌").split() for row in rows]
         # the compaction's summary is a part of its own (it was sent: issue 26), not in the hidden part
-        assert words[0][:2] == ["hidden", "part"] and "90.2%" in rows[0]
+        assert words[0][:2] == ["hidden", "part"] and "90.4%" in rows[0]
         assert any("compaction summary" in row for row in rows)
         assert any(w[:3] == ["tool", "call", "assistant"] and "→ Bash(" in row for w, row in zip(words, rows, strict=True))
         assert "part" in app.query_one(SectionHeader).last_text.plain

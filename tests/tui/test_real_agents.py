@@ -329,7 +329,7 @@ async def test_request_shows_per_tool_costs(tmp_path):
         numbers = breakdown(app.current_view())
         assert sum(t.tokens for t in numbers.tools) == next(g.tokens for g in numbers.groups if g.key == "tool")
         # the whole request is the cached prefix: its text, the API's tool prompt and the calls' framing (≈)
-        assert "cache prefix (4 marks)" in " ".join(text.split()).replace("(4 ≈15 774 7.9% marks)", "(4 marks)")
+        assert "cache prefix (4 marks)" in " ".join(text.split()).replace("(4 ≈15 873 7.9% marks)", "(4 marks)")
 
 
 async def test_request_at_budget_20000_compresses_tool_results_first(tmp_path):
