@@ -278,6 +278,8 @@ async def test_tokenizer_plugins_are_looked_up_after_the_first_plan_and_cycled_t
     it); once it is drawn they are looked up, the plan again lists them, and ``t`` cycles into one."""
     from importlib import metadata
 
+    from tokenbox.tui import app as app_module
+
     class Point:
         name = "plug"
         value = "fake:Heuristic"
@@ -292,6 +294,7 @@ async def test_tokenizer_plugins_are_looked_up_after_the_first_plan_and_cycled_t
         return [Point()] if group == "tokenbox.tokenizers" else []
 
     monkeypatch.setattr(metadata, "entry_points", entry_points)
+    monkeypatch.setattr(app_module, "TOKENIZERS_AFTER", 0.05)  # the app's wait after its first plan, shortened
     registry = TokenizerRegistry()
     planner = Planner(lambda: Engine(registry=registry, environ={}))
     app = make_app(copy_sample("facet_layout.yaml", tmp_path), watch=False, planner=planner)
