@@ -29,8 +29,8 @@ def count_requests(lines: list[bytes], seen: set[str]) -> None:
             seen.add(str(message.get("id") or record.get("uuid")))
 
 
-class PrintFollower:
-    """The request count of one transcript, printed again after each change of the file."""
+class RequestCounter:
+    """The main thread's requests of one transcript, counted as its complete lines are appended."""
 
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
@@ -46,11 +46,11 @@ class PrintFollower:
         self.offset += end
         count_requests(data[:end].splitlines(), self.seen)
 
-    def show(self) -> None:
-        """Rewrite the terminal's line with the count (carriage return, erase the line, no newline)."""
+    @property
+    def text(self) -> str:
+        """``request N/N``, as the app's top bar shows the newest request."""
         count = len(self.seen)
-        sys.stdout.write(f"\r\x1b[2Krequest {count}/{count}")
-        sys.stdout.flush()
+        return f"request {count}/{count}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     from watchfiles import watch
 
     args = sys.argv[1:] if argv is None else argv
-    follower = PrintFollower(args[0])
+    follower = RequestCounter(args[0])
     step_ms = int(args[1]) if len(args) > 1 else 1
     directory, name = os.path.split(follower.path)
     changes_seen = watch(directory, watch_filter=lambda _, changed: os.path.basename(changed) == name,
@@ -70,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     for changes in changes_seen:
         if changes or first:
             follower.read()
-            follower.show()
+            # rewrite the terminal's line: carriage return, erase the line, no newline
+            sys.stdout.write(f"\r\x1b[2K{follower.text}")
+            sys.stdout.flush()
             first = False
     return 0
 

@@ -20,7 +20,7 @@ import time
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from benchmarks.print_follower import count_requests
+from benchmarks.print_follower import RequestCounter
 
 
 class TextualFollower(App[None]):
@@ -28,10 +28,9 @@ class TextualFollower(App[None]):
 
     def __init__(self, path: str, step_ms: int) -> None:
         super().__init__()
-        self.path = os.path.abspath(path)
+        self.counter = RequestCounter(path)
+        self.path = self.counter.path
         self.step_ms = step_ms
-        self.seen: set[str] = set()
-        self.offset = 0
         self.stop = threading.Event()
 
     def compose(self) -> ComposeResult:
@@ -41,23 +40,14 @@ class TextualFollower(App[None]):
         # the watch first: a write made the moment the first count is drawn must be seen (as the app sees it)
         threading.Thread(target=self._watch, name="watch", daemon=True).start()
         time.sleep(0.2)  # watchfiles sets its watch up in its own thread; the first read comes after it
-        self._read()
+        self.counter.read()
         self._show()
 
     def on_unmount(self) -> None:
         self.stop.set()
 
-    def _read(self) -> None:
-        with open(self.path, "rb") as handle:
-            handle.seek(self.offset)
-            data = handle.read()
-        end = data.rfind(b"\n") + 1
-        self.offset += end
-        count_requests(data[:end].splitlines(), self.seen)
-
     def _show(self) -> None:
-        count = len(self.seen)
-        self.query_one("#count", Static).update(f"request {count}/{count}")
+        self.query_one("#count", Static).update(self.counter.text)
 
     def _watch(self) -> None:
         from watchfiles import watch
@@ -67,7 +57,7 @@ class TextualFollower(App[None]):
                              step=self.step_ms, debounce=1600, stop_event=self.stop, raise_interrupt=False,
                              recursive=False):
             if changes:
-                self._read()
+                self.counter.read()
                 self.call_from_thread(self._show)
 
 
