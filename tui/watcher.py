@@ -90,6 +90,7 @@ def follow(
     # watched, every change in it counts; a file's directory is watched for the file's name
     tree = os.path.isdir(path)
     directory, name = (path, "") if tree else os.path.split(path)
+    recursive = tree
     last = stamp(path)
     changed_at = _written_at(last, clock)  # written a moment ago: the short step from the start
 
@@ -126,7 +127,7 @@ def follow(
                 rust_timeout=WAKE_MS,
                 yield_on_timeout=True,
                 raise_interrupt=False,
-                recursive=tree,
+                recursive=recursive,
                 force_polling=force_polling,
             ):
                 check(bool(changes))
@@ -135,4 +136,9 @@ def follow(
                 if step() != watching_at:
                     break  # written to after a quiet spell, or quiet again: watch at the other step
         except (OSError, RuntimeError):
+            if recursive:
+                # a tree too big to watch whole (the system's limit of watches): its own entries from now on,
+                # with the stamp checked at every wake-up (a change deeper down is seen when it reaches them)
+                recursive = False
+                continue
             stop.wait(POLL_SECONDS)

@@ -256,6 +256,27 @@ def test_a_followed_folder_reports_a_change_anywhere_below_it(tmp_path):
     assert seen[0] == "modified"
 
 
+def test_a_folder_too_big_to_watch_whole_is_watched_by_its_own_entries(tmp_path, monkeypatch):
+    """A recursive watch the system refuses (too many folders for its watches) falls back to the folder's own
+    entries at once, not to retrying the whole tree (watchfiles is replaced by a stand-in)."""
+    asked: list[bool] = []
+    stop = threading.Event()
+
+    def watch(directory, *, recursive, **_options):
+        asked.append(recursive)
+        if len(asked) >= 3:
+            stop.set()  # (a follower that retries the whole tree: the test ends and says so)
+        if recursive:
+            raise OSError("OS file watch limit reached")
+        stop.set()
+        return iter(())
+
+    monkeypatch.setattr(watcher, "watch", watch)
+    (tmp_path / "storage").mkdir()
+    watcher.follow(str(tmp_path / "storage"), stop, lambda what: None)
+    assert asked == [True, False]
+
+
 def test_a_file_being_written_is_watched_at_the_short_step_and_a_quiet_one_at_the_long(tmp_path, monkeypatch):
     """The watch step is most of the time from a write to the screen: short while the file is written, long
     (cheap when idle) once it has been quiet for ``ACTIVE_SECONDS``. watchfiles is replaced by a script of
