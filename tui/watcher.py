@@ -15,6 +15,12 @@ watch then starts again at the short one until the file has been quiet for ``ACT
 last written less than ``ACTIVE_SECONDS`` before the watch starts (its mtime: an agent at work when the
 app is opened on its session) is being written from the start: seen at the quiet step, the first write
 took 30–60 ms more to reach the screen than any later one.
+
+A followed folder with many folders below it (an OpenCode ``storage`` folder holds one per message) is
+watched at the long step only: a recursive watch is set up again to change its step, and setting it up
+walks the whole tree (measured: 0.5–0.7 s for a storage of 2 000 sessions, 12 000 folders), while a write
+landing in that walk is seen only at the next one. ``SMALL_TREE_FOLDERS`` or fewer (a Cline task folder, an
+OpenCode message folder): set up in a few milliseconds, its step follows the writes as a file's does.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ STEP_MS = 30  # the step while the file is quiet
 ACTIVE_STEP_MS = 2  # the step while it is being written
 ACTIVE_SECONDS = 30.0  # a file is being written until it has been quiet this long (an agent's pauses)
 DEBOUNCE_MS = 300
+SMALL_TREE_FOLDERS = 64  # a followed folder with at most this many below it changes its step (see above)
 
 
 def step_ms(quiet_seconds: float, *, idle: int = STEP_MS, active: int = ACTIVE_STEP_MS) -> int:
@@ -47,6 +54,25 @@ def _written_at(found: Stamp, clock: Callable[[], float] = time.monotonic) -> fl
         return float("-inf")
     age = max(0.0, time.time() - found[3] / 1e9)
     return clock() - age
+
+
+def few_folders(root: str, limit: int = SMALL_TREE_FOLDERS) -> bool:
+    """Whether at most ``limit`` folders lie below ``root`` (the walk stops at the one over: bounded by it,
+    whatever the tree's size; an unreadable folder counts as empty)."""
+    count = 0
+    pending = [root]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        count += 1
+                        if count > limit:
+                            return False
+                        pending.append(entry.path)
+        except OSError:
+            continue
+    return True
 
 
 def _dir_identity(directory: str) -> tuple[int, int] | None:
@@ -91,6 +117,7 @@ def follow(
     tree = os.path.isdir(path)
     directory, name = (path, "") if tree else os.path.split(path)
     recursive = tree
+    switching = True  # whether the step follows the writes (a file, a small tree: see the module docstring)
     last = stamp(path)
     changed_at = _written_at(last, clock)  # written a moment ago: the short step from the start
 
@@ -104,6 +131,8 @@ def follow(
             on_change(what)
 
     def step() -> int:
+        if not switching:
+            return idle_step_ms
         return step_ms(clock() - changed_at, idle=idle_step_ms, active=active_step_ms)
 
     def only_our_file(change: Change, changed: str) -> bool:
@@ -116,6 +145,7 @@ def follow(
             check(False)
             continue
         check(False)  # the file may have appeared while the watch was being set up
+        switching = not recursive or few_folders(directory)
         watching_at = step()
         try:
             for changes in watch(

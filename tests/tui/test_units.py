@@ -323,6 +323,46 @@ def test_a_file_being_written_is_watched_at_the_short_step_and_a_quiet_one_at_th
     assert seen == ["modified", "modified"]
 
 
+def test_a_followed_folder_with_many_folders_below_it_keeps_one_step(tmp_path, monkeypatch):
+    """A recursive watch is set up again to change its step, and setting it up walks the whole tree (0.5 s for a
+    big OpenCode storage, writes in that walk unseen): a folder with more than ``SMALL_TREE_FOLDERS`` folders
+    below it is watched once, at the long step, through writes; a small one's step follows the writes as a
+    file's does. watchfiles is replaced by a script: a quiet timeout, a write deep down, another write."""
+    def tree(root, folders: int):
+        for n in range(folders):  # nested two deep, as storage/part/msg_N
+            (root / "part" / f"msg_{n:03d}").mkdir(parents=True)
+        quiet_since = time.time() - 2 * watcher.ACTIVE_SECONDS
+        for folder in (root / "part", root):  # quiet long before the watch starts: the long step first
+            os.utime(folder, (quiet_since, quiet_since))
+        return root
+
+    def follow(root):
+        steps: list[int] = []
+        seen: list[str] = []
+        stop = threading.Event()
+        deep = {(Change.added, str(root / "part" / "msg_000" / "prt.json"))}
+        scripts = iter([[set, lambda: deep, lambda: deep], [lambda: deep], []])
+
+        def scripted_watch(*paths, step, **options):
+            steps.append(step)
+            for event in next(scripts):
+                yield event()
+            stop.set()
+            yield set()
+
+        monkeypatch.setattr(watcher, "watch", scripted_watch)
+        watcher.follow(str(root), stop, seen.append)
+        return steps, seen
+
+    # "part" and its folders: one over the limit, and the limit
+    big = tree(tmp_path / "big", watcher.SMALL_TREE_FOLDERS)
+    small = tree(tmp_path / "small", watcher.SMALL_TREE_FOLDERS - 1)
+    assert not watcher.few_folders(str(big)) and watcher.few_folders(str(small))
+    assert follow(big) == ([watcher.STEP_MS], ["modified", "modified"])
+    steps, seen = follow(small)
+    assert steps[:2] == [watcher.STEP_MS, watcher.ACTIVE_STEP_MS] and seen[0] == "modified"
+
+
 def test_a_file_written_a_moment_before_the_watch_starts_is_watched_at_the_short_step(tmp_path, monkeypatch):
     """An agent at work when the app opens its session: the file's mtime is recent, so the first append is
     seen at the short step like every later one (at the long step it reached the screen 30-60 ms later).
