@@ -16,6 +16,11 @@ Textual's own footer for the keys that apply (``textual_seams.footer_items``): w
 cannot be had by hiding composed ones (another key, a key enabled otherwise), the footer is composed again.
 A group's label can be given another word in place (``relabel``: an agent's session counts requests, not
 turns), its label widget updated; the keys shown and compared stay those of the bindings.
+
+The command palette's key is docked at the right and would cover the last keys where they reach it (at 80
+columns an agent's session's ``t`` and ``q`` keys): it is hidden while the keys fit without it (``ctrl+p``
+still opens the palette, and the help says so), and shown again when there is room. Keys too many for the row
+even without it are cut under it, as Textual's footer cuts them (the row ends with it, not a stray letter).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from textual.widgets import Footer
 from tokenbox.tui.textual_seams import FooterEntry, FooterItem, footer_items, footer_palette_key
 
 KeysShown = tuple[tuple[Any, ...], ...]
+PALETTE_CLASS = "-command-palette"  # Textual's class of the palette's key (``footer_palette_key``)
 
 
 def keys_shown(screen: Screen) -> KeysShown:
@@ -55,6 +61,7 @@ class KeysFooter(Footer):
         self._items: list[FooterItem] = []  # every key composed, shown or hidden
         self._rebuild_pending = False
         self._labels: dict[str, str] = {}  # the words shown for some groups instead of their description
+        self._palette_width = 0  # the palette key's width when last shown (hidden, it has none)
 
     def relabel(self, group: str, label: str) -> None:
         """Show ``label`` as the footer label of the key group ``group`` (the turn keys of an agent's session:
@@ -65,6 +72,7 @@ class KeysFooter(Footer):
         for what, _, widgets in self._items:
             if what[0] == "group" and what[1] == group:
                 widgets[-1].update(label)  # type: ignore[attr-defined]  (the group's FooterLabel, a Static)
+        self.call_after_refresh(self.fit_palette)
 
     def compose(self):
         """Textual's footer keys, with the possible keys that do not apply now hidden among them."""
@@ -83,6 +91,20 @@ class KeysFooter(Footer):
         palette = footer_palette_key(self)
         if palette is not None:
             yield palette
+        self.call_after_refresh(self.fit_palette)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit_palette)
+
+    def fit_palette(self) -> None:
+        """Hide the palette's key (docked at the right) where it alone stands between the keys and the row's end."""
+        keys = [child for child in self.children if child.display and not child.has_class(PALETTE_CLASS)]
+        for palette in self.query_children(f".{PALETTE_CLASS}"):
+            if palette.display:
+                self._palette_width = palette.outer_size.width
+            keys_end = max((key.virtual_region.right for key in keys), default=0)
+            # where the keys are cut anyway, the palette's key ends the row cleanly (no stray letter after it)
+            palette.display = not keys_end <= self.size.width < keys_end + self._palette_width
 
     def bindings_changed(self, screen: Screen) -> None:
         """A bindings refresh: rebuild after the next frame, once, if the keys differ."""
@@ -127,6 +149,7 @@ class KeysFooter(Footer):
         self._items = [(what, visible, widgets) for (what, _, widgets), visible in zip(self._items, show, strict=True)]
         self._shown = shown
         self.styles.grid_size_columns = _actions(active)
+        self.call_after_refresh(self.fit_palette)
         return True
 
     def _active(self) -> list[FooterEntry]:

@@ -4,6 +4,7 @@ shows is what Textual's own footer shows for the same keys."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -16,6 +17,7 @@ from tokenbox.tui.planner import Planner
 
 from tests.tui.helpers import copy_sample, make_app, screen_lines, screen_strips, wait_plan
 
+REAL_SESSIONS = Path(__file__).parent.parent / "fixtures" / "real_sessions"
 STEP = Binding.Group("step")
 SWITCHED = {"step(-1)": "pair", "step(1)": "pair", "a": "a", "b": "b", "c": "c"}  # action -> the switch it follows
 
@@ -99,3 +101,24 @@ async def test_the_first_plan_shows_its_keys_without_composing_the_footer_again(
         after = screen_lines(app)[-1]
         assert "+ - budget" in after and "[ ] turn" in after and "? help" in after
         assert list(app.screen.query(FooterKey)) == keys  # the same widgets, none composed again
+
+
+async def test_the_palette_key_gives_way_to_the_keys_at_80_columns():
+    """The palette's key is docked at the right: at 80 columns an agent's session with threads has keys up to
+    the 78th column, and the palette's key covered the last two (``t tokenizer``, ``q quit``). It is hidden
+    while it would cover a key and shown again when the terminal is wide enough."""
+    app = make_app(REAL_SESSIONS / "corpus" / "spotter-4d5611e5.jsonl", watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_plan(pilot)
+        await pilot.pause()
+        narrow = screen_lines(app)[-1]
+        assert "a threads" in narrow and narrow.rstrip().endswith("t tokenizer q quit") and "palette" not in narrow
+        await pilot.resize_terminal(120, 24)
+        await pilot.pause()
+        await pilot.pause()
+        wide = screen_lines(app)[-1]
+        assert "t tokenizer q quit" in wide and wide.rstrip().endswith("^p palette")
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert screen_lines(app)[-1] == narrow
