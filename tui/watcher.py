@@ -16,11 +16,10 @@ last written less than ``ACTIVE_SECONDS`` before the watch starts (its mtime: an
 app is opened on its session) is being written from the start: seen at the quiet step, the first write
 took 30–60 ms more to reach the screen than any later one.
 
-A followed folder with many folders below it (an OpenCode ``storage`` folder holds one per message) is
-watched at the long step only: a recursive watch is set up again to change its step, and setting it up
-walks the whole tree (measured: 0.5–0.7 s for a storage of 2 000 sessions, 12 000 folders), while a write
-landing in that walk is seen only at the next one. ``SMALL_TREE_FOLDERS`` or fewer (a Cline task folder, an
-OpenCode message folder): set up in a few milliseconds, its step follows the writes as a file's does.
+The step changes without starting the watch again (``tui/watchbackend.py``: watchfiles' backend, opened once
+and waited on at either step), so no write lands in a gap between two watches, and a followed folder's
+recursive watch (an OpenCode ``storage`` folder: one folder per message) walks its tree once, not at every
+change of step (0.4–0.7 s holding the interpreter for a storage of 12 000 folders).
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ import time
 from collections.abc import Callable
 
 from tokenbox.tui.filestamp import Stamp, stamp
-from watchfiles import Change, watch
+from tokenbox.tui.watchbackend import Backend, open_backend
 
 POLL_SECONDS = 0.25
 WAKE_MS = 250
@@ -39,7 +38,6 @@ STEP_MS = 30  # the step while the file is quiet
 ACTIVE_STEP_MS = 2  # the step while it is being written
 ACTIVE_SECONDS = 30.0  # a file is being written until it has been quiet this long (an agent's pauses)
 DEBOUNCE_MS = 300
-SMALL_TREE_FOLDERS = 64  # a followed folder with at most this many below it changes its step (see above)
 
 
 def step_ms(quiet_seconds: float, *, idle: int = STEP_MS, active: int = ACTIVE_STEP_MS) -> int:
@@ -54,25 +52,6 @@ def _written_at(found: Stamp, clock: Callable[[], float] = time.monotonic) -> fl
         return float("-inf")
     age = max(0.0, time.time() - found[3] / 1e9)
     return clock() - age
-
-
-def few_folders(root: str, limit: int = SMALL_TREE_FOLDERS) -> bool:
-    """Whether at most ``limit`` folders lie below ``root`` (the walk stops at the one over: bounded by it,
-    whatever the tree's size; an unreadable folder counts as empty)."""
-    count = 0
-    pending = [root]
-    while pending:
-        try:
-            with os.scandir(pending.pop()) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        count += 1
-                        if count > limit:
-                            return False
-                        pending.append(entry.path)
-        except OSError:
-            continue
-    return True
 
 
 def _dir_identity(directory: str) -> tuple[int, int] | None:
@@ -104,12 +83,13 @@ def follow(
     active_step_ms: int = ACTIVE_STEP_MS,
     force_polling: bool | None = None,
     clock: Callable[[], float] = time.monotonic,
+    backend: Callable[[list[str], bool | None, bool], Backend] = open_backend,
 ) -> None:
     """Call ``on_change(what)`` whenever ``path`` may have changed, until ``stop`` is set.
 
     Runs in a worker thread. ``what`` is ``created``, ``deleted``, ``replaced`` or ``modified``. The file
     is watched at ``active_step_ms`` while it is being written and at ``idle_step_ms`` once it has been
-    quiet for ``ACTIVE_SECONDS`` (``clock`` tells the time).
+    quiet for ``ACTIVE_SECONDS`` (``clock`` tells the time); ``backend`` opens the watch.
     """
     path = os.path.abspath(path)
     # a folder session (an OpenCode storage folder, a Cline task folder) changes inside: its own tree is
@@ -117,7 +97,6 @@ def follow(
     tree = os.path.isdir(path)
     directory, name = (path, "") if tree else os.path.split(path)
     recursive = tree
-    switching = True  # whether the step follows the writes (a file, a small tree: see the module docstring)
     last = stamp(path)
     changed_at = _written_at(last, clock)  # written a moment ago: the short step from the start
 
@@ -130,12 +109,7 @@ def follow(
             changed_at = clock()
             on_change(what)
 
-    def step() -> int:
-        if not switching:
-            return idle_step_ms
-        return step_ms(clock() - changed_at, idle=idle_step_ms, active=active_step_ms)
-
-    def only_our_file(change: Change, changed: str) -> bool:
+    def ours(changed: str) -> bool:
         return tree or os.path.basename(changed) == name
 
     while not stop.is_set():
@@ -144,27 +118,8 @@ def follow(
             stop.wait(POLL_SECONDS)
             check(False)
             continue
-        check(False)  # the file may have appeared while the watch was being set up
-        switching = not recursive or few_folders(directory)
-        watching_at = step()
         try:
-            for changes in watch(
-                directory,
-                watch_filter=only_our_file,
-                debounce=debounce_ms,
-                step=watching_at,
-                stop_event=stop,
-                rust_timeout=WAKE_MS,
-                yield_on_timeout=True,
-                raise_interrupt=False,
-                recursive=recursive,
-                force_polling=force_polling,
-            ):
-                check(bool(changes))
-                if _dir_identity(directory) != identity:
-                    break  # the directory was removed or replaced: watch the new one
-                if step() != watching_at:
-                    break  # written to after a quiet spell, or quiet again: watch at the other step
+            notify = backend([directory], force_polling, recursive)
         except (OSError, RuntimeError):
             if recursive:
                 # a tree too big to watch whole (the system's limit of watches): its own entries from now on,
@@ -172,3 +127,18 @@ def follow(
                 recursive = False
                 continue
             stop.wait(POLL_SECONDS)
+            continue
+        try:
+            check(False)  # the file may have changed while the watch was being set up
+            while not stop.is_set():
+                step = step_ms(clock() - changed_at, idle=idle_step_ms, active=active_step_ms)
+                waited = notify.watch(debounce_ms, step, WAKE_MS, stop)
+                if waited in ("signal", "stop"):
+                    break  # (a signal: the main thread's only) set up again, as ``watchfiles.watch`` would end
+                check(isinstance(waited, set) and any(ours(changed) for _, changed in waited))
+                if _dir_identity(directory) != identity:
+                    break  # the directory was removed or replaced: watch the new one
+        except (OSError, RuntimeError):
+            stop.wait(POLL_SECONDS)
+        finally:
+            notify.close()

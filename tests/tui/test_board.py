@@ -22,9 +22,11 @@ from tokenbox.tui.board.feed import Feed, Published
 from tokenbox.tui.board.sessions import Sessions
 from tokenbox.tui.board.state import BoardState, Order
 from tokenbox.tui.board.table import BoardTable
-from tokenbox.tui.board.watch import PublicBackend, open_backend, watch_places
+from tokenbox.tui.board.watch import watch_places
 from tokenbox.tui.cli import duration, parse_args
 from tokenbox.tui.serve import app_arguments
+from tokenbox.tui.watchbackend import PublicBackend, open_backend
+from watchfiles import Change
 
 from tests.tui.board_home import NEAR, NOW, append_request, clock, environ, make_home, touch
 from tests.tui.helpers import wait_for
@@ -262,7 +264,7 @@ def test_the_board_watches_at_the_short_step_while_written_without_starting_its_
     opened: list[list[str]] = []
     reported: list[set[str]] = []
     stop = threading.Event()
-    change = {(int(watcher.Change.modified), "/s/a.jsonl")}
+    change = {(int(Change.modified), "/s/a.jsonl")}
 
     def quiet_for(seconds: float):
         now[0] += seconds
@@ -285,7 +287,7 @@ def test_the_board_watches_at_the_short_step_while_written_without_starting_its_
         def close(self):
             pass
 
-    def backend(places, force_polling):
+    def backend(places, force_polling, recursive):
         opened.append(places)
         return Scripted()
 
@@ -320,8 +322,8 @@ def test_a_write_as_the_watch_step_shortens_reaches_its_row(tmp_path):
         return time.monotonic()
 
     class Recorded:
-        def __init__(self, places, force_polling):
-            self.real = open_backend(places, force_polling)
+        def __init__(self, places, force_polling, recursive):
+            self.real = open_backend(places, force_polling, recursive)
 
         def watch(self, debounce_ms, step_ms, timeout_ms, stop_event):
             steps.append(step_ms)

@@ -7,6 +7,7 @@ import threading
 import time
 import unicodedata
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from tokenbox.core import Engine, load_session
@@ -15,6 +16,7 @@ from tokenbox.tui.alerts import Watermark, alerts
 from tokenbox.tui.planner import Planner, PlanRequest
 from tokenbox.tui.safe import plain, safe_line, safe_lines
 from tokenbox.tui.view import View, band, describe_changes, gauge_cells, level
+from tokenbox.tui.watchbackend import PublicBackend, open_backend
 from watchfiles import Change
 
 from tests.tui.helpers import copy_sample, sample_text
@@ -200,11 +202,15 @@ def test_planner_keeps_last_good_turns(tmp_path):
     assert what_if.plan.base_max_ctx == 530 and what_if.plan.what_if == 2  # core owns the what-if
 
 
-def test_watcher_reports_changes(tmp_path):
+@pytest.mark.parametrize("backend", [open_backend, PublicBackend])
+def test_watcher_reports_changes(tmp_path, backend):
+    """Writes, a delete and another file's write in the folder, on watchfiles' backend and on its public
+    ``watch`` (what the follower falls back on if the backend moves)."""
     path = tmp_path / "s.yaml"
     seen: list[str] = []
     stop = threading.Event()
-    thread = threading.Thread(target=watcher.follow, args=(str(path), stop, seen.append), daemon=True)
+    thread = threading.Thread(target=watcher.follow, args=(str(path), stop, seen.append), kwargs={"backend": backend},
+                              daemon=True)
     thread.start()
     try:
         def wait(predicate):
@@ -256,118 +262,117 @@ def test_a_followed_folder_reports_a_change_anywhere_below_it(tmp_path):
     assert seen[0] == "modified"
 
 
-def test_a_folder_too_big_to_watch_whole_is_watched_by_its_own_entries(tmp_path, monkeypatch):
+class ScriptedBackend:
+    """A stand-in for watchfiles' backend (``watcher.follow(backend=...)``): each wait records its step and
+    returns the next event of a script (a callable giving a set of ``(change, path)`` or ``"timeout"``);
+    when the script ends it stops the follower."""
+
+    def __init__(self, stop: threading.Event, script, opened: list[bool] | None = None) -> None:
+        self.stop, self.script, self.opened = stop, iter(script), [] if opened is None else opened
+        self.steps: list[int] = []
+
+    def __call__(self, places, force_polling, recursive):
+        self.opened.append(recursive)
+        return self
+
+    def watch(self, debounce_ms, step_ms, timeout_ms, stop_event):
+        self.steps.append(step_ms)
+        event = next(self.script, None)
+        if event is None:
+            self.stop.set()  # (a follower still here after the script: the test says what it did)
+            return "stop"
+        return event()
+
+    def close(self) -> None:
+        pass
+
+
+def quiet_file(path, text: str = "one\n"):
+    """``path`` written long before the watch starts (the long step first)."""
+    path.write_text(text)
+    quiet_since = time.time() - 2 * watcher.ACTIVE_SECONDS
+    os.utime(path, (quiet_since, quiet_since))
+    return path
+
+
+def test_a_folder_too_big_to_watch_whole_is_watched_by_its_own_entries(tmp_path):
     """A recursive watch the system refuses (too many folders for its watches) falls back to the folder's own
-    entries at once, not to retrying the whole tree (watchfiles is replaced by a stand-in)."""
+    entries at once, not to retrying the whole tree (watchfiles' backend is replaced by a stand-in)."""
     asked: list[bool] = []
     stop = threading.Event()
 
-    def watch(directory, *, recursive, **_options):
+    def backend(places, force_polling, recursive):
         asked.append(recursive)
         if len(asked) >= 3:
             stop.set()  # (a follower that retries the whole tree: the test ends and says so)
         if recursive:
             raise OSError("OS file watch limit reached")
-        stop.set()
-        return iter(())
+        return ScriptedBackend(stop, [])(places, force_polling, recursive)
 
-    monkeypatch.setattr(watcher, "watch", watch)
     (tmp_path / "storage").mkdir()
-    watcher.follow(str(tmp_path / "storage"), stop, lambda what: None)
+    watcher.follow(str(tmp_path / "storage"), stop, lambda what: None, backend=backend)
     assert asked == [True, False]
 
 
-def test_a_file_being_written_is_watched_at_the_short_step_and_a_quiet_one_at_the_long(tmp_path, monkeypatch):
+def test_a_file_being_written_is_watched_at_the_short_step_and_a_quiet_one_at_the_long(tmp_path):
     """The watch step is most of the time from a write to the screen: short while the file is written, long
-    (cheap when idle) once it has been quiet for ``ACTIVE_SECONDS``. watchfiles is replaced by a script of
-    what it yields; the clock is the test's."""
-    path = tmp_path / "s.jsonl"
-    path.write_text("one\n")
-    quiet_since = time.time() - 2 * watcher.ACTIVE_SECONDS  # last written long before the watch starts
-    os.utime(path, (quiet_since, quiet_since))
+    (cheap when idle) once it has been quiet for ``ACTIVE_SECONDS``, and the step changes between two waits
+    of one watch (a new watch would leave a gap a write can land in). The clock is the test's."""
+    path = quiet_file(tmp_path / "s.jsonl")
     now = [1000.0]
-    steps: list[int] = []
     seen: list[str] = []
     stop = threading.Event()
-    change = {(Change.modified, str(path))}
+    change = {(int(Change.modified), str(path))}
+    other = {(int(Change.modified), str(tmp_path / "other.jsonl"))}
 
-    def append(line: str) -> None:
+    def append(line: str):
         with path.open("a") as f:
             f.write(line)
+        return change
 
     def quiet_for(seconds: float):
         now[0] += seconds
-        return set()
+        return "timeout"
 
-    scripts = iter([
-        # quiet: a timeout, then a write (seen at the long step; the watch starts again at the short one)
-        [lambda: set(), lambda: (append("two\n"), change)[1]],
-        # being written: another write, then quiet for less than ACTIVE_SECONDS (the short step stays),
-        # then quiet long enough (the watch starts again at the long step)
-        [lambda: (append("three\n"), change)[1], lambda: quiet_for(watcher.ACTIVE_SECONDS / 2),
-         lambda: quiet_for(watcher.ACTIVE_SECONDS)],
-        [lambda: (stop.set(), set())[1]],
-    ])
-
-    def scripted_watch(*paths, step, **options):
-        steps.append(step)
-        for event in next(scripts):
-            yield event()
-        stop.set()  # the real watch goes on yielding: a follower still here has not started again when it should
-        yield set()
-
-    monkeypatch.setattr(watcher, "watch", scripted_watch)
-    watcher.follow(str(path), stop, seen.append, clock=lambda: now[0])
-    assert steps == [watcher.STEP_MS, watcher.ACTIVE_STEP_MS, watcher.STEP_MS]
-    assert watcher.ACTIVE_STEP_MS < watcher.STEP_MS
+    script = [lambda: "timeout", lambda: append("two\n"),  # quiet, then a write (seen at the long step)
+              lambda: append("three\n"),  # being written: the short step
+              lambda: other,  # another file of the folder: not a change of ours
+              lambda: quiet_for(watcher.ACTIVE_SECONDS / 2),  # quiet for less than ACTIVE_SECONDS: still short
+              lambda: quiet_for(watcher.ACTIVE_SECONDS)]  # quiet long enough: the long step again
+    backend = ScriptedBackend(stop, script)
+    watcher.follow(str(path), stop, seen.append, clock=lambda: now[0], backend=backend)
+    short, long = watcher.ACTIVE_STEP_MS, watcher.STEP_MS
+    assert backend.steps == [long, long, short, short, short, short, long]
+    assert backend.opened == [False]  # one watch, of the file's folder alone
     assert seen == ["modified", "modified"]
 
 
-def test_a_followed_folder_with_many_folders_below_it_keeps_one_step(tmp_path, monkeypatch):
-    """A recursive watch is set up again to change its step, and setting it up walks the whole tree (0.5 s for a
-    big OpenCode storage, writes in that walk unseen): a folder with more than ``SMALL_TREE_FOLDERS`` folders
-    below it is watched once, at the long step, through writes; a small one's step follows the writes as a
-    file's does. watchfiles is replaced by a script: a quiet timeout, a write deep down, another write."""
-    def tree(root, folders: int):
-        for n in range(folders):  # nested two deep, as storage/part/msg_N
-            (root / "part" / f"msg_{n:03d}").mkdir(parents=True)
-        quiet_since = time.time() - 2 * watcher.ACTIVE_SECONDS
-        for folder in (root / "part", root):  # quiet long before the watch starts: the long step first
-            os.utime(folder, (quiet_since, quiet_since))
-        return root
-
-    def follow(root):
-        steps: list[int] = []
-        seen: list[str] = []
-        stop = threading.Event()
-        deep = {(Change.added, str(root / "part" / "msg_000" / "prt.json"))}
-        scripts = iter([[set, lambda: deep, lambda: deep], [lambda: deep], []])
-
-        def scripted_watch(*paths, step, **options):
-            steps.append(step)
-            for event in next(scripts):
-                yield event()
-            stop.set()
-            yield set()
-
-        monkeypatch.setattr(watcher, "watch", scripted_watch)
-        watcher.follow(str(root), stop, seen.append)
-        return steps, seen
-
-    # "part" and its folders: one over the limit, and the limit
-    big = tree(tmp_path / "big", watcher.SMALL_TREE_FOLDERS)
-    small = tree(tmp_path / "small", watcher.SMALL_TREE_FOLDERS - 1)
-    assert not watcher.few_folders(str(big)) and watcher.few_folders(str(small))
-    assert follow(big) == ([watcher.STEP_MS], ["modified", "modified"])
-    steps, seen = follow(small)
-    assert steps[:2] == [watcher.STEP_MS, watcher.ACTIVE_STEP_MS] and seen[0] == "modified"
+def test_a_followed_folder_is_watched_whole_once_through_changes_of_step(tmp_path):
+    """A folder session changes in folders below it (an OpenCode storage: a part written into a message's
+    folder). Its watch is recursive and set up once: setting it up walks the whole tree holding the
+    interpreter (0.4–0.7 s for a storage of 12 000 folders), which the follower once did at every change of
+    step, and a write landing in that walk was seen only at the next one."""
+    storage = tmp_path / "storage"
+    (storage / "part" / "msg_001").mkdir(parents=True)
+    quiet_file(storage / "migration")
+    quiet_since = time.time() - 2 * watcher.ACTIVE_SECONDS
+    for folder in (storage / "part", storage):  # quiet long before the watch starts: the long step first
+        os.utime(folder, (quiet_since, quiet_since))
+    deep = {(int(Change.added), str(storage / "part" / "msg_001" / "prt_001.json"))}
+    seen: list[str] = []
+    stop = threading.Event()
+    backend = ScriptedBackend(stop, [lambda: deep, lambda: deep, lambda: "timeout"])
+    watcher.follow(str(storage), stop, seen.append, backend=backend)
+    short, long = watcher.ACTIVE_STEP_MS, watcher.STEP_MS
+    assert backend.opened == [True] and backend.steps == [long, short, short, short]
+    assert seen == ["modified", "modified"]
 
 
-def test_a_file_written_a_moment_before_the_watch_starts_is_watched_at_the_short_step(tmp_path, monkeypatch):
+def test_a_file_written_a_moment_before_the_watch_starts_is_watched_at_the_short_step(tmp_path):
     """An agent at work when the app opens its session: the file's mtime is recent, so the first append is
     seen at the short step like every later one (at the long step it reached the screen 30-60 ms later).
-    A file quiet for longer than ``ACTIVE_SECONDS``, or missing, starts at the long step. watchfiles is
-    replaced by a stand-in that records the step it is started with and stops the follower."""
+    A file quiet for longer than ``ACTIVE_SECONDS``, or missing, starts at the long step. watchfiles'
+    backend is replaced by a stand-in that records the first wait's step and stops the follower."""
     now = time.time()
     ages = {"live.jsonl": 0.0, "paused.jsonl": watcher.ACTIVE_SECONDS / 3, "quiet.jsonl": 2 * watcher.ACTIVE_SECONDS,
             "later.jsonl": -60.0}  # a clock set back after the write: written now
@@ -375,15 +380,11 @@ def test_a_file_written_a_moment_before_the_watch_starts_is_watched_at_the_short
         (tmp_path / name).write_text("one\n")
         os.utime(tmp_path / name, (now - age, now - age))
     steps: dict[str, int] = {}
-
-    def first_step(*paths, step, stop_event, **options):
-        steps[name] = step
-        stop_event.set()
-        yield set()
-
-    monkeypatch.setattr(watcher, "watch", first_step)
     for name in [*ages, "missing.jsonl"]:
-        watcher.follow(str(tmp_path / name), threading.Event(), lambda what: None)
+        stop = threading.Event()
+        backend = ScriptedBackend(stop, [])
+        watcher.follow(str(tmp_path / name), stop, lambda what: None, backend=backend)
+        steps[name] = backend.steps[0]
     short, long = watcher.ACTIVE_STEP_MS, watcher.STEP_MS
     assert steps == {"live.jsonl": short, "paused.jsonl": short, "quiet.jsonl": long, "later.jsonl": short,
                      "missing.jsonl": long}

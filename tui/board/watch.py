@@ -10,9 +10,9 @@ The step is most of a write's way to its row: while something under the places i
 watch hands changes over at the inspector's short step (``ACTIVE_STEP_MS``), once nothing has changed for
 ``ACTIVE_SECONDS`` at the quiet step (``STEP_MS``: an idle board wakes ≈33 times a second, not 500). The
 step changes without starting the watch again, so no write can land in a gap between two watches: the
-backend (watchfiles' ``RustNotify``, what ``watchfiles.watch`` runs) gathers every change from the
-moment it is made until it is closed, and each ``RustNotify.watch`` call only waits for that gathered set
-at the step it is given. Only a change of the places themselves makes a new backend; the place that
+backend (``tui/watchbackend.py``: watchfiles' ``RustNotify``, what ``watchfiles.watch`` runs) gathers every
+change from the moment it is made until it is closed, and each ``RustNotify.watch`` call only waits for that
+gathered set at the step it is given. Only a change of the places themselves makes a new backend; the place that
 appeared is then reported whole.
 """
 
@@ -21,80 +21,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Literal, Protocol
 
+from tokenbox.tui.watchbackend import Backend, open_backend
 from tokenbox.tui.watcher import ACTIVE_STEP_MS, DEBOUNCE_MS, STEP_MS, step_ms
-from watchfiles import Change, DefaultFilter, watch
-
-# watchfiles' own backend and the defaults its ``watch`` gives it (force polling on WSL or when the
-# environment asks for it, …): ``watch`` fixes its step for the life of its backend, the board needs two.
-# These names are watchfiles' internals (unchanged from 0.21 to 1.3): a release that moves them leaves
-# the board on the public ``watch`` at the quiet step (``PublicBackend``), slower to show a write, never blind.
-try:
-    from watchfiles._rust_notify import RustNotify
-    from watchfiles.main import (
-        _default_debug,
-        _default_force_polling,
-        _default_ignore_permission_denied,
-        _default_poll_delay_ms,
-    )
-except ImportError:  # pragma: no cover - only with a watchfiles that reorganised its internals
-    RustNotify = None
+from watchfiles import Change, DefaultFilter
 
 PLACES_SECONDS = 5.0  # how often the list of places is checked for a folder that appeared or went
 WAKE_MS = 1000  # the watch wakes this often with nothing to report (to check the places; stopping is at once)
-POLL_DELAY_MS = 300  # watchfiles' default wait between two polls, when it must poll
-
-
-class Backend(Protocol):
-    """What the watch needs of watchfiles' backend (``RustNotify``)."""
-
-    def watch(self, debounce_ms: int, step_ms: int, timeout_ms: int,
-              stop_event: threading.Event | None) -> set[tuple[int, str]] | Literal["signal", "stop", "timeout"]:
-        """The changes gathered, once ``step_ms`` passed with no newer one (see watchfiles)."""
-        ...
-
-    def close(self) -> None:
-        """Stop gathering."""
-        ...
-
-
-class PublicBackend:
-    """The same over watchfiles' public ``watch`` (its step fixed at ``STEP_MS``): what the board falls back
-    on when the backend's internals are not where they were (see the imports)."""
-
-    def __init__(self, places: list[str], force_polling: bool | None) -> None:
-        self._stop = threading.Event()
-        self._changes = watch(*places, debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=self._stop, rust_timeout=WAKE_MS,
-                              yield_on_timeout=True, raise_interrupt=False, recursive=True, force_polling=force_polling,
-                              watch_filter=None)
-
-    def watch(self, debounce_ms: int, step_ms: int, timeout_ms: int,
-              stop_event: threading.Event | None) -> set[tuple[int, str]] | Literal["signal", "stop", "timeout"]:
-        """The next set of changes (``timeout``: none within ``WAKE_MS``; ``stop``: the watch ended)."""
-        if stop_event is not None and stop_event.is_set():
-            self._stop.set()
-        changes = next(self._changes, None)
-        if changes is None:
-            return "stop"
-        return {(int(change), path) for change, path in changes} if changes else "timeout"
-
-    def close(self) -> None:
-        """Stop gathering."""
-        self._stop.set()
-        self._changes.close()
-
-
-def open_backend(places: list[str], force_polling: bool | None) -> Backend:
-    """watchfiles' backend over ``places`` (recursively), set up as ``watchfiles.watch`` sets it up: it
-    gathers changes from now on."""
-    if RustNotify is None:  # pragma: no cover - see the imports
-        return PublicBackend(places, force_polling)
-    try:
-        return RustNotify(list(places), _default_debug(None), _default_force_polling(force_polling),
-                          _default_poll_delay_ms(POLL_DELAY_MS), True, _default_ignore_permission_denied(None))
-    except TypeError:  # a backend whose arguments changed: the public watch
-        return PublicBackend(places, force_polling)
 
 
 def watch_places(
@@ -107,7 +40,7 @@ def watch_places(
     clock: Callable[[], float] = time.monotonic,
     idle_step_ms: int = STEP_MS,
     active_step_ms: int = ACTIVE_STEP_MS,
-    backend: Callable[[list[str], bool | None], Backend] = open_backend,
+    backend: Callable[[list[str], bool | None, bool], Backend] = open_backend,
 ) -> None:
     """Call ``on_changes(paths)`` with each set of paths that changed under ``places()``, until ``stop`` is
     set. Runs in a worker thread. The step is ``active_step_ms`` while a change was reported in the last
@@ -125,7 +58,7 @@ def watch_places(
             continue
         deadline = clock() + every
         try:
-            notify = backend(watched, force_polling)
+            notify = backend(watched, force_polling, True)
         except (OSError, RuntimeError):  # a place removed while the watch started: list them again
             stop.wait(every / 10)
             watched = places()
