@@ -587,7 +587,12 @@ def _messages_built(conv: Conversation, latest: int, strip_before: int, cache: d
         is_latest = position >= latest
         entry = cache.get(id(message))
         if entry is None or entry[0] is not message or entry[1] is not is_latest or entry[2] is not strip:
-            entry = cache[id(message)] = (message, is_latest, strip, *_message_sections(conv, message, is_latest, strip))
+            if entry is not None and entry[0] is message and entry[1] is is_latest and _nothing_to_strip(message):
+                # stripped or not, the same blocks: the same sections, not equal new ones (the engine keeps what it
+                # made for a section by the section itself: an equal new one left that behind for good)
+                entry = cache[id(message)] = (message, is_latest, strip, entry[3], entry[4])
+            else:
+                entry = cache[id(message)] = (message, is_latest, strip, *_message_sections(conv, message, is_latest, strip))
         built.sections.extend(entry[3])
         built.breakpoints.extend(entry[4])
         built.ends.append(len(built.sections))
@@ -600,6 +605,11 @@ def _messages_built(conv: Conversation, latest: int, strip_before: int, cache: d
         built_before.pop(next(iter(built_before)))
     built_before[key] = built
     return built
+
+
+def _nothing_to_strip(message: Message) -> bool:
+    """Whether stripping ``message``'s thinking leaves its blocks as they are (it has none)."""
+    return all(block.role != THINKING for block in message.blocks)
 
 
 def forget_messages(cache: SectionCache, messages: list[Message]) -> None:
