@@ -951,7 +951,10 @@ def figure_9_chains(b: Bench) -> None:
     except (TimeoutError, subprocess.CalledProcessError) as exc:
         rep.problems.append(f"figure 9: the app following in tmux: {exc}")
         return
-    note = (f"{result['requests']} requests at {s.follow_rate:g}/s on a {s.follow_mb:g} MB chain; RSS "
+    # every thread's requests, a sub-agent's too (benchmarks.trial counts the main thread's: twice the bytes on this chain)
+    request_kb = sum(len(text.encode("utf-8")) for text in requests) / max(1, len(requests)) / 1e3
+    note = (f"{result['requests']} requests of every thread ({request_kb:.1f} KB each) at {s.follow_rate:g}/s on a "
+            f"{s.follow_mb:g} MB chain; RSS "
             f"{result['rss_start'] / mb:.0f} MB at the start, {result['rss_settled'] / mb:.0f} MB after {s.follow_settle:g} s, "
             f"{result['rss_end'] / mb:.0f} MB at the end")
     rep.add(Row("9", "TUI in tmux: RSS growth per 1000 appended requests (after the first minute)",
