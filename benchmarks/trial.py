@@ -17,6 +17,7 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -176,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         follower.end_server(server)
+        shutil.rmtree(work, ignore_errors=True)  # the session (50 MB by default) and the pane's output
 
 
 if __name__ == "__main__":
