@@ -12,7 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-from tokenbox.core import Engine, load_session
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenbox.core import Engine, load_session, load_turns
 from tokenbox.core.model.llms import keeps_prior_thinking
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "real_sessions" / "corpus"
@@ -49,11 +51,9 @@ def _thinking_before_the_last_prompt(path: Path) -> list[int]:
     return [r.tokens_after for r in plan.sections[:last_prompt] if r.section.meta.get("part") == "thinking"]
 
 
-def test_a_newer_model_keeps_earlier_thinking_and_an_older_one_drops_it(tmp_path):
-    as_opus = _thinking_before_the_last_prompt(OPUS_45)
-    assert as_opus and all(tokens > 0 for tokens in as_opus)  # Opus 4.5: every earlier thinking block is sent
-    # the same transcript answered by Sonnet 4.5 (every request's model renamed): those blocks are not sent
-    sonnet = tmp_path / "as-sonnet-4-5.jsonl"
+def _as_sonnet_45(folder: Path) -> Path:
+    """``OPUS_45`` answered by Sonnet 4.5, which drops earlier thinking: every request's model renamed."""
+    sonnet = folder / "as-sonnet-4-5.jsonl"
     lines = []
     for line in OPUS_45.read_text(encoding="utf-8").splitlines(keepends=True):
         record = json.loads(line)
@@ -62,7 +62,72 @@ def test_a_newer_model_keeps_earlier_thinking_and_an_older_one_drops_it(tmp_path
             message["model"] = "claude-sonnet-4-5-20250929"
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     sonnet.write_text("".join(lines), encoding="utf-8")
-    assert sum(_thinking_before_the_last_prompt(sonnet)) == 0
+    return sonnet
+
+
+def test_a_newer_model_keeps_earlier_thinking_and_an_older_one_drops_it(tmp_path):
+    as_opus = _thinking_before_the_last_prompt(OPUS_45)
+    assert as_opus and all(tokens > 0 for tokens in as_opus)  # Opus 4.5: every earlier thinking block is sent
+    # the same transcript answered by Sonnet 4.5: those blocks are not sent
+    assert sum(_thinking_before_the_last_prompt(_as_sonnet_45(tmp_path))) == 0
+
+
+def _reply_blocks(draw: st.DrawFn, call: int) -> list[dict]:
+    """One reply's blocks: thinking or not, then text and calls (some of tools named like a part)."""
+    blocks: list[dict] = []
+    if draw(st.booleans()):
+        blocks.append({"type": "thinking", "thinking": draw(st.sampled_from(["hmm", "let me look at the tests"])),
+                       "signature": "s"})
+    for kind in draw(st.lists(st.sampled_from(["text", "call"]), min_size=1, max_size=3)):
+        if kind == "text":
+            blocks.append({"type": "text", "text": draw(st.sampled_from(["Done.", "Looking at it now."]))})
+        else:
+            name = draw(st.sampled_from(["Bash", "thinking", "Read"]))
+            blocks.append({"type": "tool_use", "id": f"c{call}-{len(blocks)}", "name": name, "input": {"q": "x"}})
+    return blocks
+
+
+@st.composite
+def _transcripts(draw: st.DrawFn) -> list[tuple[str, list[dict], str | None]]:
+    """A Claude Code conversation as (role, content, message id) lines: prompts, each answered by replies with
+    or without thinking whose calls get their results; a reply's blocks on lines of their own, as Claude Code
+    writes them."""
+    lines: list[tuple[str, list[dict], str | None]] = []
+    for prompt in range(draw(st.integers(1, 3))):
+        lines.append(("user", [{"type": "text", "text": f"prompt {prompt}"}], None))
+        for reply in range(draw(st.integers(1, 3))):
+            mid = f"m{prompt}-{reply}"
+            blocks = _reply_blocks(draw, len(lines))
+            lines.extend(("assistant", [block], mid) for block in blocks)
+            results = [{"type": "tool_result", "tool_use_id": b["id"], "content": "ok"} for b in blocks
+                       if b["type"] == "tool_use"]
+            if results:
+                lines.append(("user", results, None))
+    return lines
+
+
+@settings(max_examples=25, deadline=None)
+@given(_transcripts(), st.booleans())
+def test_a_request_reads_the_same_whichever_requests_were_read_before_it(tmp_path_factory, lines, newest_first):
+    # a message's parts are shared by the turns that hold them (ARCHITECTURE), and a new prompt drops the thinking
+    # of the replies before it (Sonnet 4.5): every request, read after the others (in order or newest first), is
+    # what the newest request of the file cut after its reply is, read alone. (Written by the stop-41 helper
+    # memory2 for a reuse of a stripped reply's parts, not merged: seen failing there with the parts a message had
+    # as the latest input taken for it as history.)
+    folder = tmp_path_factory.mktemp("stripped")
+    text = [_transcript_line(n, role, content, "claude-sonnet-4-5", mid) + "\n" for n, (role, content, mid) in enumerate(lines, 1)]
+    (folder / "session.jsonl").write_text("".join(text), encoding="utf-8")
+    # where each request ends: its reply's last line, and the file's end for results not answered yet
+    ends = [*{mid: n for n, (_, _, mid) in enumerate(lines, 1) if mid is not None}.values()]
+    ends += [len(lines)] if lines[-1][0] == "user" else []
+    turns = load_turns(folder / "session.jsonl")
+    assert len(turns) == len(ends)
+    read = range(len(turns) - 1, -1, -1) if newest_first else range(len(turns))
+    after_others = {index: turns[index].sections for index in read}
+    for index, end in enumerate(ends):
+        alone = folder / f"cut-{index}.jsonl"
+        alone.write_text("".join(text[:end]), encoding="utf-8")
+        assert after_others[index] == load_session(alone).sections, index
 
 
 def _transcript_line(number: int, role: str, content: list[dict], model: str, mid: str | None) -> str:
