@@ -104,7 +104,9 @@ class KeysFooter(Footer):
                 self._palette_width = palette.outer_size.width
             keys_end = max((key.virtual_region.right for key in keys), default=0)
             # where the keys are cut anyway, the palette's key ends the row cleanly (no stray letter after it)
-            palette.display = not keys_end <= self.size.width < keys_end + self._palette_width
+            shown = not keys_end <= self.size.width < keys_end + self._palette_width
+            if palette.display != shown:  # (set only when it changes: a layout pass each time otherwise)
+                palette.display = shown
 
     def bindings_changed(self, screen: Screen) -> None:
         """A bindings refresh: rebuild after the next frame, once, if the keys differ."""

@@ -11,7 +11,7 @@ time from a write to the screen. A file being written is watched with a short st
 an agent's next line is on screen a few milliseconds after it lands), a quiet one with a longer step
 (``STEP_MS``): each step wakes the watch thread, and a short one costs idle CPU (measured: ≈0.2 % of a
 core at 30 ms, ≈1.2 % at 2 ms). The first write after a quiet spell is seen at the quiet step, and the
-watch then starts again at the short one until the file has been quiet for ``ACTIVE_SECONDS``. A file
+watch then waits at the short one until the file has been quiet for ``ACTIVE_SECONDS``. A file
 last written less than ``ACTIVE_SECONDS`` before the watch starts (its mtime: an agent at work when the
 app is opened on its session) is being written from the start: seen at the quiet step, the first write
 took 30–60 ms more to reach the screen than any later one.
