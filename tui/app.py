@@ -84,6 +84,7 @@ RELOAD_COST_SHARE = 3
 # seconds after the first plan before the tokenizer plug-ins are looked up: not while the first appended
 # request is being planned (both hold the interpreter), nor long after a user may cycle the tokenizers
 TOKENIZERS_AFTER = 1.0
+FIRST_FRAME_WRITTEN = 0.2  # seconds after the first outcome is drawn before a followed folder's watch is set up
 ADOPT_AFTER = 2.0  # seconds the worker waits for a handed-over first plan to be drawn before its own load
 # seconds from that draw to the load: the BPE table's load holds the GIL ~100 ms at a time, and the
 # terminal's writer thread must first write the frame out (the plan is on screen, not only composed)
@@ -141,6 +142,7 @@ class TokenboxApp(App[None]):
         self._follow_up: PlanRequest | None = None  # at most one follow-up; a newer request replaces it
         self._dirty = True  # the file must be read again on the next request
         self._stop = threading.Event()
+        self._first_drawn = threading.Event()  # the session's first outcome on screen (a folder's watch opens then)
         self._config_stop = threading.Event()  # the config file's watcher (it outlives a session switch)
         self._reload_timer: Timer | None = None
         self._last_reload = float("-inf")
@@ -400,7 +402,7 @@ class TokenboxApp(App[None]):
             planner.yield_fill()
             self.post_message(FileChanged(what))
 
-        watcher.follow(self.path, self._stop, changed)
+        watcher.follow(self.path, self._stop, changed, folder_opened_after=self._first_drawn)
 
     @work(thread=True, group="watch-config", exit_on_error=False)
     def _watch_config(self) -> None:
@@ -460,6 +462,7 @@ class TokenboxApp(App[None]):
         self._planner = self._planner_factory()
         self._stop.set()  # the old file's watcher ends
         self._stop = threading.Event()
+        self._first_drawn = threading.Event()
         self._following = True
         self.state = self.state.for_new_session().with_glance(glance(self.path, os.environ))
         self._plan_first(reason)
@@ -484,6 +487,10 @@ class TokenboxApp(App[None]):
                 self.call_after_refresh(self._reload_drawn, timed[1])
             if message.drawn is not None:
                 self.call_after_refresh(message.drawn.set)
+            if not self._first_drawn.is_set():
+                # a moment after the frame is made: Textual's writer thread sends it to the terminal, and a
+                # folder's watch set up meanwhile held it back (``watcher.follow``'s ``folder_opened_after``)
+                self.call_after_refresh(self.set_timer, FIRST_FRAME_WRITTEN, self._first_drawn.set)
             if self._tokenizers_pending and message.outcome.plan is not None:
                 self._tokenizers_pending = False
                 self._look_up_tokenizers()

@@ -38,6 +38,7 @@ STEP_MS = 30  # the step while the file is quiet
 ACTIVE_STEP_MS = 2  # the step while it is being written
 ACTIVE_SECONDS = 30.0  # a file is being written until it has been quiet this long (an agent's pauses)
 DEBOUNCE_MS = 300
+SMALL_TREE_FOLDERS = 64  # a followed folder with at most this many below it is watched at once (see ``follow``)
 
 
 def step_ms(quiet_seconds: float, *, idle: int = STEP_MS, active: int = ACTIVE_STEP_MS) -> int:
@@ -52,6 +53,25 @@ def _written_at(found: Stamp, clock: Callable[[], float] = time.monotonic) -> fl
         return float("-inf")
     age = max(0.0, time.time() - found[3] / 1e9)
     return clock() - age
+
+
+def few_folders(root: str, limit: int = SMALL_TREE_FOLDERS) -> bool:
+    """Whether at most ``limit`` folders lie below ``root`` (the walk stops at the one over: bounded by it,
+    whatever the tree's size; an unreadable folder counts as empty)."""
+    count = 0
+    pending = [root]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        count += 1
+                        if count > limit:
+                            return False
+                        pending.append(entry.path)
+        except OSError:
+            continue
+    return True
 
 
 def _dir_identity(directory: str) -> tuple[int, int] | None:
@@ -84,12 +104,15 @@ def follow(
     force_polling: bool | None = None,
     clock: Callable[[], float] = time.monotonic,
     backend: Callable[[list[str], bool | None, bool], Backend] = open_backend,
+    folder_opened_after: threading.Event | None = None,
 ) -> None:
     """Call ``on_change(what)`` whenever ``path`` may have changed, until ``stop`` is set.
 
     Runs in a worker thread. ``what`` is ``created``, ``deleted``, ``replaced`` or ``modified``. The file
     is watched at ``active_step_ms`` while it is being written and at ``idle_step_ms`` once it has been
-    quiet for ``ACTIVE_SECONDS`` (``clock`` tells the time); ``backend`` opens the watch.
+    quiet for ``ACTIVE_SECONDS`` (``clock`` tells the time); ``backend`` opens the watch. A folder's watch
+    with more than ``SMALL_TREE_FOLDERS`` below it is opened once ``folder_opened_after`` is set, if given, and
+    then reports a change at once (see below).
     """
     path = os.path.abspath(path)
     # a folder session (an OpenCode storage folder, a Cline task folder) changes inside: its own tree is
@@ -112,6 +135,18 @@ def follow(
     def ours(changed: str) -> bool:
         return tree or os.path.basename(changed) == name
 
+    # setting a folder's recursive watch up walks its tree holding the interpreter (0.4–0.7 s for an OpenCode
+    # storage of 12 000 folders), which held the first plan off the screen as long: the app opens a big one
+    # after its first plan is drawn. A change below the folder meanwhile does not show in its stamp (its own
+    # entries): one is reported once the watch is open, and the folder read again. A small tree (a Cline task,
+    # an OpenCode message folder) is set up in milliseconds, at once.
+    unseen = False
+    if tree and folder_opened_after is not None and not few_folders(path):
+        while not folder_opened_after.wait(POLL_SECONDS):
+            if stop.is_set():
+                return
+        unseen = True
+
     while not stop.is_set():
         identity = _dir_identity(directory)
         if identity is None:
@@ -129,7 +164,8 @@ def follow(
             stop.wait(POLL_SECONDS)
             continue
         try:
-            check(False)  # the file may have changed while the watch was being set up
+            check(unseen)  # the file may have changed while the watch was being set up
+            unseen = False
             while not stop.is_set():
                 step = step_ms(clock() - changed_at, idle=idle_step_ms, active=active_step_ms)
                 waited = notify.watch(debounce_ms, step, WAKE_MS, stop)

@@ -9,8 +9,10 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from tokenbox.tui.breakdown import BreakdownView
 from tokenbox.tui.gauge import Gauge
+from tokenbox.tui.watcher import SMALL_TREE_FOLDERS
 
 from tests.tui.helpers import (
     copy_sample,
@@ -216,9 +218,13 @@ async def test_a_folder_core_reads_opens_and_another_is_refused_saying_what_to_g
         assert "OpenCode" in screen_lines(app)[0] and app.plan.session.turn_count == 4
 
 
-async def test_a_followed_folder_shows_a_request_written_deep_inside_it(tmp_path):
+@pytest.mark.parametrize("other_folders", [0, SMALL_TREE_FOLDERS])
+async def test_a_followed_folder_shows_a_request_written_deep_inside_it(tmp_path, other_folders):
     """An OpenCode storage folder opened as FILE is followed like a file: its records land two folders down
-    (``message/<session>/``, ``part/<message>/``), and a new request is on screen without a key."""
+    (``message/<session>/``, ``part/<message>/``), and a new request is on screen without a key. A big storage
+    (other sessions' folders: more than ``SMALL_TREE_FOLDERS``) is watched only after the first plan is drawn
+    (setting its watch up holds the interpreter): the request written before that, as soon as the plan is on
+    screen, is shown all the same."""
     from tests.importers.opencode_store import write_tree
 
     storage, session = tmp_path / "storage", "ses_followed"
@@ -237,6 +243,10 @@ async def test_a_followed_folder_shows_a_request_written_deep_inside_it(tmp_path
     header = {"id": session, "projectID": "p", "directory": "/work/p", "title": "followed", "version": "1.2.0",
               "time": {"created": 1, "updated": 1}}
     write_tree(storage, {"sessions": [header], **exchange(1, 1000)})
+    for n in range(other_folders):  # other sessions' messages' part folders (empty: nothing of this session)
+        (storage / "part" / f"msg_other{n:03d}").mkdir(parents=True)
+    for message in ("msg_002u", "msg_002a"):  # the next request's part folders made before: no stat of the
+        (storage / "part" / message).mkdir()  # storage's own entries changes when it is written
     app = make_app(storage)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_plan(pilot)

@@ -368,6 +368,38 @@ def test_a_followed_folder_is_watched_whole_once_through_changes_of_step(tmp_pat
     assert seen == ["modified", "modified"]
 
 
+def test_a_big_followed_folder_is_watched_once_the_app_says_and_reports_a_change_then(tmp_path):
+    """Setting a big folder's recursive watch up holds the interpreter (0.4–0.7 s for an OpenCode storage of
+    12 000 folders): it waits for ``folder_opened_after`` (the app: its first plan drawn), then reports a change
+    at once (one below the folder meanwhile does not show in its stamp). A small folder is watched at once and
+    reports nothing of itself. watchfiles' backend is replaced by a stand-in."""
+    def tree(root, folders: int):
+        for n in range(folders):
+            (root / "part" / f"msg_{n:03d}").mkdir(parents=True)
+        return root
+
+    big, small = tree(tmp_path / "big", watcher.SMALL_TREE_FOLDERS), tree(tmp_path / "small", 3)
+    assert not watcher.few_folders(str(big)) and watcher.few_folders(str(small))  # "part" and its folders
+    for root, expected in ((big, ["modified"]), (small, [])):
+        drawn, stop, seen = threading.Event(), threading.Event(), []
+        opened_when: list[bool] = []
+
+        def backend(places, force_polling, recursive, drawn=drawn, stop=stop, opened_when=opened_when):
+            opened_when.append(drawn.is_set())
+            return ScriptedBackend(stop, [])(places, force_polling, recursive)
+
+        thread = threading.Thread(target=watcher.follow, args=(str(root), stop, seen.append),
+                                  kwargs={"backend": backend, "folder_opened_after": drawn}, daemon=True)
+        thread.start()
+        if root is big:
+            time.sleep(0.3)  # the follower waits for the app (a follower that did not: opened before it was set)
+            drawn.set()
+        thread.join(10)
+        stop.set()
+        assert not thread.is_alive() and seen == expected
+        assert opened_when == [root is big]
+
+
 def test_a_file_written_a_moment_before_the_watch_starts_is_watched_at_the_short_step(tmp_path):
     """An agent at work when the app opens its session: the file's mtime is recent, so the first append is
     seen at the short step like every later one (at the long step it reached the screen 30-60 ms later).
