@@ -15,7 +15,7 @@ from textual.widgets._footer import FooterKey
 from tokenbox.tui.footer import KeysFooter
 from tokenbox.tui.planner import Planner
 
-from tests.tui.helpers import copy_sample, make_app, screen_lines, screen_strips, wait_plan
+from tests.tui.helpers import copy_sample, make_app, screen_lines, screen_strips, wait_for, wait_plan
 
 REAL_SESSIONS = Path(__file__).parent.parent / "fixtures" / "real_sessions"
 STEP = Binding.Group("step")
@@ -108,17 +108,18 @@ async def test_the_palette_key_gives_way_to_the_keys_at_80_columns():
     the 78th column, and the palette's key covered the last two (``t tokenizer``, ``q quit``). It is hidden
     while it would cover a key and shown again when the terminal is wide enough."""
     app = make_app(REAL_SESSIONS / "corpus" / "spotter-4d5611e5.jsonl", watch=False)
+
+    def footer() -> str:
+        return screen_lines(app)[-1].rstrip()
+
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_plan(pilot)
-        await pilot.pause()
-        narrow = screen_lines(app)[-1]
-        assert "a threads" in narrow and narrow.rstrip().endswith("t tokenizer q quit") and "palette" not in narrow
+        # the palette's key is fitted after the frame that lays the keys out: wait for the row, not a number of frames
+        await wait_for(pilot, lambda: footer().endswith("q quit"), what="the keys' row without the palette")
+        narrow = footer()
+        assert "a threads" in narrow and narrow.endswith("t tokenizer q quit") and "palette" not in narrow
         await pilot.resize_terminal(120, 24)
-        await pilot.pause()
-        await pilot.pause()
-        wide = screen_lines(app)[-1]
-        assert "t tokenizer q quit" in wide and wide.rstrip().endswith("^p palette")
+        await wait_for(pilot, lambda: footer().endswith("^p palette"), what="the palette's key back")
+        assert "t tokenizer q quit" in footer()
         await pilot.resize_terminal(80, 24)
-        await pilot.pause()
-        await pilot.pause()
-        assert screen_lines(app)[-1] == narrow
+        await wait_for(pilot, lambda: footer() == narrow, what="the narrow row again")
