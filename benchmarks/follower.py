@@ -62,15 +62,24 @@ class BareFollower:
         for changes in watch(directory, watch_filter=lambda _, changed: os.path.basename(changed) == name,
                              step=self.step_ms, debounce=self.debounce_ms, stop_event=self._stop,
                              raise_interrupt=False, recursive=False):
-            if changes:
-                self.load()
+            if changes and self.load():
                 self.when = time.perf_counter()
                 self.seen.set()
 
-    def load(self) -> None:
-        """What the follower does on a change: read the file and json-load it."""
+    def load(self) -> bool:
+        """What the follower does on a change: read the file and json-load it.
+
+        False when the read caught the write half done (the file is written in place: truncated,
+        then filled). The rest of the write is a change of its own, reported next, as the app's
+        reader waits for a torn line to be completed.
+        """
         with open(self.path, "rb") as handle:
-            json.loads(handle.read())
+            data = handle.read()
+        try:
+            json.loads(data)
+        except ValueError:
+            return False
+        return True
 
     def __enter__(self) -> BareFollower:
         self._thread.start()
@@ -294,8 +303,9 @@ class LineFollower(BareFollower):
         self.loads = loads
         self.offset = os.path.getsize(path)
 
-    def load(self) -> None:
-        """Read what was appended since the last change and json-load each complete line."""
+    def load(self) -> bool:
+        """Read what was appended since the last change and json-load each complete line; False when no
+        line was complete yet (the append caught half done: its end is a change of its own)."""
         with open(self.path, "rb") as handle:
             handle.seek(self.offset)
             data = handle.read()
@@ -304,6 +314,7 @@ class LineFollower(BareFollower):
         for line in data[:end].splitlines():
             if line.strip():
                 self.loads(line)
+        return end > 0
 
 
 def line_follower_latencies(path: str, texts: list[str], spacing: float, step_ms: int, debounce_ms: int) -> list[float]:
