@@ -53,8 +53,16 @@ class BareFollower:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="bare-follower", daemon=True)
         self._ready = threading.Event()
+        self.failure: BaseException | None = None  # what ended the follower's thread, raised by ``latency``
 
     def _run(self) -> None:
+        try:
+            self._follow()
+        except BaseException as exc:  # handed to the measuring thread, not lost with this one
+            self.failure = exc
+            self.seen.set()
+
+    def _follow(self) -> None:
         from watchfiles import watch
 
         directory, name = os.path.split(self.path)
@@ -98,6 +106,8 @@ class BareFollower:
         write()
         if not self.seen.wait(TIMEOUT):
             raise TimeoutError("the bare follower saw no change")
+        if self.failure is not None:
+            raise RuntimeError("the bare follower's thread failed") from self.failure
         return self.when - started
 
 

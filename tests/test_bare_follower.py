@@ -59,3 +59,23 @@ def test_the_line_follower_loads_an_append_once_its_line_is_complete(tmp_path):
         latency = tail.latency(torn_append)
     assert latency >= 0.3  # not counted at the half line
     assert loaded == [line.rstrip(b"\n")]  # the old line is not read again, the new one once
+
+
+class _Failing(follower.BareFollower):
+    def load(self) -> bool:
+        raise OSError("the disk went away")
+
+
+def test_a_follower_that_fails_says_so_at_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(follower, "TIMEOUT", 20.0)
+    path = tmp_path / "session.json"
+    path.write_text("{}")
+    with _Failing(str(path), step_ms=5, debounce_ms=5) as bare:
+        started = time.perf_counter()
+        try:
+            bare.latency(lambda: path.write_text("[]"))
+        except RuntimeError as exc:
+            assert isinstance(exc.__cause__, OSError)
+        else:
+            raise AssertionError("a failed follower measured a latency")
+        assert time.perf_counter() - started < 10  # not the whole timeout
